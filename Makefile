@@ -1,0 +1,34 @@
+# textgyms — `make demo` sets up and runs the main job, `make test` sets up and runs the tests.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(PY) -m pip --disable-pip-version-check
+STAMP  := $(VENV)/.textgyms-installed
+
+.PHONY: demo test bench lint clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q -e ".[test,cli]"
+	touch $(STAMP)
+
+## demo: the oracle and a random-guess baseline over Wordle, with a table of results
+demo: $(STAMP)
+	$(PY) -m textgyms.cli list
+	rm -rf runs/demo-oracle runs/demo-random
+	$(PY) -m textgyms.cli eval --policy oracle --envs textgyms/Wordle-v0 --episodes 200 --out runs/demo-oracle
+	$(PY) -m textgyms.cli eval --policy random --envs textgyms/Wordle-v0 --episodes 200 --out runs/demo-random
+
+## test: the whole suite on 2 CPU cores (no GPU, no network)
+test: $(STAMP)
+	$(PY) -m pytest -q -n 2 --dist loadfile
+
+## bench: side-by-side benchmarks against peers; writes benchmarks/results/
+bench: $(STAMP)
+	bash benchmarks/run.sh
+
+lint: $(STAMP)
+	$(PY) -m pip install -q ruff && $(VENV)/bin/ruff check textgyms tests
+
+clean:
+	rm -rf $(VENV) .venv-bench runs .pytest_cache

@@ -1,0 +1,302 @@
+"""The one parser of agent text: XML-style tool tags and JSON tool calls.
+
+An action is a model's raw completion. It may contain reasoning, then one or more tool calls in
+either form:
+
+* XML-style tags, the convention of Search-R1 and most RL recipes:
+  ``<search>capital of France</search>``, ``<open line="40">https://...</open>``, ``<back/>``.
+  The tag name is the tool name, the content is the tool's main argument and any other
+  arguments are attributes. A content that is exactly one fenced block (```` ```py ... ``` ````)
+  is unwrapped, so code can be written the way models like to write it.
+* JSON tool calls, what chat APIs with native tool calling produce:
+  ``{"name": "search", "arguments": {"query": "..."}}`` (``arguments`` may also be a JSON string,
+  as in the OpenAI wire format), optionally inside ``<tool_call>...</tool_call>`` or a fence.
+
+Tags that do not name a tool (``<think>``, ``<b>``) are reasoning and are ignored. Parsing is
+linear in the length of the text (no backtracking regex over the whole action), so a megabyte of
+adversarial text costs milliseconds. The parser never raises on agent text: it returns a
+:class:`ParseError` that says what was wrong and what the valid forms are.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal, Mapping, Sequence
+
+__all__ = ["Param", "ToolSpec", "ToolCall", "ParseError", "parse", "parse_all", "tool_schemas"]
+
+_JSON_TYPES = {"string", "integer", "number", "boolean", "array", "object"}
+
+
+@dataclass(frozen=True)
+class Param:
+    """One argument of a tool: its JSON-schema type, description and default."""
+
+    name: str
+    type: str = "string"
+    description: str = ""
+    required: bool = True
+    default: Any = None
+    enum: tuple[Any, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.type not in _JSON_TYPES:
+            raise ValueError(f"param {self.name!r}: type {self.type!r} is not one of {_JSON_TYPES}")
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool the agent can call. ``params[0]`` is the main argument (the tag's content)."""
+
+    name: str
+    description: str
+    params: tuple[Param, ...] = ()
+
+    @property
+    def main(self) -> Param | None:
+        """The argument carried by the tag's content, if the tool takes any."""
+        return self.params[0] if self.params else None
+
+    def schema(self) -> dict[str, Any]:
+        """The tool in OpenAI function-calling format."""
+        props: dict[str, Any] = {}
+        for p in self.params:
+            prop: dict[str, Any] = {"type": p.type, "description": p.description}
+            if p.enum is not None:
+                prop["enum"] = list(p.enum)
+            if not p.required and p.default is not None:
+                prop["default"] = p.default
+            props[p.name] = prop
+        required = [p.name for p in self.params if p.required]
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": {"type": "object", "properties": props, "required": required},
+            },
+        }
+
+    def example(self) -> str:
+        """A one-line example of the tag form, used in feedback messages."""
+        if self.main is None:
+            return f"<{self.name}/>"
+        return f"<{self.name}>{self.main.name}</{self.name}>"
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A parsed tool call: the tool name, its typed arguments and where it started in the text."""
+
+    name: str
+    args: Mapping[str, Any] = field(default_factory=dict)
+    form: Literal["tag", "json"] = "tag"
+    start: int = 0
+
+
+@dataclass(frozen=True)
+class ParseError:
+    """Why an action could not be parsed; ``message`` is shown to the agent as feedback."""
+
+    error: str  # "format" | "invalid" | "too_long"
+    message: str
+
+
+def tool_schemas(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """JSON schemas of ``tools`` in OpenAI function format (the ``info["tools"]`` value)."""
+    return [t.schema() for t in tools]
+
+
+def valid_forms(tools: Sequence[ToolSpec]) -> str:
+    """A short description of the valid action forms, for feedback observations."""
+    tags = ", ".join(t.example() for t in tools)
+    first = tools[0]
+    arg = {first.main.name: "..."} if first.main else {}
+    js = json.dumps({"name": first.name, "arguments": arg})
+    return f"Valid actions: {tags} or a JSON tool call such as {js}."
+
+
+def parse(
+    text: str, tools: Sequence[ToolSpec], rule: Literal["last", "first"] = "last"
+) -> ToolCall | ParseError:
+    """Parse one tool call from ``text``; when several appear, ``rule`` picks one."""
+    calls = parse_all(text, tools)
+    if isinstance(calls, ParseError):
+        return calls
+    return calls[-1] if rule == "last" else calls[0]
+
+
+def parse_all(text: str, tools: Sequence[ToolSpec]) -> list[ToolCall] | ParseError:
+    """Every tool call in ``text`` in order of appearance, or the first error that explains why
+    there is none. A malformed call is reported only when no valid call is present."""
+    by_name = {t.name: t for t in tools}
+    tag_calls, tag_err = _tag_calls(text, by_name)
+    json_calls, json_err = _json_calls(text, by_name)
+    calls = sorted(tag_calls + json_calls, key=lambda c: c.start)
+    if calls:
+        return calls
+    if tag_err or json_err:
+        return ParseError("invalid", f"{tag_err or json_err} {valid_forms(tools)}")
+    return ParseError("format", f"No tool call found. {valid_forms(tools)}")
+
+
+# --- XML-style tags -------------------------------------------------------------------------
+
+_TAG = re.compile(r"<(/?)([A-Za-z_][\w-]{0,40})((?:\s+[^<>]{0,2000}?)?)\s*(/?)>")
+_ATTR = re.compile(r"""([A-Za-z_][\w-]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""")
+_FENCE = re.compile(r"^```[\w+.-]*[ \t]*\n(.*?)\n?```$", re.S)
+
+
+def _tag_calls(text: str, tools: Mapping[str, ToolSpec]) -> tuple[list[ToolCall], str | None]:
+    """Pair open and close tags of known tools in one linear scan."""
+    calls: list[ToolCall] = []
+    error: str | None = None
+    open_tag: tuple[str, int, int, str] | None = None  # name, start, content start, attrs
+    for m in _TAG.finditer(text):
+        closing, name, attrs, selfclose = m.group(1), m.group(2).lower(), m.group(3), m.group(4)
+        if name not in tools:
+            continue
+        if selfclose and not closing:
+            call = _make_call(tools[name], "", attrs, m.start())
+            calls, error = _collect(calls, call, error)
+        elif not closing:
+            open_tag = (name, m.start(), m.end(), attrs)
+        elif open_tag is not None and open_tag[0] == name:
+            body = text[open_tag[2] : m.start()]
+            call = _make_call(tools[name], body, open_tag[3], open_tag[1])
+            calls, error = _collect(calls, call, error)
+            open_tag = None
+    if open_tag is not None and error is None:
+        error = f"<{open_tag[0]}> is never closed (write <{open_tag[0]}>...</{open_tag[0]}>)."
+    return calls, error
+
+
+def _collect(
+    calls: list[ToolCall], call: ToolCall | str, error: str | None
+) -> tuple[list[ToolCall], str | None]:
+    if isinstance(call, str):
+        return calls, error or call
+    calls.append(call)
+    return calls, error
+
+
+def _make_call(spec: ToolSpec, body: str, attrs: str, start: int) -> ToolCall | str:
+    """Build a call from a tag's content and attributes, or return an error message."""
+    raw: dict[str, Any] = {}
+    for a in _ATTR.finditer(attrs or ""):
+        raw[a.group(1)] = next(g for g in a.groups()[1:] if g is not None)
+    body = body.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1)
+    if spec.main is not None and body:
+        raw[spec.main.name] = body
+    args = _typed_args(spec, raw, from_text=True)
+    if isinstance(args, str):
+        return args
+    return ToolCall(spec.name, args, "tag", start)
+
+
+# --- JSON tool calls ------------------------------------------------------------------------
+
+_JSON_START = re.compile(r'\{\s*"name"\s*:')
+_DECODER = json.JSONDecoder()
+
+
+def _json_calls(text: str, tools: Mapping[str, ToolSpec]) -> tuple[list[ToolCall], str | None]:
+    """Decode every ``{"name": ..., "arguments": ...}`` object that starts in ``text``."""
+    calls: list[ToolCall] = []
+    error: str | None = None
+    pos = 0
+    while (m := _JSON_START.search(text, pos)) is not None:
+        try:
+            obj, end = _DECODER.raw_decode(text, m.start())
+        except json.JSONDecodeError as exc:
+            error = error or "A JSON tool call could not be decoded."
+            # Resume after the point of failure, not just after this start: nested starts
+            # ('{"name":{"name":...') would otherwise cost a quadratic number of decodes.
+            pos = max(m.end(), exc.pos)
+            continue
+        except RecursionError:
+            # Nesting deeper than the interpreter's limit is adversarial: stop looking for
+            # JSON calls rather than retry at every nested start.
+            error = error or "A JSON tool call is nested too deeply."
+            break
+        call = _json_call(obj, tools, m.start())
+        calls, error = _collect(calls, call, error)
+        pos = end
+    return calls, error
+
+
+def _json_call(obj: Any, tools: Mapping[str, ToolSpec], start: int) -> ToolCall | str:
+    name = obj.get("name") if isinstance(obj, dict) else None
+    if not isinstance(name, str) or name not in tools:
+        return f"Unknown tool {name!r}; tools are: {', '.join(tools)}."
+    args = obj.get("arguments", obj.get("parameters", {}))
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError:
+            return f"The arguments of {name!r} are not valid JSON."
+    if not isinstance(args, dict):
+        return f"The arguments of {name!r} must be a JSON object."
+    typed = _typed_args(tools[name], args, from_text=False)
+    if isinstance(typed, str):
+        return typed
+    return ToolCall(name, typed, "json", start)
+
+
+# --- argument typing ------------------------------------------------------------------------
+
+
+def _typed_args(spec: ToolSpec, raw: Mapping[str, Any], from_text: bool) -> dict[str, Any] | str:
+    """Check names, fill defaults and coerce types; return an error message on failure."""
+    known = {p.name: p for p in spec.params}
+    unknown = [k for k in raw if k not in known]
+    if unknown:
+        return f"{spec.name}: unknown argument {unknown[0]!r}; arguments are: {', '.join(known) or 'none'}."
+    out: dict[str, Any] = {}
+    for p in spec.params:
+        if p.name not in raw:
+            if p.required:
+                return f"{spec.name}: missing argument {p.name!r} (e.g. {spec.example()})."
+            out[p.name] = p.default
+            continue
+        value = _coerce(p, raw[p.name], from_text)
+        if isinstance(value, _Bad):
+            return f"{spec.name}: argument {p.name!r} must be {p.type}, got {str(raw[p.name])[:40]!r}."
+        if p.enum is not None and value not in p.enum:
+            return f"{spec.name}: argument {p.name!r} must be one of {list(p.enum)}."
+        out[p.name] = value
+    return out
+
+
+class _Bad:
+    """Marker for a value that could not be coerced."""
+
+
+def _coerce(p: Param, value: Any, from_text: bool) -> Any:
+    """Coerce ``value`` to ``p.type``; attribute values arrive as strings, and models often
+    quote numbers in JSON too, so numeric strings are accepted in both forms."""
+    try:
+        if p.type == "string":
+            return value if isinstance(value, str) else json.dumps(value)
+        if p.type == "integer":
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                return _Bad()
+            return int(value)
+        if p.type == "number":
+            return float(value)
+        if p.type == "boolean":
+            if isinstance(value, bool):
+                return value
+            return {"true": True, "false": False}.get(str(value).strip().lower(), _Bad())
+        if p.type in ("array", "object"):
+            parsed = json.loads(value) if isinstance(value, str) else value
+            want = list if p.type == "array" else dict
+            return parsed if isinstance(parsed, want) else _Bad()
+    except (ValueError, TypeError, OverflowError):
+        return _Bad()
+    return _Bad()

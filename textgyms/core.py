@@ -1,0 +1,390 @@
+"""The core of every textgyms environment: ``TextEnv``, ``Task``, ``Verdict``, ``Turn``,
+``TextSpace`` and the standard info keys.
+
+``TextEnv`` implements ``reset`` and ``step`` once (seeding, task replay, turn counting, the
+invalid-action policy, truncation, rewards, info keys and the ``ansi`` transcript). A family
+writes small hooks, most of them pure functions:
+
+=====================================  ==========================================================
+``generate(rng) -> Task``               draw a task from ``rng`` (the env's ``np_random``)
+``prompt(task) -> str``                 the first observation
+``init_state(task) -> state``           the family's per-episode state (default: the task)
+``respond(state, action) -> Turn``      one raw agent action -> observation, shaping, done, verdict
+``final_verdict(state) -> Verdict``     the verdict as things stand (used when the episode is cut
+                                        short by the turn limit or too many invalid actions)
+``solve(task) -> list[str]``            the oracle's actions; stepping them ends with score 1.0
+=====================================  ==========================================================
+
+Rewards. ``reward_mode="sparse"`` (default) pays the final score on the last step and 0 before.
+``reward_mode="dense"`` pays the family's per-turn shaping (``Turn.reward``) and, on the last
+step, the final score minus the shaping already paid, so the rewards of an episode always sum to
+its final score. An invalid action additionally costs ``invalid_penalty`` (default 0) in both
+modes, so with a penalty the sum is the score minus the penalties.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import json
+import math
+import string
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Mapping, Sequence
+
+import gymnasium as gym
+import numpy as np
+
+from textgyms.actions import ToolSpec, tool_schemas
+from textgyms.errors import ConfigError, ResetNeeded, VerifierError
+
+__all__ = [
+    "TextSpace", "Task", "Verdict", "Turn", "TextEnv", "INFO_KEYS", "check_choice",
+    "TASK_ID", "TURN", "SCORE", "SOLVED", "PARTS", "ERROR", "MESSAGES", "TOOLS", "OBS_KIND",
+]
+
+# The standard info keys, defined here only. Families add their own keys next to these and
+# document them in their module docstring.
+TASK_ID = "task_id"    # str: stable hash of the task (same seed -> same id, in any process)
+TURN = "turn"          # int: agent actions taken so far in this episode
+SCORE = "score"        # float in [0, 1]: the final score (only when the episode is over)
+SOLVED = "solved"      # bool: the task was solved (only when the episode is over)
+PARTS = "parts"        # dict[str, float]: named sub-scores of the final verdict
+ERROR = "error"        # str | None: the agent mistake of this step ("format", "invalid", ...)
+MESSAGES = "messages"  # list[{"role", "content"}]: the chat transcript so far
+TOOLS = "tools"        # list[dict]: the env's tools in OpenAI function format (on reset)
+OBS_KIND = "obs_kind"  # "prompt" | "tool" | "feedback"
+INFO_KEYS = (TASK_ID, TURN, SCORE, SOLVED, PARTS, ERROR, MESSAGES, TOOLS, OBS_KIND)
+
+ObsKind = Literal["prompt", "tool", "feedback"]
+REWARD_MODES = ("sparse", "dense")
+
+
+def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
+    """Return ``value`` if it is one of ``choices``, else raise a ConfigError naming them."""
+    if value not in choices:
+        valid = ", ".join(str(c) for c in choices)
+        raise ConfigError(f"unknown {name} {value!r}; choose one of: {valid}")
+    return value
+
+
+class TextSpace(gym.spaces.Text):
+    """Any Unicode string of at most ``max_chars`` characters, the empty string included.
+
+    Gymnasium's ``Text`` only contains strings over its charset (alphanumerics by default), which
+    rejects spaces, punctuation, non-ASCII and "". Sampling still draws from a printable ASCII
+    charset, which is enough for random agents and ``check_env``.
+    """
+
+    def __init__(self, max_chars: int, seed: int | np.random.Generator | None = None) -> None:
+        super().__init__(max_length=max_chars, min_length=0, charset=string.printable, seed=seed)
+
+    def contains(self, x: Any) -> bool:
+        """True for any ``str`` no longer than ``max_length``."""
+        return isinstance(x, str) and len(x) <= self.max_length
+
+    def __repr__(self) -> str:
+        return f"TextSpace({self.max_length})"
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, TextSpace) and other.max_length == self.max_length
+
+
+@dataclass(frozen=True)
+class Task:
+    """Base class of a family's task: a frozen dataclass of JSON-able fields.
+
+    ``task_id`` is a stable hash of the class name and the fields, identical in every process,
+    so it identifies a task in logs, GRPO groups and leaderboard results.
+    """
+
+    def to_json(self) -> dict[str, Any]:
+        """The task's fields as a JSON-able dict."""
+        return dataclasses.asdict(self)
+
+    @property
+    def task_id(self) -> str:
+        """A 16-hex-digit stable hash of the task."""
+        blob = json.dumps([type(self).__name__, self.to_json()], sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The score of an episode: ``score`` in [0, 1], named sub-scores and the agent's mistake."""
+
+    score: float
+    solved: bool
+    feedback: str = ""
+    parts: Mapping[str, float] = field(default_factory=dict)
+    error: str | None = None
+
+    def __post_init__(self) -> None:
+        # A score outside [0, 1] is a verifier bug, not an agent outcome: raise, never clip.
+        if not (isinstance(self.score, (int, float)) and 0.0 <= self.score <= 1.0):
+            raise ValueError(f"Verdict.score must be a number in [0, 1], got {self.score!r}")
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What ``respond`` returns for one agent action.
+
+    ``reward`` is the dense per-turn shaping (ignored in sparse mode). ``verdict`` is required
+    when ``terminated``. ``error`` names an agent mistake ("format", "invalid", ...) and makes the
+    action count toward ``max_invalid``. ``info`` holds family-specific info keys.
+    """
+
+    observation: str
+    reward: float = 0.0
+    terminated: bool = False
+    verdict: Verdict | None = None
+    error: str | None = None
+    obs_kind: ObsKind = "tool"
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class _Episode:
+    """Book-keeping of the episode in progress (owned by TextEnv, not by families)."""
+
+    task: Task
+    state: Any
+    messages: list[dict[str, str]]
+    turn: int = 0
+    invalid: int = 0
+    paid: float = 0.0  # dense shaping paid so far
+    done: bool = False
+
+
+class TextEnv(gym.Env[str, str]):
+    """A text environment: observations and actions are strings.
+
+    Subclasses set ``tools`` and implement the hooks listed in the module docstring. Common
+    kwargs (validated here): ``max_turns``, ``max_invalid`` (invalid actions tolerated before the
+    episode ends), ``invalid_penalty`` (>= 0, subtracted from that step's reward),
+    ``reward_mode`` ("sparse" | "dense"), ``render_mode`` (None | "ansi"), ``max_obs_chars``
+    and ``max_action_chars`` (longer actions are invalid, never an exception).
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    tools: ClassVar[tuple[ToolSpec, ...]] = ()
+
+    def __init__(
+        self,
+        *,
+        max_turns: int,
+        max_invalid: int = 3,
+        invalid_penalty: float = 0.0,
+        reward_mode: str = "sparse",
+        render_mode: str | None = None,
+        max_obs_chars: int = 16_384,
+        max_action_chars: int = 65_536,
+        **unknown: Any,
+    ) -> None:
+        if unknown:
+            raise ConfigError(
+                f"unknown kwarg(s) {', '.join(sorted(unknown))} for {type(self).__name__}; "
+                f"valid kwargs: {', '.join(valid_kwargs(type(self)))}"
+            )
+        self.reward_mode = check_choice("reward_mode", reward_mode, REWARD_MODES)
+        self.render_mode = check_choice("render_mode", render_mode, (None, "ansi"))
+        _check_positive_int("max_turns", max_turns)
+        _check_positive_int("max_invalid", max_invalid)
+        _check_positive_int("max_obs_chars", max_obs_chars)
+        _check_positive_int("max_action_chars", max_action_chars)
+        if not (isinstance(invalid_penalty, (int, float)) and 0 <= invalid_penalty < math.inf):
+            raise ConfigError(f"invalid_penalty must be a finite number >= 0, got {invalid_penalty!r}")
+        self.max_turns, self.max_invalid = max_turns, max_invalid
+        self.invalid_penalty = float(invalid_penalty)
+        self.max_action_chars = max_action_chars
+        self.observation_space = TextSpace(max_obs_chars)
+        self.action_space = TextSpace(max_action_chars)
+        self._ep: _Episode | None = None
+
+    # --- hooks ------------------------------------------------------------------------------
+    def generate(self, rng: np.random.Generator) -> Task:
+        """Draw a task using only ``rng``."""
+        raise NotImplementedError
+
+    def prompt(self, task: Task) -> str:
+        """The first observation of an episode on ``task``."""
+        raise NotImplementedError
+
+    def init_state(self, task: Task) -> Any:
+        """The family's per-episode state; the default is the task itself."""
+        return task
+
+    def respond(self, state: Any, action: str) -> Turn:
+        """Apply one raw agent action (already checked for type and length)."""
+        raise NotImplementedError
+
+    def final_verdict(self, state: Any) -> Verdict:
+        """The verdict as things stand, when the episode is cut short."""
+        raise NotImplementedError
+
+    def solve(self, task: Task) -> list[str]:
+        """The oracle's actions for ``task``; stepping them ends the episode with score 1.0."""
+        raise NotImplementedError
+
+    def sample_action(self, rng: np.random.Generator) -> str:
+        """A random action for baselines: a random call of a random tool with random text.
+        Families override it with a random *valid* action where that is meaningful."""
+        tool = self.tools[int(rng.integers(len(self.tools)))]
+        if tool.main is None:
+            return f"<{tool.name}/>"
+        text = "".join(rng.choice(list(string.ascii_lowercase + " "), size=8))
+        return f"<{tool.name}>{text}</{tool.name}>"
+
+    def data_sha256(self) -> dict[str, str]:
+        """sha256 of every data file the family reads (recorded in leaderboard metadata)."""
+        return {}
+
+    # --- public API -------------------------------------------------------------------------
+    @property
+    def task(self) -> Task:
+        """The task of the episode in progress (or just finished)."""
+        if self._ep is None:
+            raise ResetNeeded("no task yet: call reset() first")
+        return self._ep.task
+
+    @property
+    def state(self) -> Any:
+        """The family's state of the episode in progress."""
+        if self._ep is None:
+            raise ResetNeeded("no episode yet: call reset() first")
+        return self._ep.state
+
+    def oracle_actions(self) -> list[str]:
+        """The oracle's actions for the episode in progress (``solve(self.task)``)."""
+        return self.solve(self.task)
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start an episode: a task drawn from ``np_random``, or ``options={"task": task}``."""
+        super().reset(seed=seed)
+        options = dict(options or {})
+        unknown = set(options) - {"task"}
+        if unknown:
+            raise ConfigError(f"unknown reset option(s) {sorted(unknown)}; the only option is 'task'")
+        task = options.get("task")
+        if task is None:
+            task = self.generate(self.np_random)
+        elif not isinstance(task, Task):
+            raise ConfigError(f"options['task'] must be a Task, got {type(task).__name__}")
+        obs = self._clip(self.prompt(task))
+        self._ep = _Episode(task, self.init_state(task), [{"role": "user", "content": obs}])
+        info = self._info(None, "prompt")
+        info[TOOLS] = tool_schemas(self.tools)
+        return obs, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """One agent action. Never raises on agent text; raises ResetNeeded when misused."""
+        ep = self._ep
+        if ep is None or ep.done:
+            raise ResetNeeded("step() called before reset() or after the episode ended; call reset()")
+        action = _as_text(action)
+        ep.turn += 1
+        if len(action) > self.max_action_chars:
+            turn = Turn(
+                f"Your action is {len(action):,} characters long; the limit is "
+                f"{self.max_action_chars:,}. Nothing was done.",
+                error="too_long", obs_kind="feedback",
+            )
+        else:
+            turn = self.respond(ep.state, action)
+        return self._advance(ep, action, turn)
+
+    def render(self) -> str | None:
+        """The transcript of the episode so far (``render_mode="ansi"``)."""
+        if self.render_mode != "ansi" or self._ep is None:
+            return None
+        lines = []
+        for m in self._ep.messages:
+            who = "agent" if m["role"] == "assistant" else "env"
+            lines.append(f"[{who}] {m['content']}")
+        return "\n".join(lines) + "\n"
+
+    # --- internals --------------------------------------------------------------------------
+    def _advance(self, ep: _Episode, action: str, turn: Turn) -> tuple[str, float, bool, bool, dict]:
+        """Apply the invalid-action policy and the turn limit, then pay the reward."""
+        ep.invalid += turn.error is not None
+        terminated, verdict, obs = turn.terminated, turn.verdict, turn.observation
+        if not terminated and turn.error is not None and ep.invalid >= self.max_invalid:
+            terminated, verdict = True, self.final_verdict(ep.state)
+            obs += f"\nToo many invalid actions ({ep.invalid}); the episode is over."
+        truncated = not terminated and ep.turn >= self.max_turns
+        if truncated:
+            verdict = self.final_verdict(ep.state)
+            obs += f"\nTurn limit ({self.max_turns}) reached; the episode is over."
+        obs = self._clip(obs)
+        ep.messages += [{"role": "assistant", "content": action}, {"role": "user", "content": obs}]
+        info = self._info(turn.error, turn.obs_kind, turn.info)
+        if terminated or truncated:
+            if verdict is None:
+                raise VerifierError(f"{type(self).__name__}.respond ended an episode without a Verdict")
+            reward = self._finish(ep, verdict, info)
+        elif self.reward_mode == "dense":
+            reward = float(turn.reward)
+            ep.paid += reward
+        else:
+            reward = 0.0
+        if turn.error is not None:
+            reward -= self.invalid_penalty
+        return obs, reward, terminated, truncated, info
+
+    def _finish(self, ep: _Episode, verdict: Verdict, info: dict[str, Any]) -> float:
+        """Close the episode and put the verdict in ``info``; return the final reward, which
+        tops the dense shaping already paid up to the final score."""
+        ep.done = True
+        info.update({SCORE: float(verdict.score), SOLVED: bool(verdict.solved),
+                     PARTS: {k: float(v) for k, v in verdict.parts.items()}})
+        if info[ERROR] is None:
+            info[ERROR] = verdict.error
+        info["feedback"] = verdict.feedback
+        return float(verdict.score) - ep.paid
+
+    def _info(self, error: str | None, kind: ObsKind, extra: Mapping[str, Any] = {}) -> dict:
+        """The standard info keys of the current step, plus the family's ``extra`` keys."""
+        ep = self._ep
+        assert ep is not None
+        info = {TASK_ID: ep.task.task_id, TURN: ep.turn, ERROR: error, OBS_KIND: kind,
+                MESSAGES: [dict(m) for m in ep.messages]}
+        info.update(extra)
+        return info
+
+    def _clip(self, text: str) -> str:
+        """Keep an emitted observation inside the observation space."""
+        limit = self.observation_space.max_length
+        if len(text) <= limit:
+            return text
+        marker = "\n[... truncated]"
+        return text[: limit - len(marker)] + marker
+
+
+def valid_kwargs(cls: type) -> list[str]:
+    """The keyword arguments accepted by ``cls`` and its TextEnv bases, sorted."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if "__init__" in vars(klass) and issubclass(klass, TextEnv):
+            for p in inspect.signature(klass.__init__).parameters.values():
+                if p.kind is p.KEYWORD_ONLY:
+                    names.add(p.name)
+    return sorted(names)
+
+
+def _check_positive_int(name: str, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+
+
+def _as_text(action: Any) -> str:
+    """Agent text as ``str``: bytes are decoded leniently; anything else is API misuse."""
+    if isinstance(action, str):
+        return action
+    if isinstance(action, (bytes, bytearray)):
+        return bytes(action).decode("utf-8", errors="replace")
+    if isinstance(action, np.str_):
+        return str(action)
+    raise TypeError(f"an action must be a str (the model's completion), got {type(action).__name__}")

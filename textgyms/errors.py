@@ -1,0 +1,34 @@
+"""The textgyms exception hierarchy.
+
+Agent mistakes are never exceptions (they become a ``Verdict.error`` and a feedback
+observation). Exceptions are for API misuse and configuration (raised at once, with a
+message that says what to change) and for infrastructure faults (named, with the cause).
+"""
+
+
+class TextgymsError(Exception):
+    """Base class of every error raised by textgyms."""
+
+
+class ConfigError(TextgymsError, ValueError):
+    """A bad kwarg, value or option given by the user; the message names the valid choices."""
+
+
+class ResetNeeded(TextgymsError, RuntimeError):
+    """``step`` was called before ``reset`` or after the episode ended."""
+
+
+class DataError(TextgymsError):
+    """A shipped data file is missing or does not match its recorded sha256."""
+
+
+class VerifierError(TextgymsError):
+    """A bug inside a verifier; never turned into a score."""
+
+
+class WorkerDiedError(TextgymsError):
+    """A vector-env worker process or actor died; the message names it and its exit code."""
+
+
+class BackendError(TextgymsError):
+    """A vector backend or optional dependency is unavailable or misused."""

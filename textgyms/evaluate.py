@@ -1,0 +1,226 @@
+"""Evaluation runs: ``results.jsonl`` (one episode per line) and ``metadata.json``.
+
+Episode ``j`` of an env is always played on ``reset(seed=seed + j)``, so two runs with the same
+seed see the same tasks, whatever the concurrency. A run directory can be resumed: episodes
+already in ``results.jsonl`` are skipped. The file format is fixed (DESIGN.md §5):
+
+results.jsonl
+    ``env_id``, ``env_version``, ``episode``, ``seed``, ``task_id``, ``actions``,
+    ``observations`` (the prompt first), ``rewards``, ``return``, ``score``, ``solved``,
+    ``parts``, ``turns``, ``invalid``, ``truncated``, ``tokens`` (policy-reported, or null),
+    ``action_chars``, ``wall_time`` (seconds).
+metadata.json
+    ``textgyms_version``, ``created``, ``policy`` (its spec incl. sampling parameters),
+    ``split``, ``seed``, ``episodes``, ``concurrency``, ``env_kwargs``, ``envs`` (per id: version
+    and data sha256), ``aggregates`` (per id: n, mean score with 95% CI, solve rate, turns, ...).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import gymnasium as gym
+import numpy as np
+
+import textgyms
+from textgyms.core import ERROR, SCORE, SOLVED, PARTS, TASK_ID
+from textgyms.errors import ConfigError
+from textgyms.policies.base import Policy
+
+RESULTS, METADATA = "results.jsonl", "metadata.json"
+
+
+@dataclass
+class _Slot:
+    """One env of the run and the episode it is playing."""
+
+    env: gym.Env
+    episode: int = -1
+    obs: Any = None
+    info: dict[str, Any] = field(default_factory=dict)
+    record: dict[str, Any] = field(default_factory=dict)
+    t0: float = 0.0
+
+
+def env_version(env_id: str) -> int:
+    """The ``N`` of ``...-vN``."""
+    m = re.search(r"-v(\d+)$", env_id)
+    if m is None:
+        raise ConfigError(f"env id {env_id!r} has no -vN version suffix")
+    return int(m.group(1))
+
+
+def resolve_envs(spec: str | Iterable[str]) -> list[str]:
+    """``"all"`` or a comma-separated list of registered ids."""
+    known = textgyms.env_ids()
+    ids = known if spec == "all" else ([s.strip() for s in spec.split(",")] if isinstance(spec, str) else list(spec))
+    for env_id in ids:
+        if env_id not in known:
+            raise ConfigError(f"unknown env {env_id!r}; choose from: all, {', '.join(known)}")
+    return ids
+
+
+def load_results(out: Path) -> list[dict[str, Any]]:
+    """The episodes recorded in ``out/results.jsonl`` (a torn last line is ignored)."""
+    path = out / RESULTS
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # an interrupted write; that episode will be played again
+    return rows
+
+
+def aggregate(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per env id: n, mean score with its 95% CI half-width, solve rate, turns, invalid."""
+    out: dict[str, dict[str, float]] = {}
+    for env_id in sorted({r["env_id"] for r in rows}):
+        mine = [r for r in rows if r["env_id"] == env_id]
+        scores = np.array([r["score"] for r in mine], dtype=float)
+        sem = scores.std(ddof=1) / math.sqrt(len(scores)) if len(scores) > 1 else 0.0
+        out[env_id] = {
+            "n": len(mine), "score": float(scores.mean()), "score_ci95": float(1.96 * sem),
+            "solve_rate": float(np.mean([r["solved"] for r in mine])),
+            "turns": float(np.mean([r["turns"] for r in mine])),
+            "invalid": float(np.mean([r["invalid"] for r in mine])),
+            "wall_time": float(np.mean([r["wall_time"] for r in mine])),
+        }
+    return out
+
+
+def evaluate(
+    policy: Policy,
+    env_ids: list[str],
+    *,
+    episodes: int,
+    out: Path,
+    split: str = "test",
+    seed: int = 0,
+    concurrency: int = 8,
+    env_kwargs: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> dict[str, dict[str, float]]:
+    """Play ``episodes`` episodes of each env with ``policy``; write and return the aggregates."""
+    if episodes < 1 or concurrency < 1:
+        raise ConfigError("episodes and concurrency must be positive integers")
+    out.mkdir(parents=True, exist_ok=True)
+    env_kwargs = {"split": split, **(env_kwargs or {})}
+    meta = _start_metadata(out, policy, env_ids, episodes, split, seed, concurrency, env_kwargs)
+    done = {(r["env_id"], r["episode"]) for r in load_results(out)}
+    bar = _progress(len(env_ids) * episodes, len(done), progress)
+    with (out / RESULTS).open("a") as sink:
+        for env_id in env_ids:
+            todo = [j for j in range(episodes) if (env_id, j) not in done]
+            for record in _play(policy, env_id, todo, seed, concurrency, env_kwargs, meta):
+                sink.write(json.dumps(record) + "\n")
+                sink.flush()
+                bar.update(1)
+    bar.close()
+    rows = [r for r in load_results(out) if r["env_id"] in env_ids and r["episode"] < episodes]
+    meta["aggregates"] = aggregate(rows)
+    (out / METADATA).write_text(json.dumps(meta, indent=2))
+    return meta["aggregates"]
+
+
+def _play(policy: Policy, env_id: str, todo: list[int], seed: int, concurrency: int,
+          env_kwargs: dict[str, Any], meta: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Yield one record per finished episode, keeping ``concurrency`` episodes in flight."""
+    if not todo:
+        return
+    queue = list(reversed(todo))
+    slots = [_Slot(gym.make(env_id, **env_kwargs)) for _ in range(min(concurrency, len(todo)))]
+    meta["envs"][env_id] = {"version": env_version(env_id),
+                            "data_sha256": slots[0].env.unwrapped.data_sha256()}
+    active = [s for s in slots if _begin(s, queue, env_id, seed)]
+    while active:
+        actions = policy.act([s.obs for s in active], [s.info for s in active],
+                             envs=[s.env for s in active])
+        for slot, action in zip(active, actions):
+            if _advance(slot, action):
+                yield slot.record
+                if not _begin(slot, queue, env_id, seed):
+                    slot.env.close()
+        active = [s for s in active if s.episode >= 0]
+
+
+def _begin(slot: _Slot, queue: list[int], env_id: str, seed: int) -> bool:
+    """Start the next queued episode in ``slot``; False when the queue is empty."""
+    if not queue:
+        slot.episode = -1
+        return False
+    slot.episode = queue.pop()
+    slot.obs, slot.info = slot.env.reset(seed=seed + slot.episode)
+    slot.t0 = time.perf_counter()
+    slot.record = {"env_id": env_id, "env_version": env_version(env_id), "episode": slot.episode,
+                   "seed": seed + slot.episode, "task_id": slot.info[TASK_ID], "actions": [],
+                   "observations": [slot.obs], "rewards": [], "invalid": 0, "tokens": None}
+    return True
+
+
+def _advance(slot: _Slot, action: str) -> bool:
+    """Step ``slot`` with ``action``; True when its episode just ended (record complete)."""
+    obs, reward, terminated, truncated, info = slot.env.step(action)
+    rec = slot.record
+    rec["actions"].append(action)
+    rec["observations"].append(obs)
+    rec["rewards"].append(float(reward))
+    rec["invalid"] += info.get(ERROR) is not None
+    slot.obs, slot.info = obs, info
+    if not (terminated or truncated):
+        return False
+    rec.update({"return": float(sum(rec["rewards"])), "score": float(info[SCORE]),
+                "solved": bool(info[SOLVED]), "parts": info.get(PARTS, {}),
+                "turns": len(rec["actions"]), "truncated": bool(truncated),
+                "action_chars": sum(len(a) for a in rec["actions"]),
+                "wall_time": time.perf_counter() - slot.t0})
+    return True
+
+
+def _start_metadata(out: Path, policy: Policy, env_ids: list[str], episodes: int, split: str,
+                    seed: int, concurrency: int, env_kwargs: dict[str, Any]) -> dict[str, Any]:
+    """Fresh metadata, or the previous run's after checking that resuming it is sound."""
+    previous = out / METADATA
+    meta = {"textgyms_version": textgyms.__version__,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "python": platform.python_version(), "policy": policy.spec(), "split": split,
+            "seed": seed, "episodes": episodes, "concurrency": concurrency,
+            "env_kwargs": env_kwargs, "envs": {}, "aggregates": {}}
+    if previous.exists():
+        old = json.loads(previous.read_text())
+        for key in ("policy", "split", "seed", "env_kwargs"):
+            if old.get(key) != meta[key]:
+                raise ConfigError(f"{out} holds a run with a different {key} ({old.get(key)!r}); "
+                                  "choose another --out directory to start a new run")
+        meta["created"], meta["envs"] = old["created"], old.get("envs", {})
+    previous.write_text(json.dumps(meta, indent=2))
+    return meta
+
+
+def _progress(total: int, initial: int, enabled: bool) -> Any:
+    """A tqdm bar when tqdm is installed and enabled, else a silent stand-in."""
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        enabled = False
+    if not enabled:
+        return _NoBar()
+    return tqdm(total=total, initial=initial, unit="ep", desc="eval", dynamic_ncols=True)
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        """Nothing to show."""
+
+    def close(self) -> None:
+        """Nothing to close."""
