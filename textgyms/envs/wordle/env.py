@@ -1,0 +1,172 @@
+"""``textgyms/Wordle-v0``: the real game of Wordle as a text environment.
+
+The agent guesses a secret word of ``length`` letters (4-7, default 5) in at most
+``max_guesses`` (default 6) guesses, with ``<guess>crane</guess>`` or the JSON tool call
+``{"name": "guess", "arguments": {"word": "crane"}}``. After each guess it sees, for every
+letter, G (right letter, right place), Y (in the word, elsewhere) or _ (not in the word, or no
+more copies of it), computed with the two-pass rule for repeated letters.
+
+A guess that is not in the word list, has the wrong length, or (with ``hard_mode=True``) ignores
+a revealed hint is an invalid move: it is not counted as a guess, the agent is told why, and
+after ``max_invalid`` (default 3) invalid actions the episode ends.
+
+Kwargs: ``length`` (4-7), ``max_guesses`` (1-12), ``hard_mode``, ``vocab`` ("common", "easy",
+"full"), ``split`` ("train" default, "test" held out for evaluation, "all"),
+``scale_by_guesses`` (a solve in n guesses scores ``1 - (n - 1) / max_guesses``),
+``reward_mode`` ("sparse" default, "dense": the growth of the partial-credit potential of
+:mod:`textgyms.envs.wordle.verify` each guess, topped up to the final score at the end),
+``max_invalid``, ``invalid_penalty``, ``max_turns`` (default ``max_guesses + max_invalid``).
+
+Family info keys: ``guesses`` (valid guesses made so far) and ``guesses_left``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from textgyms.actions import Param, ParseError, ToolSpec, parse
+from textgyms.core import TextEnv, Turn, Verdict, check_choice
+from textgyms.envs.wordle import solver, words
+from textgyms.envs.wordle.generate import SPLITS, WordleTask, answer_pool, generate
+from textgyms.envs.wordle.rules import feedback, hard_mode_violation
+from textgyms.envs.wordle.verify import partial_credit, verify
+
+GUESS = ToolSpec("guess", "Guess the secret word.", (Param("word", "string", "your guess"),))
+MARKS = {2: "G", 1: "Y", 0: "_"}
+EXAMPLE = {4: "lion", 5: "crane", 6: "planet", 7: "example"}
+
+
+@dataclass
+class WordleState:
+    """The task and the valid guesses played so far, with their feedback."""
+
+    task: WordleTask
+    history: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
+
+    @property
+    def guesses(self) -> list[str]:
+        """The valid guesses played so far."""
+        return [g for g, _ in self.history]
+
+
+class WordleEnv(TextEnv):
+    """Wordle; see the module docstring for the rules, kwargs and info keys."""
+
+    tools = (GUESS,)
+
+    def __init__(
+        self,
+        *,
+        length: int = 5,
+        max_guesses: int = 6,
+        hard_mode: bool = False,
+        vocab: str = "common",
+        split: str = "train",
+        scale_by_guesses: bool = False,
+        max_invalid: int = 3,
+        max_turns: int | None = None,
+        **kwargs,
+    ) -> None:
+        self.length = check_choice("length", length, words.LENGTHS)
+        self.max_guesses = check_choice("max_guesses", max_guesses, range(1, 13))
+        self.hard_mode = check_choice("hard_mode", hard_mode, (False, True))
+        self.vocab = check_choice("vocab", vocab, words.VOCABS)
+        self.split = check_choice("split", split, SPLITS)
+        self.scale_by_guesses = check_choice("scale_by_guesses", scale_by_guesses, (False, True))
+        turns = max_guesses + max_invalid if max_turns is None else max_turns
+        super().__init__(max_turns=turns, max_invalid=max_invalid, max_obs_chars=4096, **kwargs)
+
+    def generate(self, rng: np.random.Generator) -> WordleTask:
+        """A secret drawn uniformly from the variant's answer pool."""
+        return generate(rng, length=self.length, vocab=self.vocab, split=self.split,
+                        max_guesses=self.max_guesses, hard_mode=self.hard_mode)
+
+    def prompt(self, task: WordleTask) -> str:
+        """The rules of the variant and the action format."""
+        hard = ("Hard mode: every revealed hint must be used in later guesses (G letters stay in "
+                "place, Y letters must appear).\n" if task.hard_mode else "")
+        return (
+            f"Let's play Wordle. Guess the secret {task.length}-letter English word in at most "
+            f"{task.max_guesses} guesses. Each guess must be a valid {task.length}-letter word.\n"
+            "After each guess you get one mark per letter: G = right letter in the right place, "
+            "Y = the letter is in the word but elsewhere, _ = not in the word (or no more copies "
+            f"of it).\n{hard}Reply with your guess inside tags, e.g. <guess>{EXAMPLE[task.length]}</guess>, or"
+            " as a tool call {\"name\": \"guess\", \"arguments\": {\"word\": \"...\"}}. "
+            "You may think before answering; only the last guess in your reply counts."
+        )
+
+    def init_state(self, task: WordleTask) -> WordleState:
+        return WordleState(task)
+
+    def respond(self, state: WordleState, action: str) -> Turn:
+        """Validate the guess, score it with the two-pass rule and report the board."""
+        task = state.task
+        call = parse(action, self.tools)
+        if isinstance(call, ParseError):
+            return Turn(call.message, error=call.error, obs_kind="feedback", info=self._extra(state))
+        word = str(call.args["word"]).strip().lower()
+        problem = self._invalid(state, word)
+        if problem:
+            return Turn(f"Invalid guess: {problem} It does not count as a guess.", error="invalid",
+                        obs_kind="feedback", info=self._extra(state))
+        before = partial_credit(task.secret, state.guesses)
+        state.history.append((word, feedback(word, task.secret)))
+        over = word == task.secret or len(state.history) >= task.max_guesses
+        verdict = self.final_verdict(state) if over else None
+        obs = render_board(state) + (f"\n{verdict.feedback}" if verdict else "")
+        shaping = partial_credit(task.secret, state.guesses) - before
+        return Turn(obs, reward=shaping, terminated=over, verdict=verdict, info=self._extra(state))
+
+    def final_verdict(self, state: WordleState) -> Verdict:
+        return verify(state.task, state.guesses, scale_by_guesses=self.scale_by_guesses)
+
+    def solve(self, task: WordleTask) -> list[str]:
+        """The entropy solver's guesses for ``task``, as actions."""
+        plan = solver.solve(task.secret, length=task.length, vocab=task.vocab,
+                            hard_mode=task.hard_mode, max_guesses=task.max_guesses)
+        return [f"<guess>{w}</guess>" for w in plan]
+
+    def sample_action(self, rng: np.random.Generator) -> str:
+        """A uniformly random valid guess (hard-mode legal when playing hard mode)."""
+        state: WordleState = self.state
+        word = solver.random_guess(rng, state.history, length=state.task.length,
+                                   hard_mode=state.task.hard_mode)
+        return f"<guess>{word}</guess>"
+
+    def data_sha256(self) -> dict[str, str]:
+        return words.data_sha256()
+
+    def _invalid(self, state: WordleState, word: str) -> str | None:
+        """Why ``word`` is not a legal guess now, or None."""
+        n = state.task.length
+        shown = word[:40] + ("..." if len(word) > 40 else "")
+        if len(word) != n or not word.isascii() or not word.isalpha():
+            return f"{shown!r} is not a {n}-letter word (letters a-z only)."
+        if word not in words.guesses(n):
+            return f"{word!r} is not in the word list."
+        if state.task.hard_mode:
+            return hard_mode_violation(word, state.history)
+        return None
+
+    def _extra(self, state: WordleState) -> dict[str, int]:
+        used = len(state.history)
+        return {"guesses": used, "guesses_left": state.task.max_guesses - used}
+
+
+def render_board(state: WordleState) -> str:
+    """The board so far: one line per guess with its marks, and the guesses left."""
+    lines = []
+    for i, (guess, fb) in enumerate(state.history, 1):
+        marks = " ".join(MARKS[m] for m in fb)
+        lines.append(f"{i}. {' '.join(guess.upper())}   {marks}")
+    left = state.task.max_guesses - len(state.history)
+    marked = [(c, m) for guess, fb in state.history for c, m in zip(guess, fb)]
+    # A gray letter that is also green/yellow elsewhere is a repeated letter, not an absent one.
+    absent = sorted({c for c, m in marked if m == 0} - {c for c, m in marked if m})
+    tail = f"Letters not in the word: {' '.join(absent).upper() or '-'}. Guesses left: {left}."
+    return "\n".join(lines + [tail])
+
+
+__all__ = ["WordleEnv", "WordleState", "render_board", "answer_pool"]

@@ -1,0 +1,61 @@
+"""Wordle tasks: the secret word and the rules of the game, drawn from a seeded generator."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from textgyms.core import Task, check_choice
+from textgyms.envs.wordle import words
+
+SPLITS = ("train", "test", "all")
+TEST_FRACTION = 5  # one answer in 5 is held out for evaluation
+
+
+@dataclass(frozen=True)
+class WordleTask(Task):
+    """One game: the secret word and the variant being played."""
+
+    secret: str
+    length: int = 5
+    max_guesses: int = 6
+    hard_mode: bool = False
+    vocab: str = "common"
+
+
+def in_test_split(word: str) -> bool:
+    """True if ``word`` belongs to the held-out test split.
+
+    The split depends on the word alone (a hash), so it is the same for every vocab preset,
+    process and version of the word lists that contains the word.
+    """
+    return int(hashlib.sha256(word.encode()).hexdigest(), 16) % TEST_FRACTION == 0
+
+
+@lru_cache(maxsize=64)
+def answer_pool(length: int, vocab: str, split: str) -> tuple[str, ...]:
+    """The possible secrets of a variant and split, in the word list's order."""
+    check_choice("split", split, SPLITS)
+    pool = words.answers(length, vocab)
+    if split == "all":
+        return pool
+    want_test = split == "test"
+    return tuple(w for w in pool if in_test_split(w) == want_test)
+
+
+def generate(
+    rng: np.random.Generator,
+    *,
+    length: int = 5,
+    vocab: str = "common",
+    split: str = "train",
+    max_guesses: int = 6,
+    hard_mode: bool = False,
+) -> WordleTask:
+    """Draw a secret uniformly from the variant's answer pool using only ``rng``."""
+    pool = answer_pool(length, vocab, split)
+    secret = pool[int(rng.integers(len(pool)))]
+    return WordleTask(secret, length, max_guesses, hard_mode, vocab)

@@ -1,0 +1,60 @@
+"""Scoring a Wordle game: pure functions of the task and the guesses played.
+
+Final score (``Verdict.score``):
+
+* solved: 1.0, or with ``scale_by_guesses`` ``1 - (n - 1) / max_guesses`` for a solve in n
+  guesses (1.0 for a first-guess solve, ``1 / max_guesses`` for a last-guess solve);
+* not solved: partial credit ``0.3 * greens + 0.2 * letters`` (at most 0.5, so an unsolved game
+  never ties a solve), where ``greens`` is the fraction of the secret's positions revealed green
+  by some guess and ``letters`` the fraction of the secret's distinct letters found (green or
+  yellow). Both only grow with play, which makes them a sound dense-reward potential.
+
+Parts: ``solved``, ``greens``, ``letters`` and ``efficiency`` (``1 - (n - 1) / max_guesses`` when
+solved, else 0).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from textgyms.core import Verdict
+from textgyms.envs.wordle.generate import WordleTask
+from textgyms.envs.wordle.rules import feedback
+
+GREEN_WEIGHT, LETTER_WEIGHT = 0.3, 0.2
+
+
+def progress(secret: str, guesses: Sequence[str]) -> tuple[float, float]:
+    """(greens, letters): fractions of the secret's positions and distinct letters revealed."""
+    green_pos: set[int] = set()
+    found: set[str] = set()
+    for guess in guesses:
+        for i, (ch, mark) in enumerate(zip(guess, feedback(guess, secret))):
+            if mark == 2:
+                green_pos.add(i)
+            if mark:
+                found.add(ch)
+    return len(green_pos) / len(secret), len(found) / len(set(secret))
+
+
+def partial_credit(secret: str, guesses: Sequence[str]) -> float:
+    """The unsolved-game score in [0, 0.5]; also the dense-reward potential."""
+    greens, letters = progress(secret, guesses)
+    return GREEN_WEIGHT * greens + LETTER_WEIGHT * letters
+
+
+def verify(task: WordleTask, guesses: Sequence[str], *, scale_by_guesses: bool = False) -> Verdict:
+    """Score the valid guesses of a game on ``task``. Total: never raises on a word list."""
+    guesses = [g for g in guesses if isinstance(g, str) and len(g) == task.length]
+    greens, letters = progress(task.secret, guesses)
+    solved = task.secret in guesses[: task.max_guesses]
+    n = guesses.index(task.secret) + 1 if solved else 0
+    efficiency = 1 - (n - 1) / task.max_guesses if solved else 0.0
+    if solved:
+        score = efficiency if scale_by_guesses else 1.0
+        feedback_text = f"Solved in {n} guess{'es' * (n > 1)}: the word was {task.secret.upper()}."
+    else:
+        score = GREEN_WEIGHT * greens + LETTER_WEIGHT * letters
+        feedback_text = f"Not solved: the word was {task.secret.upper()}."
+    parts = {"solved": float(solved), "greens": greens, "letters": letters, "efficiency": efficiency}
+    return Verdict(score=score, solved=solved, feedback=feedback_text, parts=parts)
