@@ -1,0 +1,160 @@
+"""Wordle as an environment: rules through the env, invalid moves, rewards, variants, seeding."""
+
+import json
+import multiprocessing as mp
+import pickle
+
+import gymnasium as gym
+import pytest
+
+import textgyms  # noqa: F401
+from textgyms.envs.wordle.env import render_board
+from textgyms.envs.wordle.generate import WordleTask, answer_pool, in_test_split
+from textgyms.envs.wordle.verify import verify
+from textgyms.errors import ConfigError
+
+ID = "textgyms/Wordle-v0"
+
+
+def start(secret: str, **kwargs) -> gym.Env:
+    env = gym.make(ID, **kwargs)
+    u = env.unwrapped
+    task = WordleTask(secret, u.length, u.max_guesses, u.hard_mode, u.vocab)
+    env.reset(options={"task": task})
+    return env
+
+
+def test_two_pass_feedback_shown_for_repeated_letters():
+    env = start("abide")
+    obs, *_ = env.step("<guess>speed</guess>")
+    # s p e e d vs a b i d e: the first E is yellow, the second gray, D yellow.
+    assert obs.splitlines()[0] == "1. S P E E D   _ _ Y _ Y"
+    assert "Letters not in the word: P S." in obs
+
+
+def test_solve_in_one_and_json_form():
+    env = start("crane")
+    call = json.dumps({"name": "guess", "arguments": {"word": "CRANE"}})
+    obs, reward, terminated, truncated, info = env.step(f"thinking... {call}")
+    assert terminated and not truncated and reward == 1.0
+    assert info["solved"] and info["parts"]["efficiency"] == 1.0 and "CRANE" in obs
+
+
+def test_six_guesses_end_the_game_with_partial_credit():
+    env = start("crane")
+    for i, word in enumerate(["moist", "plumb", "dough", "fizzy", "track", "crank"]):
+        obs, reward, terminated, truncated, info = env.step(f"<guess>{word}</guess>")
+        assert terminated == (i == 5)
+    assert not info["solved"] and 0 < info["score"] < 0.5
+    assert info["parts"]["greens"] == pytest.approx(0.8)  # c r a n from "crank"
+    assert reward == info["score"] and "the word was CRANE" in obs
+
+
+@pytest.mark.parametrize(
+    "action, needle",
+    [
+        ("<guess>cran</guess>", "not a 5-letter word"),
+        ("<guess>zzzzz</guess>", "not in the word list"),
+        ("<guess>cr4ne</guess>", "letters a-z only"),
+        ("crane", "No tool call found"),
+        ("<guess>crane", "never closed"),
+    ],
+)
+def test_invalid_moves_are_feedback_not_guesses(action, needle):
+    env = start("crane")
+    obs, reward, terminated, truncated, info = env.step(action)
+    assert needle in obs and info["error"] in ("invalid", "format")
+    assert info["guesses"] == 0 and info["guesses_left"] == 6 and not terminated and reward == 0
+
+
+def test_hard_mode_rejects_ignored_hints():
+    env = start("crane", hard_mode=True)
+    env.step("<guess>trace</guess>")  # R, A, C, E revealed
+    obs, *_, info = env.step("<guess>moist</guess>")
+    assert info["error"] == "invalid" and "hard mode" in obs
+    obs, *_, info = env.step("<guess>crate</guess>")
+    assert info["error"] is None and info["guesses"] == 2
+
+
+def test_max_invalid_ends_the_episode_below_one():
+    env = start("crane", max_invalid=2)
+    env.step("nope")
+    obs, reward, terminated, truncated, info = env.step("<guess>qqqqq</guess>")
+    assert terminated and info["score"] == 0.0 and "Too many invalid actions" in obs
+
+
+def test_scale_by_guesses():
+    env = start("crane", scale_by_guesses=True)
+    env.step("<guess>slate</guess>")
+    *_, info = env.step("<guess>crane</guess>")
+    assert info["score"] == pytest.approx(1 - 1 / 6)
+
+
+@pytest.mark.parametrize("length", [4, 5, 6, 7])
+def test_word_lengths_have_working_oracle(length):
+    env = gym.make(ID, length=length)
+    for seed in range(3):
+        env.reset(seed=seed)
+        assert len(env.unwrapped.task.secret) == length
+        for action in env.unwrapped.solve(env.unwrapped.task):
+            *_, terminated, truncated, info = env.step(action)
+        assert terminated and info["solved"]
+
+
+def test_bad_kwargs_name_the_choices():
+    with pytest.raises(ConfigError, match="choose one of: 4, 5, 6, 7"):
+        gym.make(ID, length=8)
+    with pytest.raises(ConfigError, match="common"):
+        gym.make(ID, vocab="huge")
+    with pytest.raises(ConfigError, match="train, test, all"):
+        gym.make(ID, split="dev")
+
+
+def test_splits_are_disjoint_and_cover_the_answers():
+    train, test = answer_pool(5, "common", "train"), answer_pool(5, "common", "test")
+    assert not set(train) & set(test)
+    assert set(train) | set(test) == set(answer_pool(5, "common", "all"))
+    assert 0.1 < len(test) / (len(train) + len(test)) < 0.3
+    env = gym.make(ID, split="test")
+    assert all(in_test_split(env.reset(seed=s)[0] and env.unwrapped.task.secret) for s in range(20))
+
+
+def _secret_in_child(seed, queue):
+    import gymnasium as gym
+    import textgyms  # noqa: F401
+
+    env = gym.make(ID)
+    env.reset(seed=seed)
+    queue.put(env.unwrapped.task.secret)
+
+
+def test_same_seed_same_secret_in_a_spawned_process_and_after_pickling():
+    env = gym.make(ID)
+    env.reset(seed=1234)
+    secret = env.unwrapped.task.secret
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_secret_in_child, args=(1234, queue))
+    proc.start()
+    assert queue.get(timeout=120) == secret
+    proc.join()
+    assert pickle.loads(pickle.dumps(env)).unwrapped.task.secret == secret
+
+
+def test_verify_is_total_on_odd_inputs():
+    task = WordleTask("crane")
+    assert verify(task, []).score == 0.0
+    assert verify(task, ["", "toolongword", "crane"]).solved
+    assert verify(task, ["crane"] * 10).score == 1.0
+
+
+def test_board_rendering_golden():
+    env = start("eerie")
+    env.step("<guess>sweet</guess>")
+    obs, *_ = env.step("<guess>eerie</guess>")
+    board = render_board(env.unwrapped.state)
+    assert board == (
+        "1. S W E E T   _ _ Y Y _\n"
+        "2. E E R I E   G G G G G\n"
+        "Letters not in the word: S T W. Guesses left: 4."
+    )
