@@ -5,6 +5,8 @@ observation). Exceptions are for API misuse and configuration (raised at once, w
 message that says what to change) and for infrastructure faults (named, with the cause).
 """
 
+import gymnasium
+
 
 class TextgymsError(Exception):
     """Base class of every error raised by textgyms."""
@@ -14,8 +16,9 @@ class ConfigError(TextgymsError, ValueError):
     """A bad kwarg, value or option given by the user; the message names the valid choices."""
 
 
-class ResetNeeded(TextgymsError, RuntimeError):
-    """``step`` was called before ``reset`` or after the episode ended."""
+class ResetNeeded(TextgymsError, gymnasium.error.ResetNeeded):
+    """``step`` was called before ``reset`` or after the episode ended (a Gymnasium
+    ``ResetNeeded`` too, which is what ``gym.make``'s order check raises before a reset)."""
 
 
 class DataError(TextgymsError):

@@ -82,6 +82,15 @@ def load_results(out: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def _repair(out: Path) -> list[dict[str, Any]]:
+    """Drop a torn last line left by an interrupted run, so appending starts on a clean line."""
+    rows = load_results(out)
+    path = out / RESULTS
+    if path.exists():
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return rows
+
+
 def aggregate(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Per env id: n, mean score with its 95% CI half-width, solve rate, turns, invalid."""
     out: dict[str, dict[str, float]] = {}
@@ -117,7 +126,7 @@ def evaluate(
     out.mkdir(parents=True, exist_ok=True)
     env_kwargs = {"split": split, **(env_kwargs or {})}
     meta = _start_metadata(out, policy, env_ids, episodes, split, seed, concurrency, env_kwargs)
-    done = {(r["env_id"], r["episode"]) for r in load_results(out)}
+    done = {(r["env_id"], r["episode"]) for r in _repair(out)}
     bar = _progress(len(env_ids) * episodes, len(done), progress)
     with (out / RESULTS).open("a") as sink:
         for env_id in env_ids:

@@ -240,6 +240,23 @@ class VecEnv(abc.ABC):
     def _close(self) -> None:
         """Release envs and workers (called once)."""
 
+    @abc.abstractmethod
+    def _call(self, env_id: int, method: str, args: tuple) -> Any:
+        """Run ``env.unwrapped.<method>(*args)`` on one env and return its (picklable) result."""
+
+    def call_env(self, env_id: int, method: str, *args: Any) -> Any:
+        """Call a method of one env's unwrapped env, e.g. ``call_env(3, "oracle_actions")``.
+
+        Scripted policies use it to reach the oracle and random moves of envs that live in
+        worker processes. Only between a ``recv`` and the next ``send``/``async_reset``.
+        """
+        self._check_open()
+        if not (isinstance(env_id, (int, np.integer)) and 0 <= env_id < self.num_envs):
+            raise ConfigError(f"env_id must be in 0..{self.num_envs - 1}, got {env_id!r}")
+        if not isinstance(method, str) or method.startswith("_"):
+            raise ConfigError(f"method must be the name of a public env method, got {method!r}")
+        return self._call(int(env_id), method, args)
+
     # -- public primitives ------------------------------------------------------------------
     def async_reset(self, seeds: Sequence[int | None] | None = None, options: dict | None = None,
                     mask: np.ndarray | None = None) -> None:
@@ -435,6 +452,9 @@ class SerialVecEnv(VecEnv):
         result, self._pending = self._pending, None
         return _make_batch([(0, result)])
 
+    def _call(self, env_id: int, method: str, args: tuple) -> Any:
+        return getattr(self._runners[env_id].env.unwrapped, method)(*args)
+
     def _close(self) -> None:
         for runner in getattr(self, "_runners", []):
             runner.env.close()
@@ -446,6 +466,7 @@ class SerialVecEnv(VecEnv):
 # Protocol (one duplex pipe per worker, pickled tuples):
 #   parent -> worker: ("step", [action, ...])           one message for all the worker's envs
 #                     ("reset", (seeds, options, mask))  per-env seeds and mask for its slice
+#                     ("call", (local env index, method, args))
 #                     ("close", None)
 #   worker -> parent: ("ok", payload) | ("err", (pickled exception type, summary, traceback))
 # The first message a worker sends is ("ok", (observation_space, action_space)) or the
@@ -509,6 +530,9 @@ def _serve(conn: Connection, runners: list[_EnvRunner]) -> None:
         try:
             if command == "step":
                 result = _step_runners(runners, payload)
+            elif command == "call":
+                index, method, args = payload
+                result = getattr(runners[index].env.unwrapped, method)(*args)
             else:
                 result = _reset_runners(runners, *payload)
             conn.send(("ok", result))  # inside the try: an unpicklable info is an error too
@@ -640,6 +664,23 @@ class MultiprocessingVecEnv(VecEnv):
         if error is not None:
             raise error
         return _make_batch([(w.start, result) for w, result in replies])
+
+    def _call(self, env_id: int, method: str, args: tuple) -> Any:
+        w = self._workers[env_id // self.envs_per_worker]
+        if w.busy:
+            raise BackendError(f"env {env_id} has results not yet received; call recv() first")
+        self._post(w, ("call", (env_id - w.start, method, args)))
+        ok, value = self._read_when_ready(w)
+        if not ok:
+            raise value
+        return value
+
+    def _read_when_ready(self, w: _Worker) -> tuple[bool, Any]:
+        """Wait for one worker's reply (or its death) and read it."""
+        while not w.conn.poll():
+            if w.process.sentinel in wait([w.conn, w.process.sentinel]) and not w.conn.poll():
+                raise self._died(w)
+        return self._read(w)
 
     def _close(self) -> None:
         for w in self._workers:

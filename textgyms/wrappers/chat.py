@@ -11,7 +11,40 @@ from textgyms.core import MESSAGES, TextSpace
 Messages = list[dict[str, str]]
 
 
-class ChatHistory(gym.ObservationWrapper):
+class MessagesSpace(gym.spaces.Space):
+    """Lists of ``{"role", "content"}`` dicts whose contents fit ``max_chars``.
+
+    Gymnasium's ``Sequence(Dict(...))`` only contains tuples, while chat templates and every
+    chat API take lists; this space contains lists.
+    """
+
+    ROLES = ("system", "user", "assistant", "tool")
+
+    def __init__(self, max_chars: int, seed: int | None = None) -> None:
+        super().__init__(None, None, seed)
+        self.content = TextSpace(max_chars)
+
+    def contains(self, x: Any) -> bool:
+        """True for a list of messages with known roles and contents inside the space."""
+        return isinstance(x, list) and all(
+            isinstance(m, dict) and m.keys() == {"role", "content"} and m["role"] in self.ROLES
+            and self.content.contains(m["content"]) for m in x)
+
+    def sample(self, mask: Any = None, probability: Any = None) -> Messages:
+        """A short random conversation (for checkers and random agents)."""
+        n = int(self.np_random.integers(1, 4))
+        return [{"role": "user" if i % 2 == 0 else "assistant", "content": self.content.sample()}
+                for i in range(n)]
+
+    @property
+    def is_np_flattenable(self) -> bool:
+        return False
+
+    def __eq__(self, other: Any) -> bool:
+        return isinstance(other, MessagesSpace) and other.content == self.content
+
+
+class ChatHistory(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
     """Observations are ``[{"role": "user"|"assistant"|"system", "content": str}, ...]``.
 
     The list holds the prompt, every action (as ``assistant``) and every observation (as
@@ -20,12 +53,13 @@ class ChatHistory(gym.ObservationWrapper):
     """
 
     def __init__(self, env: gym.Env, system: str | None = None) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, system=system)
+        gym.ObservationWrapper.__init__(self, env)
         self.system = system
-        content = env.observation_space
-        max_chars = content.max_length if isinstance(content, TextSpace) else 1 << 20
-        message = gym.spaces.Dict({"role": TextSpace(16), "content": TextSpace(max_chars)})
-        self.observation_space = gym.spaces.Sequence(message, stack=False)
+        # A message is an observation or an action, so it fits the larger of the two spaces.
+        spaces = (env.observation_space, env.action_space)
+        max_chars = max(s.max_length if isinstance(s, TextSpace) else 1 << 20 for s in spaces)
+        self.observation_space = MessagesSpace(max_chars)
         self._info: dict[str, Any] = {}
 
     def reset(self, **kwargs: Any) -> tuple[Messages, dict[str, Any]]:

@@ -12,12 +12,13 @@ import numpy as np
 from textgyms.core import ERROR, PARTS, SCORE, SOLVED
 
 
-class EpisodeStats(gym.Wrapper):
+class EpisodeStats(gym.Wrapper, gym.utils.RecordConstructorArgs):
     """Adds ``info["episode"] = {return, length, score, solved, invalid, seconds, parts}`` on the
     last step of each episode, and keeps the last ``window`` episodes for :meth:`summary`."""
 
     def __init__(self, env: gym.Env, window: int = 1000) -> None:
-        super().__init__(env)
+        gym.utils.RecordConstructorArgs.__init__(self, window=window)
+        gym.Wrapper.__init__(self, env)
         self.episodes: deque[dict[str, Any]] = deque(maxlen=window)
         self._ret, self._len, self._invalid, self._t0 = 0.0, 0, 0, time.perf_counter()
 

@@ -111,12 +111,13 @@ class WordleEnv(TextEnv):
         if problem:
             return Turn(f"Invalid guess: {problem} It does not count as a guess.", error="invalid",
                         obs_kind="feedback", info=self._extra(state))
-        before = partial_credit(task.secret, state.guesses)
+        dense = self.reward_mode == "dense"  # the potential is only worth computing then
+        before = partial_credit(task.secret, state.guesses) if dense else 0.0
         state.history.append((word, feedback(word, task.secret)))
         over = word == task.secret or len(state.history) >= task.max_guesses
         verdict = self.final_verdict(state) if over else None
         obs = render_board(state) + (f"\n{verdict.feedback}" if verdict else "")
-        shaping = partial_credit(task.secret, state.guesses) - before
+        shaping = partial_credit(task.secret, state.guesses) - before if dense else 0.0
         return Turn(obs, reward=shaping, terminated=over, verdict=verdict, info=self._extra(state))
 
     def final_verdict(self, state: WordleState) -> Verdict:
