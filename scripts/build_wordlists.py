@@ -1,0 +1,404 @@
+#!/usr/bin/env python3
+"""Build the Wordle word lists shipped in ``textgyms/envs/wordle/data``.
+
+This is a development-time script; the package never imports it. It is
+deterministic: the same source versions give byte-identical output, and it
+refuses to run against other versions unless ``--allow-other-versions`` is given
+(in which case PROVENANCE.md records what was actually used).
+
+Sources (see PROVENANCE.md, which this script writes, for licences):
+
+* SCOWL word lists from Debian's ``scowl`` package (the raw ``final/`` lists,
+  split by spelling category, sub-category and size level) -- which words exist.
+* ``wordfreq`` from PyPI -- how common a word is, used to choose and order answers.
+* ``better-profanity`` from PyPI -- its word list removes crude words from answers.
+
+Set up and run (as root on Debian bookworm)::
+
+    apt-get update && apt-get install -y scowl
+    python3 -m venv /tmp/wbuild
+    /tmp/wbuild/bin/pip install wordfreq==3.1.1 better-profanity==0.7.0
+    /tmp/wbuild/bin/python scripts/build_wordlists.py
+
+``--check`` rebuilds in memory and exits non-zero if the shipped files differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.metadata
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+SCOWL_DIR = Path("/usr/share/dict/scowl")
+OUT_DIR = Path(__file__).resolve().parent.parent / "textgyms" / "envs" / "wordle" / "data"
+EXPECTED_VERSIONS = {"scowl": "2020.12.07-2", "wordfreq": "3.1.1", "better-profanity": "0.7.0"}
+
+LENGTHS = (4, 5, 6, 7)
+
+
+def _wordset(text: str) -> frozenset[str]:
+    """The whitespace-separated words of ``text``."""
+    return frozenset(text.split())
+
+
+SCOWL_LEVELS = (10, 20, 35, 40, 50, 55, 60, 70, 80, 95)
+# Guesses: the largest SCOWL level that keeps each list near 5k-12k words. Level 80
+# ("huge") has the obscure-but-real words Wordle players expect to be accepted; for
+# 6 and 7 letters it would exceed 19k words, making the guesses x guesses pattern
+# matrix of the "full" vocabulary needlessly large, so those stop earlier.
+GUESS_MAX_LEVEL = {4: 80, 5: 80, 6: 70, 7: 60}
+GUESS_CATEGORIES = ("english-words", "american-words", "british-words")
+# Answers: only SCOWL level <= 50 ("medium": words in most dictionaries), American
+# spelling, then the most frequent survivors of the filters below.
+ANSWER_MAX_LEVEL = 50
+ANSWER_CATEGORIES = ("english-words", "american-words")
+ANSWER_COUNT = {4: 1200, 5: 2400, 6: 2000, 7: 2000}
+# Inflection stems are looked up in this wider list so rarer base words count too.
+STEM_MAX_LEVEL = 70
+
+# Slurs and the strongest obscenities, removed even from the valid-guess lists:
+# with vocab "full" every guess can be a secret shown to users and models. Words
+# containing an unambiguous substring go with all their forms ("-ed", "-ing", ...);
+# short ambiguous ones go as exact words plus "-s"/"-es" plurals.
+GUESS_BLOCK_SUBSTRINGS = (
+    "fuck", "cunt", "nigger", "nigga", "shit", "fagg", "wetback", "raghead",
+    "towelhead", "redskin", "tranny",
+)
+GUESS_BLOCKLIST = _wordset(
+    """
+    kike chink gook spic spick fag fagot dyke coon honky squaw darky darkie paki
+    kaffir retard
+    """
+)
+# Words kept as guesses but not chosen as answers, beyond better-profanity's list:
+# slurs in some senses, words tied to atrocities, and bodily-function words.
+ANSWER_EXTRA_BLOCKLIST = _wordset(
+    """
+    gypsy gyppy welsh lynch jihad slave wench pansy midget spastic cripple coolie
+    nazi feces fecal enema rapist abort crack bigot butch bugger butt suicide gayer
+    lesbian sexy grope condom cocaine booby bosom
+    """
+)
+# Lower-case dictionary words whose corpus frequency mostly comes from a person,
+# country or brand name, so wordfreq ranks them far above their real use.
+NAME_DOMINATED = _wordset(
+    """
+    john mike tony ford rick khan brad troy dean hart dale
+    china japan trump smith peter harry frank maria roger jimmy terry billy bobby
+    randy sally homer hogan yahoo intel sonny carol drake piper belle mason emery
+    patsy serge ester firth busby lisle mecca stein twain roman
+    google amazon martin jersey soviet miller oxford cooper warren wright turner
+    potter butler fisher newton pierce surrey auburn jasper tucker sawyer madden
+    barker tanner canton afghan french august walker
+    twitter pacific android griffin heather freeman morocco baptist genesis clement
+    bullock derrick
+    """
+)
+# Informal spellings, clippings, prefixes, and plurals the suffix rules below
+# cannot see (irregular, or of a stem missing from SCOWL).
+INFORMAL = _wordset(
+    """
+    gonna wanna gotta kinda dunno gimme lemme sorta multi anti yeah okay nope
+    apps stats carbs techs crises oases monies indices quizzes upped maxed feted
+    """
+)
+
+WORD_RE = re.compile(r"[a-z]+")
+
+SCOWL_COPYRIGHT = "/usr/share/doc/scowl/copyright"
+
+PROVENANCE_TEMPLATE = """\
+# Wordle word lists: provenance
+
+Generated by `scripts/build_wordlists.py`; do not edit by hand. Every file here is
+plain UTF-8 text, one lower-case `a-z` word per line, `\\n` line endings.
+
+## Build command
+
+```sh
+apt-get update && apt-get install -y scowl          # Debian bookworm
+python3 -m venv /tmp/wbuild
+/tmp/wbuild/bin/pip install wordfreq=={wordfreq} better-profanity=={better_profanity}
+/tmp/wbuild/bin/python scripts/build_wordlists.py   # --check verifies instead
+```
+
+## Sources
+
+| source | version | from | licence | used for |
+| --- | --- | --- | --- | --- |
+| SCOWL (Spell Checker Oriented Word Lists), Kevin Atkinson | Debian `scowl` {scowl} | Debian bookworm | SCOWL permissive licence plus the notices of its parts (reproduced verbatim below) | which words exist (all files) |
+| wordfreq, Robyn Speer | {wordfreq} | PyPI | code Apache-2.0; **data CC BY-SA 4.0** | choosing and ordering answers (`answers-*.txt`) |
+| better-profanity, Son Nguyen Kim | {better_profanity} | PyPI | MIT | its bundled word list removes crude words from answers |
+
+No word of wordfreq or better-profanity is copied into these files: wordfreq's
+frequencies decide which SCOWL words become answers and in what order, and
+better-profanity's list only removes words.
+
+## Licences of the files
+
+* `guesses-N.txt`: SCOWL words only; under SCOWL's licence (notices below).
+* `answers-N.txt`: SCOWL words, selected and ordered by wordfreq frequency. The
+  selection and order derive from wordfreq's CC BY-SA 4.0 data, so these files are
+  distributed under **CC BY-SA 4.0** (https://creativecommons.org/licenses/by-sa/4.0/)
+  as well as SCOWL's terms. Attribution: "wordfreq" by Robyn Speer et al.,
+  https://github.com/rspeer/wordfreq, which itself builds on Wikipedia, Google
+  Books Ngrams, OpenSubtitles, SUBTLEX, Reddit, Twitter and other corpora.
+  Modification: only the ranking was used, to select and order SCOWL words.
+* `PROVENANCE.md` and `SHA256SUMS`: part of this project (Apache-2.0), apart from
+  the SCOWL notice reproduced below.
+
+## Filtering rules
+
+A *word* is a line of a SCOWL `final/` list that matches `^[a-z]+$` exactly (so
+capitalised proper names, abbreviations, accented words, hyphenated and
+apostrophe forms are all excluded). Lists read are `<category>.<level>` for every
+level up to the stated maximum.
+
+### `guesses-N.txt` (all valid guesses, sorted, answers included)
+
+1. Words of length N from categories `english-words`, `american-words` and
+   `british-words` (so both "color" and "colour" are accepted), SCOWL levels up to:
+   {guess_levels}. Level 80 ("huge") contains the obscure-but-real words Wordle
+   players expect to be accepted; 6 and 7 letters stop earlier so that the
+   guesses-by-guesses pattern matrix of the "full" vocabulary stays moderate.
+2. Minus slurs and the strongest obscenities (with vocab "full" any guess can be
+   the secret): every word containing one of {guess_substrings}, and these
+   words with their `-s`/`-es` plurals: {guess_blocklist}.
+3. Plus every answer of length N (already present; enforced anyway).
+
+### `answers-N.txt` (answers, most frequent first)
+
+1. Words of length N from categories `english-words` and `american-words`
+   (American spelling), SCOWL level <= 50 ("medium": in most dictionaries).
+2. Minus every word (and `-s`/`-es` plural) in better-profanity's
+   `profanity_wordlist.txt`, every word removed from the guesses above, and
+   this extra list (slur senses, atrocities, sexual and bodily words): {answer_blocklist}.
+3. Minus lower-case words whose corpus frequency comes mostly from a person,
+   country or brand name: {names}.
+4. Minus informal spellings, clippings, prefixes, and plurals or past tenses the
+   suffix rules of step 5 miss (irregular, or stem not in SCOWL): {informal}.
+5. Minus regular inflections, judged against SCOWL levels <= 70 of all three
+   categories as stems:
+   * plurals / 3rd person: ends in `s` but not `ss`, and removing `s`, `es`
+     (or `ies`->`y`, `ves`->`f`/`fe`) leaves a stem of 2+ letters;
+   * past tenses `-ed` (stem of 3+ letters) and gerunds `-ing` (stem of 2+
+     letters): the word minus its suffix is a stem, possibly after undoubling a
+     final consonant (`stopped`), `i`->`y` (`cried`), `y`->`ie` (`lying`), or
+     adding back an `e` (`baked`, `using`; after an `e` only if the stem then has
+     4+ letters, so `seed` and `feed` stay while `freed` goes).
+6. Sorted by `wordfreq.word_frequency(word, "en")` descending, ties by the word,
+   and cut to the first {answer_counts} words. Any prefix is therefore a "most
+   common" subset (the package's "easy" vocabulary is the first 500).
+
+## Files
+
+| file | lines |
+| --- | --- |
+{counts}
+
+`SHA256SUMS` holds the sha256 of every other file here (`sha256sum -c SHA256SUMS`);
+the package verifies it when it first loads a list.
+
+## SCOWL copyright and licence notices (verbatim from Debian's `scowl` package)
+
+```text
+{scowl_notice}
+```
+"""
+
+
+
+def read_scowl(categories: tuple[str, ...], max_level: int) -> set[str]:
+    """Lower-case a-z words of the given SCOWL categories up to ``max_level``."""
+    words: set[str] = set()
+    for level in SCOWL_LEVELS:
+        if level > max_level:
+            break
+        for category in categories:
+            path = SCOWL_DIR / f"{category}.{level}"
+            if not path.exists():  # not every category has every level
+                continue
+            # SCOWL final lists are ISO-8859-1 in some releases, UTF-8 in others;
+            # only ASCII words survive the filter either way.
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            words.update(w for w in text.split() if WORD_RE.fullmatch(w))
+    return words
+
+
+def inflection_kind(word: str, stems: set[str]) -> str | None:
+    """Name the regular inflection ``word`` is ("plural", "past", "gerund"), if any.
+
+    A word counts as inflected when removing a regular suffix leaves a stem in
+    ``stems`` (see ``_stems_of`` for the spelling rules). Superlatives ("-est")
+    are not checked: stripping them misfires too often ("forest", "honest").
+    """
+    if word.endswith("s") and not word.endswith("ss"):
+        plural_stems = {word[:-1]}  # cat-s, make-s
+        if word.endswith("es"):
+            plural_stems.add(word[:-2])  # box-es, go-es
+        if word.endswith("ies"):
+            plural_stems.add(word[:-3] + "y")  # fl(y)-ies
+        if word.endswith("ves"):
+            plural_stems |= {word[:-3] + "f", word[:-3] + "fe"}  # wol(f)-ves
+        if any(len(s) >= 2 and s in stems for s in plural_stems):
+            return "plural"
+    # A 2-letter stem is fine before "-ing" (be-ing, go-ing) but not before "-ed",
+    # where it mostly misfires (he-ed, re-ed).
+    for suffix, kind, shortest in (("ed", "past", 3), ("ing", "gerund", 2)):
+        if word.endswith(suffix) and _stems_of(word[: -len(suffix)], shortest) & stems:
+            return kind
+    return None
+
+
+def _stems_of(rest: str, shortest: int) -> set[str]:
+    """Possible stems, of ``shortest``+ letters, of ``rest`` + "ed"/"ing"."""
+    stems = {rest}  # jump-ed, go-ing
+    if len(rest) >= 2 and rest[-1] == rest[-2]:
+        stems.add(rest[:-1])  # stop(p)-ed
+    if rest.endswith("i"):
+        stems.add(rest[:-1] + "y")  # cr(y)-ied
+    if rest.endswith("y"):
+        stems.add(rest[:-1] + "ie")  # l(ie)-ying
+    # bak(e)-ed, us(e)-ing. After an "e" the restored stem needs 4+ letters, or
+    # "seed" (see-d), "feed" (fee-d) and "need" would count as past tenses.
+    if not rest.endswith("e") or len(rest) >= 3:
+        stems.add(rest + "e")
+    return {s for s in stems if len(s) >= shortest}
+
+
+def profanity_words() -> frozenset[str]:
+    """The better-profanity package's bundled word list (lower-case words only)."""
+    import better_profanity  # dev-only dependency
+
+    path = Path(better_profanity.__file__).with_name("profanity_wordlist.txt")
+    return frozenset(w for w in path.read_text().split() if WORD_RE.fullmatch(w))
+
+
+def with_plurals(words: frozenset[str]) -> frozenset[str]:
+    """``words`` plus their regular plurals, so blocklists need only base forms."""
+    return words | {w + "s" for w in words} | {w + "es" for w in words}
+
+
+def build_answers(length: int, stems: set[str], crude: frozenset[str]) -> list[str]:
+    """The answers list for ``length``: filtered, most frequent first."""
+    from wordfreq import word_frequency  # dev-only dependency
+
+    blocked = with_plurals(crude | ANSWER_EXTRA_BLOCKLIST | GUESS_BLOCKLIST)
+    pool = [
+        w
+        for w in read_scowl(ANSWER_CATEGORIES, ANSWER_MAX_LEVEL)
+        if len(w) == length
+        and w not in blocked
+        and not any(part in w for part in GUESS_BLOCK_SUBSTRINGS)
+        and w not in NAME_DOMINATED
+        and w not in INFORMAL
+        and inflection_kind(w, stems) is None
+    ]
+    # Frequency descending; the word itself breaks ties so the order is total.
+    ranked = sorted(pool, key=lambda w: (-word_frequency(w, "en"), w))
+    if len(ranked) < ANSWER_COUNT[length]:
+        raise SystemExit(f"only {len(ranked)} answers of length {length}")
+    return ranked[: ANSWER_COUNT[length]]
+
+
+def build_guesses(length: int, answers: list[str]) -> list[str]:
+    """All valid guesses for ``length`` (answers included), sorted."""
+    words = read_scowl(GUESS_CATEGORIES, GUESS_MAX_LEVEL[length])
+    blocked = with_plurals(GUESS_BLOCKLIST)
+    valid = {
+        w
+        for w in words
+        if len(w) == length
+        and w not in blocked
+        and not any(part in w for part in GUESS_BLOCK_SUBSTRINGS)
+    }
+    return sorted(valid | set(answers))
+
+
+def source_versions() -> dict[str, str]:
+    """Installed versions of the three sources."""
+    deb = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Version}", "scowl"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    return {
+        "scowl": deb or "not installed",
+        "wordfreq": importlib.metadata.version("wordfreq"),
+        "better-profanity": importlib.metadata.version("better-profanity"),
+    }
+
+
+def build_all() -> dict[str, str]:
+    """Build every word list; returns {file name: contents}."""
+    stems = read_scowl(GUESS_CATEGORIES, STEM_MAX_LEVEL)
+    crude = profanity_words()
+    files: dict[str, str] = {}
+    for length in LENGTHS:
+        answers = build_answers(length, stems, crude)
+        guesses = build_guesses(length, answers)
+        files[f"answers-{length}.txt"] = "".join(w + "\n" for w in answers)
+        files[f"guesses-{length}.txt"] = "".join(w + "\n" for w in guesses)
+    return files
+
+
+def sha256_text(text: str) -> str:
+    """Hex sha256 of the UTF-8 encoding of ``text``."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def provenance(files: dict[str, str], versions: dict[str, str]) -> str:
+    """The PROVENANCE.md text describing how ``files`` were made."""
+    counts = "\n".join(
+        f"| `{name}` | {text.count(chr(10)):,} |" for name, text in sorted(files.items())
+    )
+    notice = Path(SCOWL_COPYRIGHT).read_text(encoding="utf-8", errors="replace")
+    return PROVENANCE_TEMPLATE.format(
+        scowl_notice=notice.rstrip(),
+        scowl=versions["scowl"],
+        wordfreq=versions["wordfreq"],
+        better_profanity=versions["better-profanity"],
+        counts=counts,
+        guess_levels=", ".join(f"{n} letters: {lvl}" for n, lvl in GUESS_MAX_LEVEL.items()),
+        answer_counts=", ".join(f"{n} letters: {c:,}" for n, c in ANSWER_COUNT.items()),
+        guess_blocklist=" ".join(sorted(GUESS_BLOCKLIST)),
+        guess_substrings=", ".join(f"`{p}`" for p in GUESS_BLOCK_SUBSTRINGS),
+        answer_blocklist=" ".join(sorted(ANSWER_EXTRA_BLOCKLIST)),
+        names=" ".join(sorted(NAME_DOMINATED)),
+        informal=" ".join(sorted(INFORMAL)),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT_DIR, help="output directory")
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    parser.add_argument("--allow-other-versions", action="store_true")
+    args = parser.parse_args(argv)
+
+    versions = source_versions()
+    if versions != EXPECTED_VERSIONS and not args.allow_other_versions:
+        print(f"source versions {versions} != pinned {EXPECTED_VERSIONS}", file=sys.stderr)
+        return 2
+    files = build_all()
+    files["PROVENANCE.md"] = provenance(files, versions)
+    files["SHA256SUMS"] = "".join(
+        f"{sha256_text(text)}  {name}\n" for name, text in sorted(files.items())
+    )
+    if args.check:
+        stale = [n for n, t in files.items() if not (args.out / n).is_file()
+                 or (args.out / n).read_text(encoding="utf-8") != t]
+        print("stale: " + ", ".join(stale) if stale else "all data files up to date")
+        return 1 if stale else 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (args.out / name).write_text(text, encoding="utf-8", newline="\n")
+        print(f"wrote {args.out / name} ({text.count(chr(10)):,} lines)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
