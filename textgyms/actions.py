@@ -20,10 +20,11 @@ adversarial text costs milliseconds. The parser never raises on agent text: it r
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal, Mapping, NamedTuple, Sequence
 
 __all__ = ["Param", "ToolSpec", "ToolCall", "ParseError", "parse", "parse_all", "tool_schemas"]
 
@@ -54,7 +55,7 @@ class ToolSpec:
     description: str
     params: tuple[Param, ...] = ()
 
-    @property
+    @functools.cached_property
     def main(self) -> Param | None:
         """The argument carried by the tag's content, if the tool takes any."""
         return self.params[0] if self.params else None
@@ -86,18 +87,22 @@ class ToolSpec:
         return f"<{self.name}>{self.main.name}</{self.name}>"
 
 
-@dataclass(frozen=True)
-class ToolCall:
-    """A parsed tool call: the tool name, its typed arguments and where it started in the text."""
+class ToolCall(NamedTuple):
+    """A parsed tool call: the tool name, its typed arguments and where it started in the text.
+
+    A NamedTuple rather than a dataclass: one is built on every env step.
+    """
 
     name: str
-    args: Mapping[str, Any] = field(default_factory=dict)
+    args: Mapping[str, Any] = {}
     form: Literal["tag", "json"] = "tag"
     start: int = 0
 
 
-@dataclass(frozen=True)
-class ParseError:
+_new_tuple = tuple.__new__  # builds a NamedTuple without its Python-level __new__
+
+
+class ParseError(NamedTuple):
     """Why an action could not be parsed; ``message`` is shown to the agent as feedback."""
 
     error: str  # "format" | "invalid" | "too_long"
@@ -122,6 +127,14 @@ def parse(
     text: str, tools: Sequence[ToolSpec], rule: Literal["last", "first"] = "last"
 ) -> ToolCall | ParseError:
     """Parse one tool call from ``text``; when several appear, ``rule`` picks one."""
+    entry = _TOOLSETS.get(id(tools))  # inlined _toolset/_simple_call: this runs every step
+    if entry is not None and entry[0] is tools and len(text) < 512:
+        by_name, _, simple_re = entry[1]
+        m = simple_re.fullmatch(text)
+        if m is not None:  # the whole action is one call of a one-string-argument tool
+            name = m.group(1).lower()
+            args = {by_name[name].params[0].name: m.group(2).strip()}
+            return _new_tuple(ToolCall, (name, args, "tag", m.start(1) - 1))
     calls = parse_all(text, tools)
     if isinstance(calls, ParseError):
         return calls
@@ -131,10 +144,15 @@ def parse(
 def parse_all(text: str, tools: Sequence[ToolSpec]) -> list[ToolCall] | ParseError:
     """Every tool call in ``text`` in order of appearance, or the first error that explains why
     there is none. A malformed call is reported only when no valid call is present."""
-    by_name = {t.name: t for t in tools}
-    tag_calls, tag_err = _tag_calls(text, by_name)
-    json_calls, json_err = _json_calls(text, by_name)
-    calls = sorted(tag_calls + json_calls, key=lambda c: c.start)
+    by_name, tag_re, simple_re = _toolset(tools)
+    simple = simple_re.fullmatch(text) if len(text) < 512 else None
+    if simple is not None:  # the whole action is one call of a one-string-argument tool
+        return [_simple_call(simple, by_name)]
+    tag_calls, tag_err = _tag_calls(text, by_name, tag_re)
+    json_calls, json_err = _json_calls(text, by_name) if '"name"' in text else ([], None)
+    calls = tag_calls + json_calls
+    if tag_calls and json_calls:
+        calls.sort(key=lambda c: c.start)
     if calls:
         return calls
     if tag_err or json_err:
@@ -142,23 +160,56 @@ def parse_all(text: str, tools: Sequence[ToolSpec]) -> list[ToolCall] | ParseErr
     return ParseError("format", f"No tool call found. {valid_forms(tools)}")
 
 
+def _simple_call(m: re.Match[str], by_name: Mapping[str, ToolSpec]) -> ToolCall:
+    """The call matched by a toolset's simple regex (same result as the full scan)."""
+    name = m.group(1).lower()
+    args = {by_name[name].params[0].name: m.group(2).strip()}
+    return _new_tuple(ToolCall, (name, args, "tag", m.start(1) - 1))
+
+
 # --- XML-style tags -------------------------------------------------------------------------
 
-_TAG = re.compile(r"<(/?)([A-Za-z_][\w-]{0,40})((?:\s+[^<>]{0,2000}?)?)\s*(/?)>")
 _ATTR = re.compile(r"""([A-Za-z_][\w-]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""")
 _FENCE = re.compile(r"^```[\w+.-]*[ \t]*\n(.*?)\n?```$", re.S)
+_Toolset = tuple[dict[str, ToolSpec], re.Pattern[str], re.Pattern[str]]
+_TOOLSETS: dict[int, tuple[Sequence[ToolSpec], _Toolset]] = {}
+_NEVER = re.compile(r"(?!)(x)(x)")
 
 
-def _tag_calls(text: str, tools: Mapping[str, ToolSpec]) -> tuple[list[ToolCall], str | None]:
+def _toolset(tools: Sequence[ToolSpec]) -> _Toolset:
+    """The tools by name and two regexes, built once per tool tuple.
+
+    The tag regex matches "<", an optional "/", a tool name ending at a space, "/" or ">",
+    then anything up to the next ">": no nested quantifiers, so no backtracking, and tags that
+    are not tools (``<think>``) are skipped inside the regex engine. The simple regex matches
+    an action that is exactly one call of a tool whose only argument is a string (the common
+    case in RL rollouts): it gives the same result as the full scan, several times faster.
+    """
+    entry = _TOOLSETS.get(id(tools))
+    if entry is None or entry[0] is not tools:  # ids are reused once an object is freed
+        names = "|".join(re.escape(t.name) for t in sorted(tools, key=lambda t: -len(t.name)))
+        tag_re = re.compile(rf"<(/?)({names})(?=[\s/>])([^<>]*)>", re.IGNORECASE)
+        simple = [re.escape(t.name) for t in tools
+                  if len(t.params) == 1 and t.params[0].type == "string" and t.params[0].enum is None]
+        simple_re = (re.compile(rf"\s*<({'|'.join(simple)})>([^<>`{{]*[^<>`{{\s][^<>`{{]*)</\1>\s*",
+                                re.IGNORECASE) if simple else _NEVER)
+        entry = (tools, ({t.name: t for t in tools}, tag_re, simple_re))
+        if len(_TOOLSETS) > 256:
+            _TOOLSETS.clear()
+        _TOOLSETS[id(tools)] = entry
+    return entry[1]
+
+
+def _tag_calls(text: str, tools: Mapping[str, ToolSpec],
+               tag_re: re.Pattern[str]) -> tuple[list[ToolCall], str | None]:
     """Pair open and close tags of known tools in one linear scan."""
     calls: list[ToolCall] = []
     error: str | None = None
     open_tag: tuple[str, int, int, str] | None = None  # name, start, content start, attrs
-    for m in _TAG.finditer(text):
-        closing, name, attrs, selfclose = m.group(1), m.group(2).lower(), m.group(3), m.group(4)
-        if name not in tools:
-            continue
-        if selfclose and not closing:
+    for m in tag_re.finditer(text):
+        closing, name, attrs = m.groups()
+        name = name.lower()
+        if not closing and attrs.endswith("/"):
             call = _make_call(tools[name], "", attrs, m.start())
             calls, error = _collect(calls, call, error)
         elif not closing:
@@ -185,15 +236,19 @@ def _collect(
 def _make_call(spec: ToolSpec, body: str, attrs: str, start: int) -> ToolCall | str:
     """Build a call from a tag's content and attributes, or return an error message."""
     raw: dict[str, Any] = {}
-    for a in _ATTR.finditer(attrs or ""):
-        raw[a.group(1)] = next(g for g in a.groups()[1:] if g is not None)
+    if attrs and attrs != "/":
+        for a in _ATTR.finditer(attrs):
+            raw[a.group(1)] = next(g for g in a.groups()[1:] if g is not None)
     body = body.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1)
-    if spec.main is not None and body:
-        raw[spec.main.name] = body
-    args = _typed_args(spec, raw, from_text=True)
+    if body.startswith("```"):
+        fenced = _FENCE.match(body)
+        body = fenced.group(1) if fenced else body
+    main = spec.main
+    if main is not None and body:
+        if not raw and main.type == "string" and len(spec.params) == 1:
+            return ToolCall(spec.name, {main.name: body}, "tag", start)  # the common case, fast
+        raw[main.name] = body
+    args = _typed_args(spec, raw)
     if isinstance(args, str):
         return args
     return ToolCall(spec.name, args, "tag", start)
@@ -242,7 +297,7 @@ def _json_call(obj: Any, tools: Mapping[str, ToolSpec], start: int) -> ToolCall 
             return f"The arguments of {name!r} are not valid JSON."
     if not isinstance(args, dict):
         return f"The arguments of {name!r} must be a JSON object."
-    typed = _typed_args(tools[name], args, from_text=False)
+    typed = _typed_args(tools[name], args)
     if isinstance(typed, str):
         return typed
     return ToolCall(name, typed, "json", start)
@@ -251,7 +306,7 @@ def _json_call(obj: Any, tools: Mapping[str, ToolSpec], start: int) -> ToolCall 
 # --- argument typing ------------------------------------------------------------------------
 
 
-def _typed_args(spec: ToolSpec, raw: Mapping[str, Any], from_text: bool) -> dict[str, Any] | str:
+def _typed_args(spec: ToolSpec, raw: Mapping[str, Any]) -> dict[str, Any] | str:
     """Check names, fill defaults and coerce types; return an error message on failure."""
     known = {p.name: p for p in spec.params}
     unknown = [k for k in raw if k not in known]
@@ -264,7 +319,7 @@ def _typed_args(spec: ToolSpec, raw: Mapping[str, Any], from_text: bool) -> dict
                 return f"{spec.name}: missing argument {p.name!r} (e.g. {spec.example()})."
             out[p.name] = p.default
             continue
-        value = _coerce(p, raw[p.name], from_text)
+        value = _coerce(p, raw[p.name])
         if isinstance(value, _Bad):
             return f"{spec.name}: argument {p.name!r} must be {p.type}, got {str(raw[p.name])[:40]!r}."
         if p.enum is not None and value not in p.enum:
@@ -277,7 +332,7 @@ class _Bad:
     """Marker for a value that could not be coerced."""
 
 
-def _coerce(p: Param, value: Any, from_text: bool) -> Any:
+def _coerce(p: Param, value: Any) -> Any:
     """Coerce ``value`` to ``p.type``; attribute values arrive as strings, and models often
     quote numbers in JSON too, so numeric strings are accepted in both forms."""
     try:

@@ -32,7 +32,7 @@ import json
 import math
 import string
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Mapping, Sequence
+from typing import Any, ClassVar, Literal, Mapping, NamedTuple, Sequence
 
 import gymnasium as gym
 import numpy as np
@@ -104,14 +104,21 @@ class Task:
         """The task's fields as a JSON-able dict."""
         return dataclasses.asdict(self)
 
-    @functools.cached_property
+    @property
     def task_id(self) -> str:
-        """A 16-hex-digit stable hash of the task, computed once per task.
+        """A 16-hex-digit stable hash of the task, computed once per task object.
 
-        The hash is over the dataclass ``repr``, which is deterministic across processes for
-        the JSON-able field types tasks are made of (no sets: their order varies by process).
+        The hash is over the class name and the ``repr`` of the field values, deterministic
+        across processes for the JSON-able field types tasks are made of (no sets: their
+        iteration order varies by process).
         """
-        return hashlib.blake2b(repr(self).encode(), digest_size=8).hexdigest()
+        cached = self.__dict__.get("_task_id")
+        if cached is None:
+            # __dict__ holds exactly the fields, in definition order, until the cache is added.
+            blob = f"{type(self).__name__}{tuple(self.__dict__.values())!r}".encode()
+            cached = hashlib.blake2b(blob, digest_size=8).hexdigest()
+            object.__setattr__(self, "_task_id", cached)  # frozen: not a field, just a cache
+        return cached
 
 
 @dataclass(frozen=True)
@@ -130,13 +137,13 @@ class Verdict:
             raise ValueError(f"Verdict.score must be a number in [0, 1], got {self.score!r}")
 
 
-@dataclass(frozen=True)
-class Turn:
+class Turn(NamedTuple):
     """What ``respond`` returns for one agent action.
 
     ``reward`` is the dense per-turn shaping (ignored in sparse mode). ``verdict`` is required
     when ``terminated``. ``error`` names an agent mistake ("format", "invalid", ...) and makes the
-    action count toward ``max_invalid``. ``info`` holds family-specific info keys.
+    action count toward ``max_invalid``. ``info`` holds family-specific info keys. (A NamedTuple:
+    one is built on every step, and a frozen dataclass costs several times more.)
     """
 
     observation: str
@@ -145,7 +152,7 @@ class Turn:
     verdict: Verdict | None = None
     error: str | None = None
     obs_kind: ObsKind = "tool"
-    info: Mapping[str, Any] = field(default_factory=dict)
+    info: Mapping[str, Any] = {}
 
 
 @dataclass
@@ -155,6 +162,7 @@ class _Episode:
     task: Task
     state: Any
     messages: list[dict[str, str]]
+    task_id: str = ""
     turn: int = 0
     invalid: int = 0
     paid: float = 0.0  # dense shaping paid so far
@@ -274,19 +282,14 @@ class TextEnv(gym.Env[str, str]):
             if self._bits is None:
                 self._bits = np.random.PCG64(0)
             self._np_random, self._np_random_seed = seeded_generator(seed, self._bits), seed
-        options = dict(options or {})
-        unknown = set(options) - {"task"}
-        if unknown:
-            raise ConfigError(f"unknown reset option(s) {sorted(unknown)}; the only option is 'task'")
-        task = options.get("task")
+        task = _task_option(options) if options else None
         if task is None:
             task = self.generate(self.np_random)
-        elif not isinstance(task, Task):
-            raise ConfigError(f"options['task'] must be a Task, got {type(task).__name__}")
         obs = self._clip(self.prompt(task))
-        self._ep = _Episode(task, self.init_state(task), [{"role": "user", "content": obs}])
+        self._ep = _Episode(task, self.init_state(task), [{"role": "user", "content": obs}],
+                            task.task_id)
         info = self._info(None, "prompt")
-        info[TOOLS] = tool_schemas(self.tools)  # fresh dicts: callers may mutate their info
+        info[TOOLS] = _schemas(type(self))
         return obs, info
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -294,7 +297,8 @@ class TextEnv(gym.Env[str, str]):
         ep = self._ep
         if ep is None or ep.done:
             raise ResetNeeded("step() called before reset() or after the episode ended; call reset()")
-        action = _as_text(action)
+        if type(action) is not str:
+            action = _as_text(action)
         ep.turn += 1
         if len(action) > self.max_action_chars:
             turn = Turn(
@@ -328,9 +332,14 @@ class TextEnv(gym.Env[str, str]):
         if truncated:
             verdict = self.final_verdict(ep.state)
             obs += f"\nTurn limit ({self.max_turns}) reached; the episode is over."
-        obs = self._clip(obs)
-        ep.messages += [{"role": "assistant", "content": action}, {"role": "user", "content": obs}]
-        info = self._info(turn.error, turn.obs_kind, turn.info)
+        if len(obs) > self.observation_space.max_length:
+            obs = self._clip(obs)
+        ep.messages += ({"role": "assistant", "content": action}, {"role": "user", "content": obs})
+        # The standard keys (see _info), built inline: this runs on every step.
+        info = {TASK_ID: ep.task_id, TURN: ep.turn, ERROR: turn.error, OBS_KIND: turn.obs_kind,
+                MESSAGES: list(ep.messages)}
+        if turn.info:
+            info.update(turn.info)
         if terminated or truncated:
             if verdict is None:
                 raise VerifierError(f"{type(self).__name__}.respond ended an episode without a Verdict")
@@ -358,12 +367,12 @@ class TextEnv(gym.Env[str, str]):
     def _info(self, error: str | None, kind: ObsKind, extra: Mapping[str, Any] = {}) -> dict:
         """The standard info keys of the current step, plus the family's ``extra`` keys."""
         ep = self._ep
-        assert ep is not None
-        info = {TASK_ID: ep.task.task_id, TURN: ep.turn, ERROR: error, OBS_KIND: kind,
+        info = {TASK_ID: ep.task_id, TURN: ep.turn, ERROR: error, OBS_KIND: kind,
                 # A new list each step, sharing the (never mutated) message dicts: copying them
                 # would make every step cost O(turns).
                 MESSAGES: list(ep.messages)}
-        info.update(extra)
+        if extra:
+            info.update(extra)
         return info
 
     def _clip(self, text: str) -> str:
@@ -373,6 +382,23 @@ class TextEnv(gym.Env[str, str]):
             return text
         marker = "\n[... truncated]"
         return text[: limit - len(marker)] + marker
+
+
+def _task_option(options: dict[str, Any]) -> Task | None:
+    """The task to replay from reset ``options``; anything else there is API misuse."""
+    unknown = set(options) - {"task"}
+    if unknown:
+        raise ConfigError(f"unknown reset option(s) {sorted(unknown)}; the only option is 'task'")
+    task = options.get("task")
+    if task is not None and not isinstance(task, Task):
+        raise ConfigError(f"options['task'] must be a Task, got {type(task).__name__}")
+    return task
+
+
+@functools.lru_cache(maxsize=None)
+def _schemas(cls: type[TextEnv]) -> list[dict[str, Any]]:
+    """The tool schemas of an env class, built once (shared: treat ``info["tools"]`` as read-only)."""
+    return tool_schemas(cls.tools)
 
 
 def seeded_generator(seed: int, bits: np.random.PCG64 | None = None) -> np.random.Generator:

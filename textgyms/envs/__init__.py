@@ -1,6 +1,10 @@
 """Every ``gymnasium.register`` call of textgyms, and nothing else.
 
-Entry points are strings, so an env's module is imported only when it is made.
+Entry points are strings, so an env's module is imported only when it is made. ``TextEnv``
+enforces reset-before-step itself (raising ``textgyms.errors.ResetNeeded``, a Gymnasium
+``ResetNeeded``) and the conformance suite runs ``check_env`` on every id, so the two wrappers
+``gym.make`` would add for that (order enforcing, passive checker) are left out: each costs a
+Python call on every step.
 """
 
 import gymnasium
@@ -9,4 +13,6 @@ gymnasium.register(
     id="textgyms/Wordle-v0",
     entry_point="textgyms.envs.wordle.env:WordleEnv",
     kwargs={},
+    order_enforce=False,
+    disable_env_checker=True,
 )

@@ -22,7 +22,7 @@ Family info keys: ``guesses`` (valid guesses made so far) and ``guesses_left``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -31,24 +31,54 @@ from textgyms.core import TextEnv, Turn, Verdict, check_choice
 from textgyms.envs.wordle import solver, words
 from textgyms.envs.wordle.generate import SPLITS, WordleTask, answer_pool, generate
 from textgyms.envs.wordle.rules import feedback, hard_mode_violation
-from textgyms.envs.wordle.verify import partial_credit, verify
+from textgyms.envs.wordle.verify import partial_credit, score_history
 
 GUESS = ToolSpec("guess", "Guess the secret word.", (Param("word", "string", "your guess"),))
 MARKS = {2: "G", 1: "Y", 0: "_"}
 EXAMPLE = {4: "lion", 5: "crane", 6: "planet", 7: "example"}
 
 
-@dataclass
 class WordleState:
-    """The task and the valid guesses played so far, with their feedback."""
+    """The task and the valid guesses played so far, with their feedback.
 
-    task: WordleTask
-    history: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
+    The board text and the letter sets are kept up to date by :meth:`add`, so rendering the
+    board after a guess costs one format instead of a pass over the whole game. (A slotted
+    class with a plain ``__init__``: one is built on every reset.)
+    """
+
+    __slots__ = ("task", "history", "grays", "found", "board")
+
+    def __init__(self, task: WordleTask) -> None:
+        self.task = task
+        self.history: list[tuple[str, tuple[int, ...]]] = []
+        self.grays: set[str] = set()
+        self.found: set[str] = set()
+        self.board = ""  # the lines so far, each ending in a newline
 
     @property
     def guesses(self) -> list[str]:
         """The valid guesses played so far."""
         return [g for g, _ in self.history]
+
+    def add(self, guess: str) -> str:
+        """Record a valid guess; return the board (see :func:`render_board`)."""
+        fb, line, found, grays = scored_line(guess, self.task.secret)
+        self.history.append((guess, fb))
+        self.board += f"{len(self.history)}. {line}\n"
+        self.found |= found
+        self.grays |= grays
+        return render_board(self)
+
+
+@lru_cache(maxsize=1 << 16)
+def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, frozenset[str], frozenset[str]]:
+    """The feedback of a guess, its board line (without its number), its found and its gray
+    letters. Cached as one entry: an env step needs all four."""
+    fb = feedback(guess, secret)
+    marks = " ".join([MARKS[m] for m in fb])
+    found = frozenset([ch for ch, m in zip(guess, fb) if m])
+    grays = frozenset([ch for ch, m in zip(guess, fb) if not m])
+    return fb, f"{' '.join(guess.upper())}   {marks}", found, grays
 
 
 class WordleEnv(TextEnv):
@@ -77,6 +107,7 @@ class WordleEnv(TextEnv):
         self.scale_by_guesses = check_choice("scale_by_guesses", scale_by_guesses, (False, True))
         turns = max_guesses + max_invalid if max_turns is None else max_turns
         super().__init__(max_turns=turns, max_invalid=max_invalid, max_obs_chars=4096, **kwargs)
+        self._valid = words.guesses(length)  # looked up on every step
 
     def generate(self, rng: np.random.Generator) -> WordleTask:
         """A secret drawn uniformly from the variant's answer pool."""
@@ -85,17 +116,7 @@ class WordleEnv(TextEnv):
 
     def prompt(self, task: WordleTask) -> str:
         """The rules of the variant and the action format."""
-        hard = ("Hard mode: every revealed hint must be used in later guesses (G letters stay in "
-                "place, Y letters must appear).\n" if task.hard_mode else "")
-        return (
-            f"Let's play Wordle. Guess the secret {task.length}-letter English word in at most "
-            f"{task.max_guesses} guesses. Each guess must be a valid {task.length}-letter word.\n"
-            "After each guess you get one mark per letter: G = right letter in the right place, "
-            "Y = the letter is in the word but elsewhere, _ = not in the word (or no more copies "
-            f"of it).\n{hard}Reply with your guess inside tags, e.g. <guess>{EXAMPLE[task.length]}</guess>, or"
-            " as a tool call {\"name\": \"guess\", \"arguments\": {\"word\": \"...\"}}. "
-            "You may think before answering; only the last guess in your reply counts."
-        )
+        return _prompt(task.length, task.max_guesses, task.hard_mode)
 
     def init_state(self, task: WordleTask) -> WordleState:
         return WordleState(task)
@@ -104,24 +125,29 @@ class WordleEnv(TextEnv):
         """Validate the guess, score it with the two-pass rule and report the board."""
         task = state.task
         call = parse(action, self.tools)
-        if isinstance(call, ParseError):
-            return Turn(call.message, error=call.error, obs_kind="feedback", info=self._extra(state))
+        if type(call) is ParseError:
+            return Turn(call.message, 0.0, False, None, call.error, "feedback", self._extra(state))
         word = str(call.args["word"]).strip().lower()
-        problem = self._invalid(state, word)
-        if problem:
-            return Turn(f"Invalid guess: {problem} It does not count as a guess.", error="invalid",
-                        obs_kind="feedback", info=self._extra(state))
+        # The common case (a listed word in normal mode) is decided here without a call.
+        if word not in self._valid or task.hard_mode:
+            problem = self._invalid(state, word)
+            if problem:
+                return Turn(f"Invalid guess: {problem} It does not count as a guess.", 0.0,
+                            False, None, "invalid", "feedback", self._extra(state))
         dense = self.reward_mode == "dense"  # the potential is only worth computing then
-        before = partial_credit(task.secret, state.guesses) if dense else 0.0
-        state.history.append((word, feedback(word, task.secret)))
-        over = word == task.secret or len(state.history) >= task.max_guesses
+        before = partial_credit(task.secret, state.history) if dense else 0.0
+        obs = state.add(word)
+        used = len(state.history)
+        over = word == task.secret or used >= task.max_guesses
         verdict = self.final_verdict(state) if over else None
-        obs = render_board(state) + (f"\n{verdict.feedback}" if verdict else "")
-        shaping = partial_credit(task.secret, state.guesses) - before if dense else 0.0
-        return Turn(obs, reward=shaping, terminated=over, verdict=verdict, info=self._extra(state))
+        if verdict is not None:
+            obs += f"\n{verdict.feedback}"
+        shaping = partial_credit(task.secret, state.history) - before if dense else 0.0
+        extra = {"guesses": used, "guesses_left": task.max_guesses - used}
+        return Turn(obs, shaping, over, verdict, None, "tool", extra)
 
     def final_verdict(self, state: WordleState) -> Verdict:
-        return verify(state.task, state.guesses, scale_by_guesses=self.scale_by_guesses)
+        return score_history(state.task, state.history, scale_by_guesses=self.scale_by_guesses)
 
     def solve(self, task: WordleTask) -> list[str]:
         """The entropy solver's guesses for ``task``, as actions."""
@@ -145,7 +171,7 @@ class WordleEnv(TextEnv):
         shown = word[:40] + ("..." if len(word) > 40 else "")
         if len(word) != n or not word.isascii() or not word.isalpha():
             return f"{shown!r} is not a {n}-letter word (letters a-z only)."
-        if word not in words.guesses(n):
+        if word not in self._valid:
             return f"{word!r} is not in the word list."
         if state.task.hard_mode:
             return hard_mode_violation(word, state.history)
@@ -156,18 +182,28 @@ class WordleEnv(TextEnv):
         return {"guesses": used, "guesses_left": state.task.max_guesses - used}
 
 
+@lru_cache(maxsize=64)
+def _prompt(length: int, max_guesses: int, hard_mode: bool) -> str:
+    """The first observation: the rules of the variant and the action format."""
+    hard = ("Hard mode: every revealed hint must be used in later guesses (G letters stay in "
+            "place, Y letters must appear).\n" if hard_mode else "")
+    return (
+        f"Let's play Wordle. Guess the secret {length}-letter English word in at most "
+        f"{max_guesses} guesses. Each guess must be a valid {length}-letter word.\n"
+        "After each guess you get one mark per letter: G = right letter in the right place, "
+        "Y = the letter is in the word but elsewhere, _ = not in the word (or no more copies "
+        f"of it).\n{hard}Reply with your guess inside tags, e.g. <guess>{EXAMPLE[length]}</guess>,"
+        ' or as a tool call {"name": "guess", "arguments": {"word": "..."}}. '
+        "You may think before answering; only the last guess in your reply counts."
+    )
+
+
 def render_board(state: WordleState) -> str:
     """The board so far: one line per guess with its marks, and the guesses left."""
-    lines = []
-    for i, (guess, fb) in enumerate(state.history, 1):
-        marks = " ".join(MARKS[m] for m in fb)
-        lines.append(f"{i}. {' '.join(guess.upper())}   {marks}")
     left = state.task.max_guesses - len(state.history)
-    marked = [(c, m) for guess, fb in state.history for c, m in zip(guess, fb)]
     # A gray letter that is also green/yellow elsewhere is a repeated letter, not an absent one.
-    absent = sorted({c for c, m in marked if m == 0} - {c for c, m in marked if m})
-    tail = f"Letters not in the word: {' '.join(absent).upper() or '-'}. Guesses left: {left}."
-    return "\n".join(lines + [tail])
+    absent = " ".join(sorted(state.grays - state.found)).upper() or "-"
+    return f"{state.board}Letters not in the word: {absent}. Guesses left: {left}."
 
 
 __all__ = ["WordleEnv", "WordleState", "render_board", "answer_pool"]

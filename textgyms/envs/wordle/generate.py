@@ -57,5 +57,7 @@ def generate(
 ) -> WordleTask:
     """Draw a secret uniformly from the variant's answer pool using only ``rng``."""
     pool = answer_pool(length, vocab, split)
-    secret = pool[int(rng.integers(len(pool)))]
+    # floor(U * n) with a 53-bit uniform U: uniform to within 2**-40 for these pool sizes, and
+    # three times cheaper than rng.integers, which matters in a reset of a few microseconds.
+    secret = pool[int(rng.random() * len(pool))]
     return WordleTask(secret, length, max_guesses, hard_mode, vocab)

@@ -24,12 +24,20 @@ from textgyms.envs.wordle.rules import feedback
 GREEN_WEIGHT, LETTER_WEIGHT = 0.3, 0.2
 
 
-def progress(secret: str, guesses: Sequence[str]) -> tuple[float, float]:
+History = Sequence[tuple[str, Sequence[int]]]
+
+
+def history_of(secret: str, guesses: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
+    """Each guess of the secret's length with its feedback (other strings are ignored)."""
+    return [(g, feedback(g, secret)) for g in guesses if isinstance(g, str) and len(g) == len(secret)]
+
+
+def progress(secret: str, history: History) -> tuple[float, float]:
     """(greens, letters): fractions of the secret's positions and distinct letters revealed."""
     green_pos: set[int] = set()
     found: set[str] = set()
-    for guess in guesses:
-        for i, (ch, mark) in enumerate(zip(guess, feedback(guess, secret))):
+    for guess, marks in history:
+        for i, (ch, mark) in enumerate(zip(guess, marks)):
             if mark == 2:
                 green_pos.add(i)
             if mark:
@@ -37,17 +45,22 @@ def progress(secret: str, guesses: Sequence[str]) -> tuple[float, float]:
     return len(green_pos) / len(secret), len(found) / len(set(secret))
 
 
-def partial_credit(secret: str, guesses: Sequence[str]) -> float:
+def partial_credit(secret: str, history: History) -> float:
     """The unsolved-game score in [0, 0.5]; also the dense-reward potential."""
-    greens, letters = progress(secret, guesses)
+    greens, letters = progress(secret, history)
     return GREEN_WEIGHT * greens + LETTER_WEIGHT * letters
 
 
 def verify(task: WordleTask, guesses: Sequence[str], *, scale_by_guesses: bool = False) -> Verdict:
-    """Score the valid guesses of a game on ``task``. Total: never raises on a word list."""
-    guesses = [g for g in guesses if isinstance(g, str) and len(g) == task.length]
-    greens, letters = progress(task.secret, guesses)
-    solved = task.secret in guesses[: task.max_guesses]
+    """Score the guesses of a game on ``task``. Total: never raises on a list of strings."""
+    return score_history(task, history_of(task.secret, guesses), scale_by_guesses=scale_by_guesses)
+
+
+def score_history(task: WordleTask, history: History, *, scale_by_guesses: bool = False) -> Verdict:
+    """:func:`verify` for guesses whose feedback is already known (the env's own record)."""
+    guesses = [g for g, _ in history][: task.max_guesses]
+    greens, letters = progress(task.secret, history)
+    solved = task.secret in guesses
     n = guesses.index(task.secret) + 1 if solved else 0
     efficiency = 1 - (n - 1) / task.max_guesses if solved else 0.0
     if solved:
