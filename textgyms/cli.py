@@ -34,6 +34,14 @@ def env_kwargs_doc(env_id: str) -> str:
                      if p.kind is p.KEYWORD_ONLY and p.default is not p.empty)
 
 
+def env_summary(env_id: str) -> str:
+    """The first line of the env module's docstring, without a leading ``id``: prefix."""
+    doc = (inspect.getdoc(inspect.getmodule(env_class(env_id))) or "").splitlines()
+    first = doc[0] if doc else ""
+    prefix = f"``{env_id}``:"
+    return first[len(prefix):].strip() if first.startswith(prefix) else first
+
+
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
     """A rich table when rich is installed, else aligned plain text."""
     try:
@@ -57,8 +65,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     """Print every registered env."""
     rows = []
     for env_id in textgyms.env_ids():
-        doc = (inspect.getdoc(inspect.getmodule(env_class(env_id))) or "").splitlines()
-        rows.append((env_id, doc[0] if doc else "", env_kwargs_doc(env_id)))
+        rows.append((env_id, env_summary(env_id), env_kwargs_doc(env_id)))
     print_table("textgyms environments", ("id", "description", "kwargs"), rows)
     return 0
 

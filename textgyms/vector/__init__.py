@@ -1,0 +1,82 @@
+"""Vector environments: many text envs stepped as one batch (DESIGN.md §3).
+
+``make_vec(env_id, num_envs, backend=...)`` returns a :class:`VecEnv`. Every backend implements
+three private primitives -- ``_async_reset``, ``_send`` and ``_recv`` (plus ``_close``) -- and the
+base class writes the public ``async_reset``/``send``/``recv`` (validation and bookkeeping) and
+``reset``/``step`` once on top of them, in the shape PufferLib uses::
+
+    vec = textgyms.make_vec("textgyms/Wordle-v0", 64, backend="multiprocessing", group_size=8)
+    obs, infos = vec.reset(seed=0)
+    obs, rewards, terminated, truncated, infos = vec.step(actions)
+
+Seeding: ``reset(seed=s)`` seeds env ``i`` with ``s + g`` where ``g = i // group_size``; the
+``k``-th episode (``k >= 1``) of env ``i`` is always reset with ``s + g + k * num_groups``. The
+schedule lives next to each env (``_EnvRunner``), so groups stay aligned and the task sequence
+does not depend on timing or on the backend.
+
+Autoreset happens where the env lives (in-process or inside the worker), so a ``same_step``
+reset costs no extra round trip and serial and multiprocessing produce the very same infos.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from textgyms.errors import BackendError, ConfigError
+from textgyms.vector.base import (
+    AUTORESET_MODES,  # noqa: F401  (re-exported: the valid modes)
+    Batch,
+    VecEnv,
+    _check_config,
+)
+from textgyms.vector.multiprocessing import MultiprocessingVecEnv
+from textgyms.vector.serial import SerialVecEnv
+
+__all__ = ["Batch", "MultiprocessingVecEnv", "SerialVecEnv", "VecEnv", "make_vec"]
+
+# ----------------------------------------------------------------------------------------------
+# Entry point.
+
+
+def _make_serial(env_id: str, num_envs: int, *, num_workers: int | None, context: str | None,
+                 **kwargs: Any) -> VecEnv:
+    if num_workers not in (None, 1) or context is not None:
+        raise ConfigError("num_workers and context apply to backend='multiprocessing' (and "
+                          "'ray'); backend='serial' runs every env in this process")
+    return SerialVecEnv(env_id, num_envs, **kwargs)
+
+
+def _make_ray(env_id: str, num_envs: int, **kwargs: Any) -> VecEnv:
+    raise BackendError("backend='ray' is not available yet in this version of textgyms; "
+                       "it will need `pip install ray` (textgyms[ray]). Use backend="
+                       "'multiprocessing' on one machine.")
+
+
+# A backend is a factory taking make_vec's arguments; a new one only has to be listed here.
+_BACKENDS: dict[str, Callable[..., VecEnv]] = {
+    "serial": _make_serial,
+    "multiprocessing": MultiprocessingVecEnv,
+    "ray": _make_ray,
+}
+
+
+def make_vec(env_id: str, num_envs: int, *, backend: str = "serial", group_size: int = 1,
+             autoreset: str = "same_step", num_workers: int | None = None,
+             batch_size: int | None = None, context: str | None = None,
+             **env_kwargs: Any) -> VecEnv:
+    """Make a vector of ``num_envs`` envs ``gymnasium.make(env_id, **env_kwargs)``.
+
+    ``backend``: ``"serial"`` (in-process), ``"multiprocessing"`` (worker processes; see
+    :class:`MultiprocessingVecEnv` for ``num_workers``, ``batch_size`` and ``context``) or
+    ``"ray"``. ``group_size=G``: the G consecutive envs of a group play the same tasks (GRPO).
+    ``autoreset``: ``"same_step"`` (default), ``"next_step"`` or ``"disabled"``.
+    Every other keyword goes to the env (so an env kwarg cannot share a name with the ones
+    above). Bad settings raise :class:`~textgyms.errors.ConfigError` at once.
+    """
+    if backend not in _BACKENDS:
+        raise ConfigError(f"unknown backend {backend!r}; choose one of: {', '.join(_BACKENDS)}")
+    _check_config(num_envs, group_size, autoreset, batch_size)
+    return _BACKENDS[backend](env_id, num_envs, group_size=group_size, autoreset=autoreset,
+                              num_workers=num_workers, batch_size=batch_size, context=context,
+                              env_kwargs=env_kwargs)
