@@ -6,6 +6,8 @@ import pickle
 
 import gymnasium as gym
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import textgyms  # noqa: F401
 from textgyms.envs.wordle.env import render_board
@@ -157,4 +159,36 @@ def test_board_rendering_golden():
         "1. S W E E T   _ _ Y Y _\n"
         "2. E E R I E   G G G G G\n"
         "Letters not in the word: S T W. Guesses left: 4."
+    )
+
+
+words5 = st.sampled_from(sorted(answer_pool(5, "common", "all"))[:400])
+
+
+@settings(max_examples=200, deadline=None)
+@given(secret=words5, guesses=st.lists(words5, max_size=8))
+def test_verifier_properties(secret, guesses):
+    task = WordleTask(secret)
+    verdict = verify(task, guesses)
+    assert 0.0 <= verdict.score <= 1.0
+    assert verdict.solved == (secret in guesses[:6])
+    if not verdict.solved:
+        assert verdict.score <= 0.5
+        # Partial credit never shrinks as more guesses are played.
+        assert verify(task, guesses[:-1]).score <= verdict.score or not guesses
+    assert set(verdict.parts) == {"solved", "greens", "letters", "efficiency"}
+
+
+def test_prompt_golden():
+    obs, _ = gym.make(ID, hard_mode=True).reset(seed=0)
+    assert obs == (
+        "Let's play Wordle. Guess the secret 5-letter English word in at most 6 guesses. "
+        "Each guess must be a valid 5-letter word.\n"
+        "After each guess you get one mark per letter: G = right letter in the right place, "
+        "Y = the letter is in the word but elsewhere, _ = not in the word (or no more copies of it).\n"
+        "Hard mode: every revealed hint must be used in later guesses (G letters stay in place, "
+        "Y letters must appear).\n"
+        "Reply with your guess inside tags, e.g. <guess>crane</guess>, or as a tool call "
+        '{"name": "guess", "arguments": {"word": "..."}}. You may think before answering; only '
+        "the last guess in your reply counts."
     )

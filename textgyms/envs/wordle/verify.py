@@ -58,7 +58,8 @@ def verify(task: WordleTask, guesses: Sequence[str], *, scale_by_guesses: bool =
 
 def score_history(task: WordleTask, history: History, *, scale_by_guesses: bool = False) -> Verdict:
     """:func:`verify` for guesses whose feedback is already known (the env's own record)."""
-    guesses = [g for g, _ in history][: task.max_guesses]
+    history = history[: task.max_guesses]  # guesses past the limit never count
+    guesses = [g for g, _ in history]
     greens, letters = progress(task.secret, history)
     solved = task.secret in guesses
     n = guesses.index(task.secret) + 1 if solved else 0
