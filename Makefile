@@ -19,8 +19,9 @@ demo: $(STAMP)
 	$(PY) -m textgyms.cli eval --policy oracle --envs textgyms/Wordle-v0 --episodes 200 --out runs/demo-oracle
 	$(PY) -m textgyms.cli eval --policy random --envs textgyms/Wordle-v0 --episodes 200 --out runs/demo-random
 
-## test: the whole suite on 2 CPU cores (no GPU, no network)
+## test: lint, then the whole suite on 2 CPU cores (no GPU, no network)
 test: $(STAMP)
+	$(VENV)/bin/ruff check textgyms tests benchmarks scripts
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 ## bench: side-by-side benchmarks against peers; writes benchmarks/results/
@@ -28,7 +29,7 @@ bench: $(STAMP)
 	bash benchmarks/run.sh
 
 lint: $(STAMP)
-	$(PY) -m pip install -q ruff && $(VENV)/bin/ruff check textgyms tests
+	$(VENV)/bin/ruff check textgyms tests benchmarks scripts
 
 clean:
 	rm -rf $(VENV) .venv-bench runs .pytest_cache

@@ -595,7 +595,10 @@ def metric(results: dict[str, Any], lib: str, key: str) -> float | None:
 
 def compute_ratios(results: dict[str, Any], vector: dict[str, Any]) -> dict[str, float | None]:
     """Speed ratios of textgyms over each peer (and the vector overhead)."""
-    m = lambda lib, key: metric(results, lib, key)
+
+    def m(lib: str, key: str) -> float | None:
+        return metric(results, lib, key)
+
     return {
         "steps_vs_textarena": ratio(
             m("textgyms", "steps_per_cpu_s"), m("textarena", "steps_per_cpu_s")

@@ -65,8 +65,17 @@ STEM_MAX_LEVEL = 70
 # containing an unambiguous substring go with all their forms ("-ed", "-ing", ...);
 # short ambiguous ones go as exact words plus "-s"/"-es" plurals.
 GUESS_BLOCK_SUBSTRINGS = (
-    "fuck", "cunt", "nigger", "nigga", "shit", "fagg", "wetback", "raghead",
-    "towelhead", "redskin", "tranny",
+    "fuck",
+    "cunt",
+    "nigger",
+    "nigga",
+    "shit",
+    "fagg",
+    "wetback",
+    "raghead",
+    "towelhead",
+    "redskin",
+    "tranny",
 )
 GUESS_BLOCKLIST = _wordset(
     """
@@ -209,7 +218,6 @@ the package verifies it when it first loads a list.
 {scowl_notice}
 ```
 """
-
 
 
 def read_scowl(categories: tuple[str, ...], max_level: int) -> set[str]:
@@ -389,8 +397,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{sha256_text(text)}  {name}\n" for name, text in sorted(files.items())
     )
     if args.check:
-        stale = [n for n, t in files.items() if not (args.out / n).is_file()
-                 or (args.out / n).read_text(encoding="utf-8") != t]
+        stale = [
+            n
+            for n, t in files.items()
+            if not (args.out / n).is_file() or (args.out / n).read_text(encoding="utf-8") != t
+        ]
         print("stale: " + ", ".join(stale) if stale else "all data files up to date")
         return 1 if stale else 0
     args.out.mkdir(parents=True, exist_ok=True)

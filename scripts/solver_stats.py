@@ -26,13 +26,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run from a ch
 from textgyms.envs.wordle import solver, words
 
 
-def play_all(length: int, vocab: str, hard: bool, secrets: list[str], max_guesses: int) -> list[int]:
+def play_all(
+    length: int, vocab: str, hard: bool, secrets: list[str], max_guesses: int
+) -> list[int]:
     """Guess counts of honest games; ``max_guesses + 1`` marks a game not solved."""
     counts = []
     desc = f"{length} {vocab:6} {'hard' if hard else 'normal'}"
     for secret in tqdm(secrets, desc=desc, leave=False, mininterval=1.0):
-        plan = solver.solve(secret, length=length, vocab=vocab, hard_mode=hard,
-                            max_guesses=max_guesses, oracle=False)
+        plan = solver.solve(
+            secret,
+            length=length,
+            vocab=vocab,
+            hard_mode=hard,
+            max_guesses=max_guesses,
+            oracle=False,
+        )
         counts.append(len(plan) if plan[-1] == secret else max_guesses + 1)
     return counts
 
@@ -53,7 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lengths", type=int, nargs="+", default=list(words.LENGTHS))
     parser.add_argument("--vocabs", nargs="+", default=list(words.VOCABS))
-    parser.add_argument("--modes", nargs="+", choices=("normal", "hard"), default=["normal", "hard"])
+    parser.add_argument(
+        "--modes", nargs="+", choices=("normal", "hard"), default=["normal", "hard"]
+    )
     parser.add_argument("--sample", type=int, default=0, help="play N seeded secrets per row")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--max-guesses", type=int, default=6)
@@ -68,7 +78,9 @@ def main(argv: list[str] | None = None) -> int:
             secrets = list(words.answers(length, vocab))
             if args.sample and args.sample < len(secrets):
                 rng = np.random.default_rng(args.seed)
-                secrets = [secrets[i] for i in sorted(rng.choice(len(secrets), args.sample, replace=False))]
+                secrets = [
+                    secrets[i] for i in sorted(rng.choice(len(secrets), args.sample, replace=False))
+                ]
             for mode in args.modes:
                 counts = play_all(length, vocab, mode == "hard", secrets, args.max_guesses)
                 rows.append(table_row(length, vocab, mode == "hard", counts, args.max_guesses))
@@ -77,8 +89,11 @@ def main(argv: list[str] | None = None) -> int:
             solver.pattern_matrix.cache_clear()
             solver._choose.cache_clear()
     print("\n".join(rows))
-    print(f"\n({time.perf_counter() - started:.0f} s; openings: "
-          + ", ".join(f"{n}={solver.opening_guess(n)}" for n in args.lengths) + ")")
+    print(
+        f"\n({time.perf_counter() - started:.0f} s; openings: "
+        + ", ".join(f"{n}={solver.opening_guess(n)}" for n in args.lengths)
+        + ")"
+    )
     return 0
 
 

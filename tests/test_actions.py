@@ -8,8 +8,14 @@ from hypothesis import strategies as st
 
 from textgyms.actions import Param, ParseError, ToolCall, ToolSpec, parse, parse_all, tool_schemas
 
-SEARCH = ToolSpec("search", "Search the web.", (Param("query"), Param("page", "integer", required=False, default=1)))
-OPEN = ToolSpec("open", "Open a URL.", (Param("target"), Param("line", "integer", required=False, default=0)))
+SEARCH = ToolSpec(
+    "search",
+    "Search the web.",
+    (Param("query"), Param("page", "integer", required=False, default=1)),
+)
+OPEN = ToolSpec(
+    "open", "Open a URL.", (Param("target"), Param("line", "integer", required=False, default=0))
+)
 BACK = ToolSpec("back", "Go back.")
 RUN = ToolSpec("run", "Run code.", (Param("code"),))
 TOOLS = (SEARCH, OPEN, BACK, RUN)
@@ -77,7 +83,11 @@ def test_schemas_are_openai_function_format():
     assert schema["type"] == "function"
     fn = schema["function"]
     assert fn["name"] == "search" and fn["parameters"]["required"] == ["query"]
-    assert fn["parameters"]["properties"]["page"] == {"type": "integer", "description": "", "default": 1}
+    assert fn["parameters"]["properties"]["page"] == {
+        "type": "integer",
+        "description": "",
+        "default": 1,
+    }
     json.dumps(schema)
 
 
@@ -97,7 +107,11 @@ def test_never_raises_on_any_text(text):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(alphabet=st.characters(blacklist_characters="<>"), min_size=1, max_size=80).filter(str.strip))
+@given(
+    st.text(alphabet=st.characters(blacklist_characters="<>"), min_size=1, max_size=80).filter(
+        str.strip
+    )
+)
 def test_tag_and_json_forms_agree(query):
     by_tag = parse(f"<search>{query}</search>", TOOLS)
     by_json = parse(json.dumps({"name": "search", "arguments": {"query": query.strip()}}), TOOLS)

@@ -20,16 +20,33 @@ def test_list_shows_ids_and_kwargs(capsys):
 
 def test_play_in_a_terminal():
     words = "crane\n<guess>zzzzz</guess>\n"
-    proc = subprocess.run([sys.executable, "-m", "textgyms.cli", "play", ID, "--seed", "3"],
-                          input=words, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "textgyms.cli", "play", ID, "--seed", "3"],
+        input=words,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0
     assert "1. C R A N E" in proc.stdout and "not in the word list" in proc.stdout
 
 
 def test_eval_writes_results_and_metadata_and_resumes(tmp_path, capsys):
     out = tmp_path / "run"
-    args = ["eval", "--policy", "oracle", "--envs", ID, "--episodes", "6", "--concurrency", "4",
-            "--out", str(out), "--quiet"]
+    args = [
+        "eval",
+        "--policy",
+        "oracle",
+        "--envs",
+        ID,
+        "--episodes",
+        "6",
+        "--concurrency",
+        "4",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
     assert main(args) == 0
     rows = load_results(out)
     assert sorted(r["episode"] for r in rows) == list(range(6))
@@ -49,9 +66,25 @@ def test_eval_writes_results_and_metadata_and_resumes(tmp_path, capsys):
 
 def test_eval_is_deterministic_and_random_baseline_is_weaker(tmp_path):
     def run(name, policy):
-        main(["eval", "--policy", policy, "--envs", ID, "--episodes", "12", "--seed", "5",
-              "--out", str(tmp_path / name), "--quiet"])
-        return sorted((r["episode"], r["actions"], r["score"]) for r in load_results(tmp_path / name))
+        main(
+            [
+                "eval",
+                "--policy",
+                policy,
+                "--envs",
+                ID,
+                "--episodes",
+                "12",
+                "--seed",
+                "5",
+                "--out",
+                str(tmp_path / name),
+                "--quiet",
+            ]
+        )
+        return sorted(
+            (r["episode"], r["actions"], r["score"]) for r in load_results(tmp_path / name)
+        )
 
     assert run("r1", "random") == run("r2", "random")
     assert sum(s for *_, s in run("r1", "random")) < sum(s for *_, s in run("o", "oracle"))
@@ -59,16 +92,29 @@ def test_eval_is_deterministic_and_random_baseline_is_weaker(tmp_path):
 
 def test_eval_refuses_to_mix_runs(tmp_path, capsys):
     out = str(tmp_path / "run")
-    assert main(["eval", "--policy", "oracle", "--envs", ID, "--episodes", "1", "--out", out, "--quiet"]) == 0
-    assert main(["eval", "--policy", "random", "--envs", ID, "--episodes", "1", "--out", out, "--quiet"]) == 2
+    assert (
+        main(
+            ["eval", "--policy", "oracle", "--envs", ID, "--episodes", "1", "--out", out, "--quiet"]
+        )
+        == 0
+    )
+    assert (
+        main(
+            ["eval", "--policy", "random", "--envs", ID, "--episodes", "1", "--out", out, "--quiet"]
+        )
+        == 2
+    )
     assert "different policy" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["eval", "--policy", "gpt", "--out", "x"], "unknown policy 'gpt'"),
-    (["eval", "--policy", "oracle", "--envs", "textgyms/Nope-v0", "--out", "x"], "unknown env"),
-    (["play", ID, "--kwargs", '{"length": 9}'], "choose one of: 4, 5, 6, 7"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["eval", "--policy", "gpt", "--out", "x"], "unknown policy 'gpt'"),
+        (["eval", "--policy", "oracle", "--envs", "textgyms/Nope-v0", "--out", "x"], "unknown env"),
+        (["play", ID, "--kwargs", '{"length": 9}'], "choose one of: 4, 5, 6, 7"),
+    ],
+)
 def test_errors_are_one_line_messages(argv, needle, capsys):
     assert main(argv) == 2
     assert needle in capsys.readouterr().err

@@ -46,10 +46,21 @@ def oracle_episode(env: gym.Env, seed: int):
 
 def junk_actions(prompt: str) -> list[str]:
     return [
-        "", " ", "\x00\x01\x02" * 10, "🦄 ünïcödé ☃ 中文 " * 50, "x" * 1_000_000,
-        bytes(range(256)).decode("latin-1"), prompt, "<guess>", "</answer><answer>",
-        "<<<>>>", '{"name": ', '{"name": "nope", "arguments": {}}', "[1, 2, {",
-        '{"name": 5, "arguments": null}', "<search><open></search></open>",
+        "",
+        " ",
+        "\x00\x01\x02" * 10,
+        "🦄 ünïcödé ☃ 中文 " * 50,
+        "x" * 1_000_000,
+        bytes(range(256)).decode("latin-1"),
+        prompt,
+        "<guess>",
+        "</answer><answer>",
+        "<<<>>>",
+        '{"name": ',
+        '{"name": "nope", "arguments": {}}',
+        "[1, 2, {",
+        '{"name": 5, "arguments": null}',
+        "<search><open></search></open>",
     ]
 
 
@@ -81,7 +92,11 @@ def test_make_with_prefix_works_without_import(env_id):
 def test_reset_info_has_standard_keys_and_tools(env_id):
     obs, info = make(env_id).reset(seed=0)
     assert isinstance(obs, str) and obs
-    assert {"task_id", "turn", "error", "messages", "obs_kind"} <= set(info) <= set(INFO_KEYS) | set(info)
+    assert (
+        {"task_id", "turn", "error", "messages", "obs_kind"}
+        <= set(info)
+        <= set(INFO_KEYS) | set(info)
+    )
     assert info["turn"] == 0 and info["obs_kind"] == "prompt"
     assert info["messages"] == [{"role": "user", "content": obs}]
     for tool in info[TOOLS]:
@@ -211,8 +226,15 @@ def test_serial_and_multiprocessing_batches_match(env_id):
             trace = [(obs, infos)]
             for actions in steps:
                 b = vec.step(actions)
-                trace.append((b.observations, b.rewards.tolist(), b.terminated.tolist(),
-                              b.truncated.tolist(), b.infos))
+                trace.append(
+                    (
+                        b.observations,
+                        b.rewards.tolist(),
+                        b.terminated.tolist(),
+                        b.truncated.tolist(),
+                        b.infos,
+                    )
+                )
             results.append(trace)
     assert results[0] == results[1]
     first_infos = results[0][0][1]

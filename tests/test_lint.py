@@ -17,7 +17,11 @@ def global_rng_uses(tree: ast.AST) -> list[str]:
     found = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+            )
             found += [f"import {n}" for n in names if n == "random"]
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute):
             inner = node.value
@@ -34,7 +38,11 @@ def test_no_global_rng(path):
 
 def test_the_rule_catches_offenders():
     bad = "import random\nimport numpy as np\nnp.random.seed(0)\nx = np.random.randint(3)\nnp.random.default_rng(1)"
-    assert global_rng_uses(ast.parse(bad)) == ["import random", "np.random.seed", "np.random.randint"]
+    assert global_rng_uses(ast.parse(bad)) == [
+        "import random",
+        "np.random.seed",
+        "np.random.randint",
+    ]
 
 
 def test_import_has_no_side_effects():

@@ -66,8 +66,14 @@ def mixed_policy(env: gym.Env, i: int, t: int) -> str:
 def record(batch: Batch) -> tuple:
     """A batch as plain comparable values."""
     obs, rewards, terminated, truncated, infos = batch
-    return (obs, rewards.tolist(), terminated.tolist(), truncated.tolist(), infos,
-            batch.env_ids.tolist())
+    return (
+        obs,
+        rewards.tolist(),
+        terminated.tolist(),
+        truncated.tolist(),
+        infos,
+        batch.env_ids.tolist(),
+    )
 
 
 # -- backends agree ------------------------------------------------------------------------------
@@ -84,8 +90,9 @@ def test_serial_and_multiprocessing_give_identical_batches(autoreset: str) -> No
             all_actions.append(actions)
             serial_records.append(record(vec.step(actions)))
     mp_records = []
-    with make_vec(ENV, num_envs, backend="multiprocessing", group_size=2, autoreset=autoreset,
-                  num_workers=2) as vec:
+    with make_vec(
+        ENV, num_envs, backend="multiprocessing", group_size=2, autoreset=autoreset, num_workers=2
+    ) as vec:
         mp_records.append(vec.reset(seed=seed))
         for actions in all_actions:
             mp_records.append(record(vec.step(actions)))
@@ -129,7 +136,7 @@ def test_group_members_play_the_same_tasks_across_autoresets(backend: str) -> No
                     assert info["final_info"]["task_id"] == episodes[i][-1]
                     episodes[i].append(info["task_id"])
     for g in range(num_groups):
-        members = episodes[g * group_size:(g + 1) * group_size]
+        members = episodes[g * group_size : (g + 1) * group_size]
         shortest = min(len(m) for m in members)
         assert shortest >= 3 and max(len(m) for m in members) > shortest
         assert all(m[:shortest] == members[0][:shortest] for m in members)

@@ -123,7 +123,6 @@ def test_splits_are_disjoint_and_cover_the_answers():
 
 def _secret_in_child(seed, queue):
     import gymnasium as gym
-    import textgyms  # noqa: F401
 
     env = gym.make(ID)
     env.reset(seed=seed)

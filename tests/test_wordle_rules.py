@@ -48,8 +48,11 @@ def test_feedback_rejects_length_mismatch() -> None:
         feedback("cranes", "crane")
 
 
-@given(st.integers(min_value=1, max_value=8).flatmap(
-    lambda n: st.tuples(*(st.text(alphabet="abcxyz", min_size=n, max_size=n),) * 2)))
+@given(
+    st.integers(min_value=1, max_value=8).flatmap(
+        lambda n: st.tuples(*(st.text(alphabet="abcxyz", min_size=n, max_size=n),) * 2)
+    )
+)
 def test_feedback_length_and_marks(pair: tuple[str, str]) -> None:
     guess, secret = pair
     fb = feedback(guess, secret)
@@ -133,7 +136,9 @@ def test_hard_mode_counts_repeated_letters() -> None:
     history = [("eerie", feedback("eerie", "sweet"))]  # two yellow Es: the secret has 2+
     assert required_letters(history) == {"e": 2}
     assert hard_mode_violation("theme", history) is None
-    assert hard_mode_violation("those", history) == "hard mode: guess must contain E at least 2 times"
+    assert (
+        hard_mode_violation("those", history) == "hard mode: guess must contain E at least 2 times"
+    )
 
 
 def test_hard_mode_reports_first_green_position_across_history() -> None:

@@ -10,8 +10,26 @@ import pytest
 from textgyms.envs.wordle import solver, words
 from textgyms.envs.wordle.rules import feedback, hard_mode_violation, is_consistent, pattern_code
 
-TRICKY = ["speed", "abide", "eerie", "sweet", "llama", "hello", "sassy", "bless", "geese",
-          "these", "mamma", "maxim", "array", "rarer", "robot", "broth", "crane", "aaaaa"]
+TRICKY = [
+    "speed",
+    "abide",
+    "eerie",
+    "sweet",
+    "llama",
+    "hello",
+    "sassy",
+    "bless",
+    "geese",
+    "these",
+    "mamma",
+    "maxim",
+    "array",
+    "rarer",
+    "robot",
+    "broth",
+    "crane",
+    "aaaaa",
+]
 
 
 def _sample(length: int, n: int, seed: int) -> list[str]:

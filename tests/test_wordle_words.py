@@ -33,8 +33,10 @@ def data_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh_cache: None
     return copy
 
 
-@pytest.mark.parametrize("length, min_answers, min_guesses", [
-    (4, 1000, 4000), (5, 2000, 10000), (6, 1000, 8000), (7, 1000, 8000)])
+@pytest.mark.parametrize(
+    "length, min_answers, min_guesses",
+    [(4, 1000, 4000), (5, 2000, 10000), (6, 1000, 8000), (7, 1000, 8000)],
+)
 def test_sizes(length: int, min_answers: int, min_guesses: int) -> None:
     assert len(words.answers(length)) >= min_answers
     assert len(words.guesses(length)) >= min_guesses
@@ -76,7 +78,9 @@ def test_answers_avoid_plain_plurals_and_past_tenses() -> None:
         assert not [w for w in words.answers(length) if w[:-1] in shorter and w[-2:] == "ed"]
     for length in (6, 7):
         shorter = set(words.answers(length - 2))
-        assert not [w for w in words.answers(length) if w[:-2] in shorter and w[-2:] in ("ed", "es")]
+        assert not [
+            w for w in words.answers(length) if w[:-2] in shorter and w[-2:] in ("ed", "es")
+        ]
 
 
 def test_guesses_accept_obscure_real_words() -> None:

@@ -16,9 +16,11 @@ def test_chat_history_is_the_transcript():
     messages, info = env.reset(seed=0)
     assert [m["role"] for m in messages] == ["system", "user"]
     assert messages[1]["content"] == info["text"]
-    messages, *_ , info = env.step("<guess>crane</guess>")
+    messages, *_, info = env.step("<guess>crane</guess>")
     assert [m["role"] for m in messages] == ["system", "user", "assistant", "user"]
-    assert messages[2]["content"] == "<guess>crane</guess>" and messages[3]["content"] == info["text"]
+    assert (
+        messages[2]["content"] == "<guess>crane</guess>" and messages[3]["content"] == info["text"]
+    )
     assert env.observation_space.contains(messages)
 
 

@@ -15,8 +15,18 @@ from textgyms.errors import ConfigError, ResetNeeded, TextgymsError
 
 __version__ = "0.1.0"
 __all__ = [
-    "INFO_KEYS", "Task", "TextEnv", "TextSpace", "Turn", "Verdict", "ConfigError", "ResetNeeded",
-    "TextgymsError", "make_vec", "env_ids", "__version__",
+    "INFO_KEYS",
+    "Task",
+    "TextEnv",
+    "TextSpace",
+    "Turn",
+    "Verdict",
+    "ConfigError",
+    "ResetNeeded",
+    "TextgymsError",
+    "make_vec",
+    "env_ids",
+    "__version__",
 ]
 
 

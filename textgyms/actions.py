@@ -23,8 +23,9 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, NamedTuple, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
 
 __all__ = ["Param", "ToolSpec", "ToolCall", "ParseError", "parse", "parse_all", "tool_schemas"]
 
@@ -189,10 +190,18 @@ def _toolset(tools: Sequence[ToolSpec]) -> _Toolset:
     if entry is None or entry[0] is not tools:  # ids are reused once an object is freed
         names = "|".join(re.escape(t.name) for t in sorted(tools, key=lambda t: -len(t.name)))
         tag_re = re.compile(rf"<(/?)({names})(?=[\s/>])([^<>]*)>", re.IGNORECASE)
-        simple = [re.escape(t.name) for t in tools
-                  if len(t.params) == 1 and t.params[0].type == "string" and t.params[0].enum is None]
-        simple_re = (re.compile(rf"\s*<({'|'.join(simple)})>([^<>`{{]*[^<>`{{\s][^<>`{{]*)</\1>\s*",
-                                re.IGNORECASE) if simple else _NEVER)
+        simple = [
+            re.escape(t.name)
+            for t in tools
+            if len(t.params) == 1 and t.params[0].type == "string" and t.params[0].enum is None
+        ]
+        simple_re = (
+            re.compile(
+                rf"\s*<({'|'.join(simple)})>([^<>`{{]*[^<>`{{\s][^<>`{{]*)</\1>\s*", re.IGNORECASE
+            )
+            if simple
+            else _NEVER
+        )
         entry = (tools, ({t.name: t for t in tools}, tag_re, simple_re))
         if len(_TOOLSETS) > 256:
             _TOOLSETS.clear()
@@ -200,8 +209,9 @@ def _toolset(tools: Sequence[ToolSpec]) -> _Toolset:
     return entry[1]
 
 
-def _tag_calls(text: str, tools: Mapping[str, ToolSpec],
-               tag_re: re.Pattern[str]) -> tuple[list[ToolCall], str | None]:
+def _tag_calls(
+    text: str, tools: Mapping[str, ToolSpec], tag_re: re.Pattern[str]
+) -> tuple[list[ToolCall], str | None]:
     """Pair open and close tags of known tools in one linear scan."""
     calls: list[ToolCall] = []
     error: str | None = None
@@ -311,7 +321,8 @@ def _typed_args(spec: ToolSpec, raw: Mapping[str, Any]) -> dict[str, Any] | str:
     known = {p.name: p for p in spec.params}
     unknown = [k for k in raw if k not in known]
     if unknown:
-        return f"{spec.name}: unknown argument {unknown[0]!r}; arguments are: {', '.join(known) or 'none'}."
+        names = ", ".join(known) or "none"
+        return f"{spec.name}: unknown argument {unknown[0]!r}; arguments are: {names}."
     out: dict[str, Any] = {}
     for p in spec.params:
         if p.name not in raw:
@@ -321,7 +332,9 @@ def _typed_args(spec: ToolSpec, raw: Mapping[str, Any]) -> dict[str, Any] | str:
             continue
         value = _coerce(p, raw[p.name])
         if isinstance(value, _Bad):
-            return f"{spec.name}: argument {p.name!r} must be {p.type}, got {str(raw[p.name])[:40]!r}."
+            return (
+                f"{spec.name}: argument {p.name!r} must be {p.type}, got {str(raw[p.name])[:40]!r}."
+            )
         if p.enum is not None and value not in p.enum:
             return f"{spec.name}: argument {p.name!r} must be one of {list(p.enum)}."
         out[p.name] = value

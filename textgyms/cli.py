@@ -1,8 +1,8 @@
 """The ``textgyms`` command: ``list``, ``play`` and ``eval``.
 
-    textgyms list                                   # ids, descriptions and kwargs
-    textgyms play textgyms/Wordle-v0 --seed 3       # play in the terminal
-    textgyms eval --policy oracle --envs all --episodes 50 --out runs/oracle
+textgyms list                                   # ids, descriptions and kwargs
+textgyms play textgyms/Wordle-v0 --seed 3       # play in the terminal
+textgyms eval --policy oracle --envs all --episodes 50 --out runs/oracle
 """
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import argparse
 import inspect
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import gymnasium as gym
 
@@ -30,8 +31,11 @@ def env_class(env_id: str) -> type:
 def env_kwargs_doc(env_id: str) -> str:
     """``name=default`` for each keyword of the env's constructor."""
     params = inspect.signature(env_class(env_id).__init__).parameters.values()
-    return ", ".join(f"{p.name}={p.default!r}" for p in params
-                     if p.kind is p.KEYWORD_ONLY and p.default is not p.empty)
+    return ", ".join(
+        f"{p.name}={p.default!r}"
+        for p in params
+        if p.kind is p.KEYWORD_ONLY and p.default is not p.empty
+    )
 
 
 def env_summary(env_id: str) -> str:
@@ -39,7 +43,7 @@ def env_summary(env_id: str) -> str:
     doc = (inspect.getdoc(inspect.getmodule(env_class(env_id))) or "").splitlines()
     first = doc[0] if doc else ""
     prefix = f"``{env_id}``:"
-    return first[len(prefix):].strip() if first.startswith(prefix) else first
+    return first[len(prefix) :].strip() if first.startswith(prefix) else first
 
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
@@ -97,30 +101,55 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from textgyms.policies import make_policy
 
     policy = make_policy(args.policy, seed=args.seed)
-    agg = evaluate(policy, resolve_envs(args.envs), episodes=args.episodes, out=Path(args.out),
-                   split=args.split, seed=args.seed, concurrency=args.concurrency,
-                   env_kwargs=json.loads(args.kwargs), progress=not args.quiet)
-    rows = [(env_id, f"{a['score']:.3f} ± {a['score_ci95']:.3f}", f"{a['solve_rate']:.1%}",
-             f"{a['turns']:.2f}", f"{a['invalid']:.2f}", int(a["n"])) for env_id, a in agg.items()]
-    print_table(f"policy {args.policy} -> {args.out}",
-                ("env", "score (95% CI)", "solved", "turns", "invalid/ep", "episodes"), rows)
+    agg = evaluate(
+        policy,
+        resolve_envs(args.envs),
+        episodes=args.episodes,
+        out=Path(args.out),
+        split=args.split,
+        seed=args.seed,
+        concurrency=args.concurrency,
+        env_kwargs=json.loads(args.kwargs),
+        progress=not args.quiet,
+    )
+    rows = [
+        (
+            env_id,
+            f"{a['score']:.3f} ± {a['score_ci95']:.3f}",
+            f"{a['solve_rate']:.1%}",
+            f"{a['turns']:.2f}",
+            f"{a['invalid']:.2f}",
+            int(a["n"]),
+        )
+        for env_id, a in agg.items()
+    ]
+    print_table(
+        f"policy {args.policy} -> {args.out}",
+        ("env", "score (95% CI)", "solved", "turns", "invalid/ep", "episodes"),
+        rows,
+    )
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``textgyms`` command."""
-    p = argparse.ArgumentParser(prog="textgyms", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        prog="textgyms", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list environments, their descriptions and kwargs")
     play = sub.add_parser("play", help="play an environment in the terminal")
     play.add_argument("env_id", help="e.g. textgyms/Wordle-v0")
     play.add_argument("--seed", type=int, default=None, help="fix the task (default: random)")
-    play.add_argument("--kwargs", default="{}", help='env kwargs as JSON, e.g. \'{"hard_mode": true}\'')
+    play.add_argument(
+        "--kwargs", default="{}", help="env kwargs as JSON, e.g. '{\"hard_mode\": true}'"
+    )
     ev = sub.add_parser("eval", help="evaluate a policy; writes results.jsonl + metadata.json")
     ev.add_argument("--policy", required=True, help=f"one of: {', '.join(POLICY_SPECS)}")
     ev.add_argument("--envs", default="all", help="'all' or comma-separated ids")
-    ev.add_argument("--episodes", type=int, default=20, help="episodes per env (seeds seed..seed+N-1)")
+    ev.add_argument(
+        "--episodes", type=int, default=20, help="episodes per env (seeds seed..seed+N-1)"
+    )
     ev.add_argument("--split", default="test", help="task split (default: test)")
     ev.add_argument("--seed", type=int, default=0, help="seed of episode 0")
     ev.add_argument("--concurrency", type=int, default=8, help="episodes in flight per env")

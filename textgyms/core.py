@@ -28,11 +28,11 @@ import dataclasses
 import functools
 import hashlib
 import inspect
-import json
 import math
 import string
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Mapping, NamedTuple, Sequence
+from typing import Any, ClassVar, Literal, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -41,20 +41,34 @@ from textgyms.actions import ToolSpec, tool_schemas
 from textgyms.errors import ConfigError, ResetNeeded, VerifierError
 
 __all__ = [
-    "TextSpace", "Task", "Verdict", "Turn", "TextEnv", "INFO_KEYS", "check_choice",
-    "TASK_ID", "TURN", "SCORE", "SOLVED", "PARTS", "ERROR", "MESSAGES", "TOOLS", "OBS_KIND",
+    "TextSpace",
+    "Task",
+    "Verdict",
+    "Turn",
+    "TextEnv",
+    "INFO_KEYS",
+    "check_choice",
+    "TASK_ID",
+    "TURN",
+    "SCORE",
+    "SOLVED",
+    "PARTS",
+    "ERROR",
+    "MESSAGES",
+    "TOOLS",
+    "OBS_KIND",
 ]
 
 # The standard info keys, defined here only. Families add their own keys next to these and
 # document them in their module docstring.
-TASK_ID = "task_id"    # str: stable hash of the task (same seed -> same id, in any process)
-TURN = "turn"          # int: agent actions taken so far in this episode
-SCORE = "score"        # float in [0, 1]: the final score (only when the episode is over)
-SOLVED = "solved"      # bool: the task was solved (only when the episode is over)
-PARTS = "parts"        # dict[str, float]: named sub-scores of the final verdict
-ERROR = "error"        # str | None: the agent mistake of this step ("format", "invalid", ...)
+TASK_ID = "task_id"  # str: stable hash of the task (same seed -> same id, in any process)
+TURN = "turn"  # int: agent actions taken so far in this episode
+SCORE = "score"  # float in [0, 1]: the final score (only when the episode is over)
+SOLVED = "solved"  # bool: the task was solved (only when the episode is over)
+PARTS = "parts"  # dict[str, float]: named sub-scores of the final verdict
+ERROR = "error"  # str | None: the agent mistake of this step ("format", "invalid", ...)
 MESSAGES = "messages"  # list[{"role", "content"}]: the chat transcript so far
-TOOLS = "tools"        # list[dict]: the env's tools in OpenAI function format (on reset)
+TOOLS = "tools"  # list[dict]: the env's tools in OpenAI function format (on reset)
 OBS_KIND = "obs_kind"  # "prompt" | "tool" | "feedback"
 INFO_KEYS = (TASK_ID, TURN, SCORE, SOLVED, PARTS, ERROR, MESSAGES, TOOLS, OBS_KIND)
 
@@ -206,7 +220,9 @@ class TextEnv(gym.Env[str, str]):
         _check_positive_int("max_obs_chars", max_obs_chars)
         _check_positive_int("max_action_chars", max_action_chars)
         if not (isinstance(invalid_penalty, (int, float)) and 0 <= invalid_penalty < math.inf):
-            raise ConfigError(f"invalid_penalty must be a finite number >= 0, got {invalid_penalty!r}")
+            raise ConfigError(
+                f"invalid_penalty must be a finite number >= 0, got {invalid_penalty!r}"
+            )
         self.max_turns, self.max_invalid = max_turns, max_invalid
         self.invalid_penalty = float(invalid_penalty)
         self.max_action_chars = max_action_chars
@@ -286,8 +302,9 @@ class TextEnv(gym.Env[str, str]):
         if task is None:
             task = self.generate(self.np_random)
         obs = self._clip(self.prompt(task))
-        self._ep = _Episode(task, self.init_state(task), [{"role": "user", "content": obs}],
-                            task.task_id)
+        self._ep = _Episode(
+            task, self.init_state(task), [{"role": "user", "content": obs}], task.task_id
+        )
         info = self._info(None, "prompt")
         info[TOOLS] = _schemas(type(self))
         return obs, info
@@ -296,7 +313,9 @@ class TextEnv(gym.Env[str, str]):
         """One agent action. Never raises on agent text; raises ResetNeeded when misused."""
         ep = self._ep
         if ep is None or ep.done:
-            raise ResetNeeded("step() called before reset() or after the episode ended; call reset()")
+            raise ResetNeeded(
+                "step() called before reset() or after the episode ended; call reset()"
+            )
         if type(action) is not str:
             action = _as_text(action)
         ep.turn += 1
@@ -304,7 +323,8 @@ class TextEnv(gym.Env[str, str]):
             turn = Turn(
                 f"Your action is {len(action):,} characters long; the limit is "
                 f"{self.max_action_chars:,}. Nothing was done.",
-                error="too_long", obs_kind="feedback",
+                error="too_long",
+                obs_kind="feedback",
             )
         else:
             turn = self.respond(ep.state, action)
@@ -321,7 +341,9 @@ class TextEnv(gym.Env[str, str]):
         return "\n".join(lines) + "\n"
 
     # --- internals --------------------------------------------------------------------------
-    def _advance(self, ep: _Episode, action: str, turn: Turn) -> tuple[str, float, bool, bool, dict]:
+    def _advance(
+        self, ep: _Episode, action: str, turn: Turn
+    ) -> tuple[str, float, bool, bool, dict]:
         """Apply the invalid-action policy and the turn limit, then pay the reward."""
         ep.invalid += turn.error is not None
         terminated, verdict, obs = turn.terminated, turn.verdict, turn.observation
@@ -336,13 +358,20 @@ class TextEnv(gym.Env[str, str]):
             obs = self._clip(obs)
         ep.messages += ({"role": "assistant", "content": action}, {"role": "user", "content": obs})
         # The standard keys (see _info), built inline: this runs on every step.
-        info = {TASK_ID: ep.task_id, TURN: ep.turn, ERROR: turn.error, OBS_KIND: turn.obs_kind,
-                MESSAGES: list(ep.messages)}
+        info = {
+            TASK_ID: ep.task_id,
+            TURN: ep.turn,
+            ERROR: turn.error,
+            OBS_KIND: turn.obs_kind,
+            MESSAGES: list(ep.messages),
+        }
         if turn.info:
             info.update(turn.info)
         if terminated or truncated:
             if verdict is None:
-                raise VerifierError(f"{type(self).__name__}.respond ended an episode without a Verdict")
+                raise VerifierError(
+                    f"{type(self).__name__}.respond ended an episode without a Verdict"
+                )
             reward = self._finish(ep, verdict, info)
         elif self.reward_mode == "dense":
             reward = float(turn.reward)
@@ -357,8 +386,13 @@ class TextEnv(gym.Env[str, str]):
         """Close the episode and put the verdict in ``info``; return the final reward, which
         tops the dense shaping already paid up to the final score."""
         ep.done = True
-        info.update({SCORE: float(verdict.score), SOLVED: bool(verdict.solved),
-                     PARTS: {k: float(v) for k, v in verdict.parts.items()}})
+        info.update(
+            {
+                SCORE: float(verdict.score),
+                SOLVED: bool(verdict.solved),
+                PARTS: {k: float(v) for k, v in verdict.parts.items()},
+            }
+        )
         if info[ERROR] is None:
             info[ERROR] = verdict.error
         info["feedback"] = verdict.feedback
@@ -367,10 +401,15 @@ class TextEnv(gym.Env[str, str]):
     def _info(self, error: str | None, kind: ObsKind, extra: Mapping[str, Any] = {}) -> dict:
         """The standard info keys of the current step, plus the family's ``extra`` keys."""
         ep = self._ep
-        info = {TASK_ID: ep.task_id, TURN: ep.turn, ERROR: error, OBS_KIND: kind,
-                # A new list each step, sharing the (never mutated) message dicts: copying them
-                # would make every step cost O(turns).
-                MESSAGES: list(ep.messages)}
+        info = {
+            TASK_ID: ep.task_id,
+            TURN: ep.turn,
+            ERROR: error,
+            OBS_KIND: kind,
+            # A new list each step, sharing the (never mutated) message dicts: copying them
+            # would make every step cost O(turns).
+            MESSAGES: list(ep.messages),
+        }
         if extra:
             info.update(extra)
         return info
@@ -395,9 +434,10 @@ def _task_option(options: dict[str, Any]) -> Task | None:
     return task
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _schemas(cls: type[TextEnv]) -> list[dict[str, Any]]:
-    """The tool schemas of an env class, built once (shared: treat ``info["tools"]`` as read-only)."""
+    """The tool schemas of an env class, built once (shared: treat ``info["tools"]`` as
+    read-only)."""
     return tool_schemas(cls.tools)
 
 
@@ -412,11 +452,17 @@ def seeded_generator(seed: int, bits: np.random.PCG64 | None = None) -> np.rando
     """
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ConfigError(f"seed must be a non-negative int, got {seed!r}")
-    digest = hashlib.blake2b(int(seed).to_bytes(16, "little", signed=False), digest_size=32).digest()
+    digest = hashlib.blake2b(
+        int(seed).to_bytes(16, "little", signed=False), digest_size=32
+    ).digest()
     state, inc = int.from_bytes(digest[:16], "little"), int.from_bytes(digest[16:], "little") | 1
     bits = np.random.PCG64(0) if bits is None else bits
-    bits.state = {"bit_generator": "PCG64", "state": {"state": state, "inc": inc},
-                  "has_uint32": 0, "uinteger": 0}
+    bits.state = {
+        "bit_generator": "PCG64",
+        "state": {"state": state, "inc": inc},
+        "has_uint32": 0,
+        "uinteger": 0,
+    }
     return np.random.Generator(bits)
 
 
@@ -444,4 +490,6 @@ def _as_text(action: Any) -> str:
         return bytes(action).decode("utf-8", errors="replace")
     if isinstance(action, np.str_):
         return str(action)
-    raise TypeError(f"an action must be a str (the model's completion), got {type(action).__name__}")
+    raise TypeError(
+        f"an action must be a str (the model's completion), got {type(action).__name__}"
+    )

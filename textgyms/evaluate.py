@@ -22,16 +22,17 @@ import math
 import platform
 import re
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 
 import textgyms
-from textgyms.core import ERROR, SCORE, SOLVED, PARTS, TASK_ID
+from textgyms.core import ERROR, PARTS, SCORE, SOLVED, TASK_ID
 from textgyms.errors import ConfigError
 from textgyms.policies.base import Policy
 
@@ -61,7 +62,11 @@ def env_version(env_id: str) -> int:
 def resolve_envs(spec: str | Iterable[str]) -> list[str]:
     """``"all"`` or a comma-separated list of registered ids."""
     known = textgyms.env_ids()
-    ids = known if spec == "all" else ([s.strip() for s in spec.split(",")] if isinstance(spec, str) else list(spec))
+    ids = (
+        known
+        if spec == "all"
+        else ([s.strip() for s in spec.split(",")] if isinstance(spec, str) else list(spec))
+    )
     for env_id in ids:
         if env_id not in known:
             raise ConfigError(f"unknown env {env_id!r}; choose from: all, {', '.join(known)}")
@@ -99,7 +104,9 @@ def aggregate(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
         scores = np.array([r["score"] for r in mine], dtype=float)
         sem = scores.std(ddof=1) / math.sqrt(len(scores)) if len(scores) > 1 else 0.0
         out[env_id] = {
-            "n": len(mine), "score": float(scores.mean()), "score_ci95": float(1.96 * sem),
+            "n": len(mine),
+            "score": float(scores.mean()),
+            "score_ci95": float(1.96 * sem),
             "solve_rate": float(np.mean([r["solved"] for r in mine])),
             "turns": float(np.mean([r["turns"] for r in mine])),
             "invalid": float(np.mean([r["invalid"] for r in mine])),
@@ -142,19 +149,29 @@ def evaluate(
     return meta["aggregates"]
 
 
-def _play(policy: Policy, env_id: str, todo: list[int], seed: int, concurrency: int,
-          env_kwargs: dict[str, Any], meta: dict[str, Any]) -> Iterator[dict[str, Any]]:
+def _play(
+    policy: Policy,
+    env_id: str,
+    todo: list[int],
+    seed: int,
+    concurrency: int,
+    env_kwargs: dict[str, Any],
+    meta: dict[str, Any],
+) -> Iterator[dict[str, Any]]:
     """Yield one record per finished episode, keeping ``concurrency`` episodes in flight."""
     if not todo:
         return
     queue = list(reversed(todo))
     slots = [_Slot(gym.make(env_id, **env_kwargs)) for _ in range(min(concurrency, len(todo)))]
-    meta["envs"][env_id] = {"version": env_version(env_id),
-                            "data_sha256": slots[0].env.unwrapped.data_sha256()}
+    meta["envs"][env_id] = {
+        "version": env_version(env_id),
+        "data_sha256": slots[0].env.unwrapped.data_sha256(),
+    }
     active = [s for s in slots if _begin(s, queue, env_id, seed)]
     while active:
-        actions = policy.act([s.obs for s in active], [s.info for s in active],
-                             envs=[s.env for s in active])
+        actions = policy.act(
+            [s.obs for s in active], [s.info for s in active], envs=[s.env for s in active]
+        )
         for slot, action in zip(active, actions):
             if _advance(slot, action):
                 yield slot.record
@@ -171,9 +188,18 @@ def _begin(slot: _Slot, queue: list[int], env_id: str, seed: int) -> bool:
     slot.episode = queue.pop()
     slot.obs, slot.info = slot.env.reset(seed=seed + slot.episode)
     slot.t0 = time.perf_counter()
-    slot.record = {"env_id": env_id, "env_version": env_version(env_id), "episode": slot.episode,
-                   "seed": seed + slot.episode, "task_id": slot.info[TASK_ID], "actions": [],
-                   "observations": [slot.obs], "rewards": [], "invalid": 0, "tokens": None}
+    slot.record = {
+        "env_id": env_id,
+        "env_version": env_version(env_id),
+        "episode": slot.episode,
+        "seed": seed + slot.episode,
+        "task_id": slot.info[TASK_ID],
+        "actions": [],
+        "observations": [slot.obs],
+        "rewards": [],
+        "invalid": 0,
+        "tokens": None,
+    }
     return True
 
 
@@ -188,29 +214,54 @@ def _advance(slot: _Slot, action: str) -> bool:
     slot.obs, slot.info = obs, info
     if not (terminated or truncated):
         return False
-    rec.update({"return": float(sum(rec["rewards"])), "score": float(info[SCORE]),
-                "solved": bool(info[SOLVED]), "parts": info.get(PARTS, {}),
-                "turns": len(rec["actions"]), "truncated": bool(truncated),
-                "action_chars": sum(len(a) for a in rec["actions"]),
-                "wall_time": time.perf_counter() - slot.t0})
+    rec.update(
+        {
+            "return": float(sum(rec["rewards"])),
+            "score": float(info[SCORE]),
+            "solved": bool(info[SOLVED]),
+            "parts": info.get(PARTS, {}),
+            "turns": len(rec["actions"]),
+            "truncated": bool(truncated),
+            "action_chars": sum(len(a) for a in rec["actions"]),
+            "wall_time": time.perf_counter() - slot.t0,
+        }
+    )
     return True
 
 
-def _start_metadata(out: Path, policy: Policy, env_ids: list[str], episodes: int, split: str,
-                    seed: int, concurrency: int, env_kwargs: dict[str, Any]) -> dict[str, Any]:
+def _start_metadata(
+    out: Path,
+    policy: Policy,
+    env_ids: list[str],
+    episodes: int,
+    split: str,
+    seed: int,
+    concurrency: int,
+    env_kwargs: dict[str, Any],
+) -> dict[str, Any]:
     """Fresh metadata, or the previous run's after checking that resuming it is sound."""
     previous = out / METADATA
-    meta = {"textgyms_version": textgyms.__version__,
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "python": platform.python_version(), "policy": policy.spec(), "split": split,
-            "seed": seed, "episodes": episodes, "concurrency": concurrency,
-            "env_kwargs": env_kwargs, "envs": {}, "aggregates": {}}
+    meta = {
+        "textgyms_version": textgyms.__version__,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "python": platform.python_version(),
+        "policy": policy.spec(),
+        "split": split,
+        "seed": seed,
+        "episodes": episodes,
+        "concurrency": concurrency,
+        "env_kwargs": env_kwargs,
+        "envs": {},
+        "aggregates": {},
+    }
     if previous.exists():
         old = json.loads(previous.read_text())
         for key in ("policy", "split", "seed", "env_kwargs"):
             if old.get(key) != meta[key]:
-                raise ConfigError(f"{out} holds a run with a different {key} ({old.get(key)!r}); "
-                                  "choose another --out directory to start a new run")
+                raise ConfigError(
+                    f"{out} holds a run with a different {key} ({old.get(key)!r}); "
+                    "choose another --out directory to start a new run"
+                )
         meta["created"], meta["envs"] = old["created"], old.get("envs", {})
     previous.write_text(json.dumps(meta, indent=2))
     return meta

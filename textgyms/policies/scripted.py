@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, Sequence
+from collections.abc import Sequence
+from typing import Any, Literal
 
 import numpy as np
 
@@ -25,7 +26,9 @@ class ScriptedPolicy:
         """Run metadata."""
         return {"name": self.kind, "type": "scripted", "seed": self.seed}
 
-    def act(self, observations: Sequence[Any], infos: Sequence[dict[str, Any]], envs: Any = None) -> list[str]:
+    def act(
+        self, observations: Sequence[Any], infos: Sequence[dict[str, Any]], envs: Any = None
+    ) -> list[str]:
         """One action per env; ``envs`` is a list of Gymnasium envs or a textgyms VecEnv."""
         if envs is None:
             raise TypeError("ScriptedPolicy.act needs envs= (a list of envs or a VecEnv)")

@@ -39,18 +39,23 @@ __all__ = ["Batch", "MultiprocessingVecEnv", "SerialVecEnv", "VecEnv", "make_vec
 # Entry point.
 
 
-def _make_serial(env_id: str, num_envs: int, *, num_workers: int | None, context: str | None,
-                 **kwargs: Any) -> VecEnv:
+def _make_serial(
+    env_id: str, num_envs: int, *, num_workers: int | None, context: str | None, **kwargs: Any
+) -> VecEnv:
     if num_workers not in (None, 1) or context is not None:
-        raise ConfigError("num_workers and context apply to backend='multiprocessing' (and "
-                          "'ray'); backend='serial' runs every env in this process")
+        raise ConfigError(
+            "num_workers and context apply to backend='multiprocessing' (and "
+            "'ray'); backend='serial' runs every env in this process"
+        )
     return SerialVecEnv(env_id, num_envs, **kwargs)
 
 
 def _make_ray(env_id: str, num_envs: int, **kwargs: Any) -> VecEnv:
-    raise BackendError("backend='ray' is not available yet in this version of textgyms; "
-                       "it will need `pip install ray` (textgyms[ray]). Use backend="
-                       "'multiprocessing' on one machine.")
+    raise BackendError(
+        "backend='ray' is not available yet in this version of textgyms; "
+        "it will need `pip install ray` (textgyms[ray]). Use backend="
+        "'multiprocessing' on one machine."
+    )
 
 
 # A backend is a factory taking make_vec's arguments; a new one only has to be listed here.
@@ -61,10 +66,18 @@ _BACKENDS: dict[str, Callable[..., VecEnv]] = {
 }
 
 
-def make_vec(env_id: str, num_envs: int, *, backend: str = "serial", group_size: int = 1,
-             autoreset: str = "same_step", num_workers: int | None = None,
-             batch_size: int | None = None, context: str | None = None,
-             **env_kwargs: Any) -> VecEnv:
+def make_vec(
+    env_id: str,
+    num_envs: int,
+    *,
+    backend: str = "serial",
+    group_size: int = 1,
+    autoreset: str = "same_step",
+    num_workers: int | None = None,
+    batch_size: int | None = None,
+    context: str | None = None,
+    **env_kwargs: Any,
+) -> VecEnv:
     """Make a vector of ``num_envs`` envs ``gymnasium.make(env_id, **env_kwargs)``.
 
     ``backend``: ``"serial"`` (in-process), ``"multiprocessing"`` (worker processes; see
@@ -77,6 +90,13 @@ def make_vec(env_id: str, num_envs: int, *, backend: str = "serial", group_size:
     if backend not in _BACKENDS:
         raise ConfigError(f"unknown backend {backend!r}; choose one of: {', '.join(_BACKENDS)}")
     _check_config(num_envs, group_size, autoreset, batch_size)
-    return _BACKENDS[backend](env_id, num_envs, group_size=group_size, autoreset=autoreset,
-                              num_workers=num_workers, batch_size=batch_size, context=context,
-                              env_kwargs=env_kwargs)
+    return _BACKENDS[backend](
+        env_id,
+        num_envs,
+        group_size=group_size,
+        autoreset=autoreset,
+        num_workers=num_workers,
+        batch_size=batch_size,
+        context=context,
+        env_kwargs=env_kwargs,
+    )

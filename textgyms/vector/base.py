@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 AUTORESET_MODES = ("same_step", "next_step", "disabled")
 _SEED_BOUND = 2**31 - 1  # base seeds drawn for reset(seed=None) stay in int32 range
 
-# What one env (or one worker's slice of envs) sends back: obs, rewards, terminated, truncated, infos.
+# What one env (or one worker's slice of envs) sends back:
+# obs, rewards, terminated, truncated, infos.
 _Result = tuple[list[str], list[float], list[bool], list[bool], list[dict]]
 
 
@@ -57,8 +58,14 @@ def _make_batch(parts: Sequence[tuple[int, _Result]]) -> Batch:
             column += values
         ids += range(start, start + len(result[0]))
     obs, rewards, term, trunc, infos = columns
-    return Batch(obs, np.asarray(rewards, np.float32), np.asarray(term, np.bool_),
-                 np.asarray(trunc, np.bool_), infos, np.asarray(ids, np.int64))
+    return Batch(
+        obs,
+        np.asarray(rewards, np.float32),
+        np.asarray(term, np.bool_),
+        np.asarray(trunc, np.bool_),
+        infos,
+        np.asarray(ids, np.int64),
+    )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -108,8 +115,12 @@ class _EnvRunner:
         return obs, float(reward), bool(terminated), bool(truncated), info
 
 
-def _reset_runners(runners: Sequence[_EnvRunner], seeds: Sequence[int | None],
-                   options: dict | None, mask: Sequence[bool]) -> _Result:
+def _reset_runners(
+    runners: Sequence[_EnvRunner],
+    seeds: Sequence[int | None],
+    options: dict | None,
+    mask: Sequence[bool],
+) -> _Result:
     """Reset the masked runners; the others report their last observation and an empty info."""
     obs: list[str] = []
     infos: list[dict] = []
@@ -155,16 +166,20 @@ def _check_config(num_envs: int, group_size: int, autoreset: str, batch_size: in
     if num_envs % group_size:
         raise ConfigError(f"num_envs={num_envs} must be a multiple of group_size={group_size}")
     if autoreset not in AUTORESET_MODES:
-        raise ConfigError(f"unknown autoreset {autoreset!r}; choose one of: "
-                          + ", ".join(AUTORESET_MODES))
+        raise ConfigError(
+            f"unknown autoreset {autoreset!r}; choose one of: " + ", ".join(AUTORESET_MODES)
+        )
     if batch_size is None:
         return int(num_envs)
     if not isinstance(batch_size, (int, np.integer)) or not 1 <= batch_size <= num_envs:
-        raise ConfigError(f"batch_size must be None or an int in [1, num_envs={num_envs}], "
-                          f"got {batch_size!r}")
+        raise ConfigError(
+            f"batch_size must be None or an int in [1, num_envs={num_envs}], got {batch_size!r}"
+        )
     if batch_size < num_envs and autoreset == "disabled":
-        raise ConfigError("batch_size < num_envs needs an autoreset mode (same_step or next_step):"
-                          " with autoreset='disabled' a finished env would never come back")
+        raise ConfigError(
+            "batch_size < num_envs needs an autoreset mode (same_step or next_step):"
+            " with autoreset='disabled' a finished env would never come back"
+        )
     return int(batch_size)
 
 
@@ -183,9 +198,16 @@ class VecEnv(abc.ABC):
     single_observation_space: gym.Space
     single_action_space: gym.Space
 
-    def __init__(self, env_id: str, num_envs: int, *, group_size: int = 1,
-                 autoreset: str = "same_step", batch_size: int | None = None,
-                 env_kwargs: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        num_envs: int,
+        *,
+        group_size: int = 1,
+        autoreset: str = "same_step",
+        batch_size: int | None = None,
+        env_kwargs: dict[str, Any] | None = None,
+    ) -> None:
         self._closed = True  # until construction succeeds; keeps __del__/close safe
         self._broken: WorkerDiedError | None = None
         self.batch_size = _check_config(num_envs, group_size, autoreset, batch_size)
@@ -200,8 +222,7 @@ class VecEnv(abc.ABC):
 
     # -- the three primitives each backend implements -------------------------------------
     @abc.abstractmethod
-    def _async_reset(self, seeds: list[int | None], options: dict | None,
-                     mask: np.ndarray) -> None:
+    def _async_reset(self, seeds: list[int | None], options: dict | None, mask: np.ndarray) -> None:
         """Start resetting the masked envs (all envs are answered by the next ``_recv``)."""
 
     @abc.abstractmethod
@@ -234,8 +255,12 @@ class VecEnv(abc.ABC):
         return self._call(int(env_id), method, args)
 
     # -- public primitives ------------------------------------------------------------------
-    def async_reset(self, seeds: Sequence[int | None] | None = None, options: dict | None = None,
-                    mask: np.ndarray | None = None) -> None:
+    def async_reset(
+        self,
+        seeds: Sequence[int | None] | None = None,
+        options: dict | None = None,
+        mask: np.ndarray | None = None,
+    ) -> None:
         """Start a reset; ``recv()`` returns the result.
 
         ``seeds`` has one entry per env (``None``: continue that env's seed schedule, or reset
@@ -249,7 +274,9 @@ class VecEnv(abc.ABC):
         self._finished[mask] = False
         self._async_reset(seeds, options, mask)
 
-    def send(self, actions: Sequence[str], env_ids: Sequence[int] | np.ndarray | None = None) -> None:
+    def send(
+        self, actions: Sequence[str], env_ids: Sequence[int] | np.ndarray | None = None
+    ) -> None:
         """Start stepping ``env_ids`` (default: those of the last batch) with ``actions``."""
         self._check_open()
         ids = self._default_ids() if env_ids is None else np.asarray(env_ids, np.int64).ravel()
@@ -260,8 +287,10 @@ class VecEnv(abc.ABC):
             raise ConfigError(f"env_ids must be in [0, {self.num_envs}), got {ids.tolist()}")
         if self.autoreset == "disabled" and self._finished[ids].any():
             done = ids[self._finished[ids]].tolist()
-            raise ResetNeeded(f"envs {done} finished their episode and autoreset='disabled'; "
-                              "reset them with vec.reset(options={'reset_mask': mask}) first")
+            raise ResetNeeded(
+                f"envs {done} finished their episode and autoreset='disabled'; "
+                "reset them with vec.reset(options={'reset_mask': mask}) first"
+            )
         self._send(actions, ids)
 
     def recv(self) -> Batch:
@@ -274,8 +303,9 @@ class VecEnv(abc.ABC):
         return batch
 
     # -- Gymnasium-style API ------------------------------------------------------------------
-    def reset(self, seed: int | Sequence[int | None] | None = None,
-              options: dict | None = None) -> tuple[list[str], list[dict]]:
+    def reset(
+        self, seed: int | Sequence[int | None] | None = None, options: dict | None = None
+    ) -> tuple[list[str], list[dict]]:
         """Reset and return ``(observations, infos)``.
 
         ``seed``: an int ``s`` seeds env ``i`` with ``s + i // group_size``; a list gives one seed
@@ -327,8 +357,10 @@ class VecEnv(abc.ABC):
             self.close()
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}({self.env_id!r}, num_envs={self.num_envs}, "
-                f"group_size={self.group_size}, autoreset={self.autoreset!r})")
+        return (
+            f"{type(self).__name__}({self.env_id!r}, num_envs={self.num_envs}, "
+            f"group_size={self.group_size}, autoreset={self.autoreset!r})"
+        )
 
     # -- helpers ------------------------------------------------------------------------------
     def _check_open(self) -> None:
@@ -340,8 +372,10 @@ class VecEnv(abc.ABC):
     def _check_mask(self, mask: Any) -> np.ndarray:
         mask = np.asarray(mask)
         if mask.dtype != np.bool_ or mask.shape != (self.num_envs,) or not mask.any():
-            raise ConfigError(f"reset_mask must be a bool array of shape ({self.num_envs},) with "
-                              f"at least one True, got dtype {mask.dtype} shape {mask.shape}")
+            raise ConfigError(
+                f"reset_mask must be a bool array of shape ({self.num_envs},) with "
+                f"at least one True, got dtype {mask.dtype} shape {mask.shape}"
+            )
         return mask
 
     def _default_ids(self) -> np.ndarray:
@@ -362,9 +396,12 @@ class VecEnv(abc.ABC):
             return [base + i // self.group_size for i in range(self.num_envs)]
         seeds = list(seed) if isinstance(seed, (Sequence, np.ndarray)) else []
         if len(seeds) not in (self.num_envs, self.num_groups) or not all(
-                s is None or _is_seed(s) for s in seeds):
-            raise ConfigError(f"seed must be None, an int >= 0, or a list of {self.num_envs} (per "
-                              f"env) or {self.num_groups} (per group) ints >= 0 or None")
+            s is None or _is_seed(s) for s in seeds
+        ):
+            raise ConfigError(
+                f"seed must be None, an int >= 0, or a list of {self.num_envs} (per "
+                f"env) or {self.num_groups} (per group) ints >= 0 or None"
+            )
         seeds = [int(self._rng.integers(_SEED_BOUND)) if s is None else int(s) for s in seeds]
         if len(seeds) != self.num_envs:  # per group: every member plays the group's task
             seeds = [seeds[i // self.group_size] for i in range(self.num_envs)]

@@ -66,8 +66,15 @@ def _unpack_exception(packed: tuple[bytes | None, str, str], where: str) -> Base
         return BackendError(message)
 
 
-def _worker_main(conn: Connection, spec: EnvSpec, env_kwargs: dict[str, Any], count: int,
-                 stride: int, autoreset: str, inherited: list[Connection]) -> None:
+def _worker_main(
+    conn: Connection,
+    spec: EnvSpec,
+    env_kwargs: dict[str, Any],
+    count: int,
+    stride: int,
+    autoreset: str,
+    inherited: list[Connection],
+) -> None:
     """Entry point of a worker process: build ``count`` envs, then serve commands."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (it closes us)
     for other in inherited:  # fork only: parent ends of pipes must not keep each other alive
@@ -145,10 +152,16 @@ def _choose_workers(num_envs: int, num_workers: int | None) -> int:
     if num_workers is None:
         cap = min(num_envs, os.cpu_count() or 1)
         return max(d for d in range(1, cap + 1) if num_envs % d == 0)
-    if not isinstance(num_workers, (int, np.integer)) or isinstance(num_workers, bool) \
-            or not 1 <= num_workers <= num_envs or num_envs % num_workers:
-        raise ConfigError(f"num_workers must be a divisor of num_envs={num_envs} (each worker "
-                          f"runs the same number of envs), got {num_workers!r}")
+    if (
+        not isinstance(num_workers, (int, np.integer))
+        or isinstance(num_workers, bool)
+        or not 1 <= num_workers <= num_envs
+        or num_envs % num_workers
+    ):
+        raise ConfigError(
+            f"num_workers must be a divisor of num_envs={num_envs} (each worker "
+            f"runs the same number of envs), got {num_workers!r}"
+        )
     return int(num_workers)
 
 
@@ -168,18 +181,34 @@ class MultiprocessingVecEnv(VecEnv):
 
     _join_timeout = 2.0  # seconds close() waits for workers before terminating them
 
-    def __init__(self, env_id: str, num_envs: int, *, group_size: int = 1,
-                 autoreset: str = "same_step", num_workers: int | None = None,
-                 batch_size: int | None = None, context: str | None = None,
-                 env_kwargs: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        num_envs: int,
+        *,
+        group_size: int = 1,
+        autoreset: str = "same_step",
+        num_workers: int | None = None,
+        batch_size: int | None = None,
+        context: str | None = None,
+        env_kwargs: dict[str, Any] | None = None,
+    ) -> None:
         self._workers: list[_Worker] = []
-        super().__init__(env_id, num_envs, group_size=group_size, autoreset=autoreset,
-                         batch_size=batch_size, env_kwargs=env_kwargs)
+        super().__init__(
+            env_id,
+            num_envs,
+            group_size=group_size,
+            autoreset=autoreset,
+            batch_size=batch_size,
+            env_kwargs=env_kwargs,
+        )
         self.num_workers = _choose_workers(self.num_envs, num_workers)
         self.envs_per_worker = self.num_envs // self.num_workers
         if self.batch_size % self.envs_per_worker:
-            raise ConfigError(f"batch_size={self.batch_size} must be a multiple of the envs per "
-                              f"worker ({self.envs_per_worker} = num_envs / num_workers)")
+            raise ConfigError(
+                f"batch_size={self.batch_size} must be a multiple of the envs per "
+                f"worker ({self.envs_per_worker} = num_envs / num_workers)"
+            )
         ctx = _start_method(context)
         self.context = ctx.get_start_method()
         self._seq = itertools.count()
@@ -208,17 +237,25 @@ class MultiprocessingVecEnv(VecEnv):
             # that each worker sees EOF when the parent dies.
             inherited = [w.conn for w in self._workers] + [parent_conn] if fork else []
             process = ctx.Process(
-                target=_worker_main, name=f"textgyms-vec-worker-{index}", daemon=True,
-                args=(child_conn, self.spec, self.env_kwargs, self.envs_per_worker,
-                      self.num_groups, self.autoreset, inherited))
+                target=_worker_main,
+                name=f"textgyms-vec-worker-{index}",
+                daemon=True,
+                args=(
+                    child_conn,
+                    self.spec,
+                    self.env_kwargs,
+                    self.envs_per_worker,
+                    self.num_groups,
+                    self.autoreset,
+                    inherited,
+                ),
+            )
             process.start()
             child_conn.close()
-            self._workers.append(_Worker(index, index * self.envs_per_worker, process,
-                                         parent_conn))
+            self._workers.append(_Worker(index, index * self.envs_per_worker, process, parent_conn))
 
     # -- primitives ---------------------------------------------------------------------------
-    def _async_reset(self, seeds: list[int | None], options: dict | None,
-                     mask: np.ndarray) -> None:
+    def _async_reset(self, seeds: list[int | None], options: dict | None, mask: np.ndarray) -> None:
         self._drain()
         for w in self._workers:
             part = slice(w.start, w.start + self.envs_per_worker)
@@ -275,12 +312,15 @@ class MultiprocessingVecEnv(VecEnv):
         epw = self.envs_per_worker
         order = np.argsort(env_ids, kind="stable")
         blocks = env_ids[order].reshape(-1, epw) if env_ids.size % epw == 0 else None
-        if blocks is None or not (np.all(blocks == blocks[:, :1] + np.arange(epw))
-                                  and np.all(blocks[:, 0] % epw == 0)):
-            raise ConfigError(f"env_ids must cover whole workers ({epw} consecutive envs each, "
-                              f"as returned by recv()), got {env_ids.tolist()}")
+        if blocks is None or not (
+            np.all(blocks == blocks[:, :1] + np.arange(epw)) and np.all(blocks[:, 0] % epw == 0)
+        ):
+            raise ConfigError(
+                f"env_ids must cover whole workers ({epw} consecutive envs each, "
+                f"as returned by recv()), got {env_ids.tolist()}"
+            )
         for row, block in enumerate(blocks):
-            picked = order[row * epw:(row + 1) * epw]
+            picked = order[row * epw : (row + 1) * epw]
             yield self._workers[block[0] // epw], [actions[j] for j in picked]
 
     def _post(self, w: _Worker, message: tuple) -> None:
@@ -331,13 +371,15 @@ class MultiprocessingVecEnv(VecEnv):
         """
         in_flight = sum(w.busy for w in self._workers)
         if need is not None and need > in_flight:  # would wait for replies that never come
-            raise BackendError(f"recv() needs {need} workers' results but only {in_flight} have "
-                               "requests in flight: send() the envs of the last batch first")
+            raise BackendError(
+                f"recv() needs {need} workers' results but only {in_flight} have "
+                "requests in flight: send() the envs of the last batch first"
+            )
         need = in_flight if need is None else need
         replies: list[tuple[_Worker, Any]] = []
         errors: list[tuple[_Worker, BaseException]] = []
         while len(replies) + len(errors) < need:
-            for w in self._wait_ready()[:need - len(replies) - len(errors)]:
+            for w in self._wait_ready()[: need - len(replies) - len(errors)]:
                 ok, value = self._read(w)
                 (replies if ok else errors).append((w, value))
         replies.sort(key=lambda reply: reply[0].index)
@@ -357,5 +399,6 @@ class MultiprocessingVecEnv(VecEnv):
         self._broken = WorkerDiedError(
             f"vector worker {w.index} (pid {w.process.pid}, envs {w.start}.."
             f"{w.start + self.envs_per_worker - 1}) died with exit code {code}{how}; "
-            "the VecEnv cannot continue: close it and make a new one")
+            "the VecEnv cannot continue: close it and make a new one"
+        )
         return self._broken

@@ -25,15 +25,30 @@ from textgyms.vector.base import (
 class SerialVecEnv(VecEnv):
     """All envs in this process, stepped one after the other (``envs`` gives direct access)."""
 
-    def __init__(self, env_id: str, num_envs: int, *, group_size: int = 1,
-                 autoreset: str = "same_step", batch_size: int | None = None,
-                 env_kwargs: dict[str, Any] | None = None) -> None:
-        super().__init__(env_id, num_envs, group_size=group_size, autoreset=autoreset,
-                         batch_size=batch_size, env_kwargs=env_kwargs)
+    def __init__(
+        self,
+        env_id: str,
+        num_envs: int,
+        *,
+        group_size: int = 1,
+        autoreset: str = "same_step",
+        batch_size: int | None = None,
+        env_kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(
+            env_id,
+            num_envs,
+            group_size=group_size,
+            autoreset=autoreset,
+            batch_size=batch_size,
+            env_kwargs=env_kwargs,
+        )
         if self.batch_size != self.num_envs:
-            raise ConfigError("backend='serial' steps every env together: batch_size must be "
-                              "None or num_envs; use backend='multiprocessing' for batch_size <"
-                              " num_envs")
+            raise ConfigError(
+                "backend='serial' steps every env together: batch_size must be "
+                "None or num_envs; use backend='multiprocessing' for batch_size <"
+                " num_envs"
+            )
         self._runners: list[_EnvRunner] = []
         self._pending: _Result | None = None
         try:
@@ -52,15 +67,16 @@ class SerialVecEnv(VecEnv):
         """The underlying envs, in env-id order."""
         return [runner.env for runner in self._runners]
 
-    def _async_reset(self, seeds: list[int | None], options: dict | None,
-                     mask: np.ndarray) -> None:
+    def _async_reset(self, seeds: list[int | None], options: dict | None, mask: np.ndarray) -> None:
         self._pending = None  # a reset supersedes results nobody collected
         self._pending = _reset_runners(self._runners, seeds, options, mask.tolist())
 
     def _send(self, actions: list[str], env_ids: np.ndarray) -> None:
         if not np.array_equal(env_ids, np.arange(self.num_envs)):
-            raise ConfigError("backend='serial' steps every env together: env_ids must be "
-                              f"0..{self.num_envs - 1} in order")
+            raise ConfigError(
+                "backend='serial' steps every env together: env_ids must be "
+                f"0..{self.num_envs - 1} in order"
+            )
         if self._pending is not None:
             raise BackendError("the previous results were not received; call recv() first")
         self._pending = _step_runners(self._runners, actions)

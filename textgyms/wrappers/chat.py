@@ -1,4 +1,4 @@
-"""``ChatHistory``: the observation becomes the whole chat transcript, for chat-template policies."""
+"""``ChatHistory``: the observation becomes the whole chat transcript (for chat templates)."""
 
 from __future__ import annotations
 
@@ -27,14 +27,20 @@ class MessagesSpace(gym.spaces.Space):
     def contains(self, x: Any) -> bool:
         """True for a list of messages with known roles and contents inside the space."""
         return isinstance(x, list) and all(
-            isinstance(m, dict) and m.keys() == {"role", "content"} and m["role"] in self.ROLES
-            and self.content.contains(m["content"]) for m in x)
+            isinstance(m, dict)
+            and m.keys() == {"role", "content"}
+            and m["role"] in self.ROLES
+            and self.content.contains(m["content"])
+            for m in x
+        )
 
     def sample(self, mask: Any = None, probability: Any = None) -> Messages:
         """A short random conversation (for checkers and random agents)."""
         n = int(self.np_random.integers(1, 4))
-        return [{"role": "user" if i % 2 == 0 else "assistant", "content": self.content.sample()}
-                for i in range(n)]
+        return [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": self.content.sample()}
+            for i in range(n)
+        ]
 
     @property
     def is_np_flattenable(self) -> bool:
@@ -74,7 +80,9 @@ class ChatHistory(gym.ObservationWrapper, gym.utils.RecordConstructorArgs):
 
     def observation(self, observation: str) -> Messages:
         """The transcript from the latest info (the env keeps it, so nothing is re-built)."""
-        messages = [dict(m) for m in self._info.get(MESSAGES, [{"role": "user", "content": observation}])]
+        messages = [
+            dict(m) for m in self._info.get(MESSAGES, [{"role": "user", "content": observation}])
+        ]
         if self.system is not None:
             messages.insert(0, {"role": "system", "content": self.system})
         return messages

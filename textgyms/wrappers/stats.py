@@ -33,9 +33,13 @@ class EpisodeStats(gym.Wrapper, gym.utils.RecordConstructorArgs):
         self._invalid += info.get(ERROR) is not None
         if terminated or truncated:
             episode = {
-                "return": self._ret, "length": self._len, "score": info.get(SCORE, 0.0),
-                "solved": bool(info.get(SOLVED, False)), "invalid": self._invalid,
-                "truncated": bool(truncated), "seconds": time.perf_counter() - self._t0,
+                "return": self._ret,
+                "length": self._len,
+                "score": info.get(SCORE, 0.0),
+                "solved": bool(info.get(SOLVED, False)),
+                "invalid": self._invalid,
+                "truncated": bool(truncated),
+                "seconds": time.perf_counter() - self._t0,
                 "parts": dict(info.get(PARTS, {})),
             }
             self.episodes.append(episode)

@@ -71,7 +71,9 @@ class WordleState:
 
 
 @lru_cache(maxsize=1 << 16)
-def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, frozenset[str], frozenset[str]]:
+def scored_line(
+    guess: str, secret: str
+) -> tuple[tuple[int, ...], str, frozenset[str], frozenset[str]]:
     """The feedback of a guess, its board line (without its number), its found and its gray
     letters. Cached as one entry: an env step needs all four."""
     fb = feedback(guess, secret)
@@ -111,8 +113,14 @@ class WordleEnv(TextEnv):
 
     def generate(self, rng: np.random.Generator) -> WordleTask:
         """A secret drawn uniformly from the variant's answer pool."""
-        return generate(rng, length=self.length, vocab=self.vocab, split=self.split,
-                        max_guesses=self.max_guesses, hard_mode=self.hard_mode)
+        return generate(
+            rng,
+            length=self.length,
+            vocab=self.vocab,
+            split=self.split,
+            max_guesses=self.max_guesses,
+            hard_mode=self.hard_mode,
+        )
 
     def prompt(self, task: WordleTask) -> str:
         """The rules of the variant and the action format."""
@@ -132,8 +140,15 @@ class WordleEnv(TextEnv):
         if word not in self._valid or task.hard_mode:
             problem = self._invalid(state, word)
             if problem:
-                return Turn(f"Invalid guess: {problem} It does not count as a guess.", 0.0,
-                            False, None, "invalid", "feedback", self._extra(state))
+                return Turn(
+                    f"Invalid guess: {problem} It does not count as a guess.",
+                    0.0,
+                    False,
+                    None,
+                    "invalid",
+                    "feedback",
+                    self._extra(state),
+                )
         dense = self.reward_mode == "dense"  # the potential is only worth computing then
         before = partial_credit(task.secret, state.history) if dense else 0.0
         obs = state.add(word)
@@ -151,15 +166,21 @@ class WordleEnv(TextEnv):
 
     def solve(self, task: WordleTask) -> list[str]:
         """The entropy solver's guesses for ``task``, as actions."""
-        plan = solver.solve(task.secret, length=task.length, vocab=task.vocab,
-                            hard_mode=task.hard_mode, max_guesses=task.max_guesses)
+        plan = solver.solve(
+            task.secret,
+            length=task.length,
+            vocab=task.vocab,
+            hard_mode=task.hard_mode,
+            max_guesses=task.max_guesses,
+        )
         return [f"<guess>{w}</guess>" for w in plan]
 
     def sample_action(self, rng: np.random.Generator) -> str:
         """A uniformly random valid guess (hard-mode legal when playing hard mode)."""
         state: WordleState = self.state
-        word = solver.random_guess(rng, state.history, length=state.task.length,
-                                   hard_mode=state.task.hard_mode)
+        word = solver.random_guess(
+            rng, state.history, length=state.task.length, hard_mode=state.task.hard_mode
+        )
         return f"<guess>{word}</guess>"
 
     def data_sha256(self) -> dict[str, str]:
@@ -185,8 +206,12 @@ class WordleEnv(TextEnv):
 @lru_cache(maxsize=64)
 def _prompt(length: int, max_guesses: int, hard_mode: bool) -> str:
     """The first observation: the rules of the variant and the action format."""
-    hard = ("Hard mode: every revealed hint must be used in later guesses (G letters stay in "
-            "place, Y letters must appear).\n" if hard_mode else "")
+    hard = (
+        "Hard mode: every revealed hint must be used in later guesses (G letters stay in "
+        "place, Y letters must appear).\n"
+        if hard_mode
+        else ""
+    )
     return (
         f"Let's play Wordle. Guess the secret {length}-letter English word in at most "
         f"{max_guesses} guesses. Each guess must be a valid {length}-letter word.\n"

@@ -12,8 +12,8 @@ A *history* is a sequence of ``(guess, feedback)`` pairs, oldest first.
 from __future__ import annotations
 
 from collections import Counter
-from functools import lru_cache
 from collections.abc import Sequence
+from functools import lru_cache
 
 GRAY, YELLOW, GREEN = 0, 1, 2
 

@@ -190,7 +190,9 @@ def _entropies(matrix: np.ndarray, rows: np.ndarray, cand: np.ndarray, length: i
     out = np.empty(rows.size)
     for start in range(0, rows.size, step):
         sub = matrix[np.ix_(rows[start : start + step], cand)]
-        summed = _sum_xlogx_bins(sub, num_patterns, xlogx) if use_bins else _sum_xlogx_runs(sub, xlogx)
+        summed = (
+            _sum_xlogx_bins(sub, num_patterns, xlogx) if use_bins else _sum_xlogx_runs(sub, xlogx)
+        )
         out[start : start + step] = np.log2(cand.size) - summed / cand.size
     return np.round(out, _DECIMALS)
 

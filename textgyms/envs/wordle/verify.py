@@ -15,7 +15,7 @@ solved, else 0).
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from textgyms.core import Verdict
 from textgyms.envs.wordle.generate import WordleTask
@@ -29,7 +29,9 @@ History = Sequence[tuple[str, Sequence[int]]]
 
 def history_of(secret: str, guesses: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
     """Each guess of the secret's length with its feedback (other strings are ignored)."""
-    return [(g, feedback(g, secret)) for g in guesses if isinstance(g, str) and len(g) == len(secret)]
+    return [
+        (g, feedback(g, secret)) for g in guesses if isinstance(g, str) and len(g) == len(secret)
+    ]
 
 
 def progress(secret: str, history: History) -> tuple[float, float]:
@@ -70,5 +72,10 @@ def score_history(task: WordleTask, history: History, *, scale_by_guesses: bool 
     else:
         score = GREEN_WEIGHT * greens + LETTER_WEIGHT * letters
         feedback_text = f"Not solved: the word was {task.secret.upper()}."
-    parts = {"solved": float(solved), "greens": greens, "letters": letters, "efficiency": efficiency}
+    parts = {
+        "solved": float(solved),
+        "greens": greens,
+        "letters": letters,
+        "efficiency": efficiency,
+    }
     return Verdict(score=score, solved=solved, feedback=feedback_text, parts=parts)

@@ -88,7 +88,9 @@ def _verified_bytes(name: str) -> bytes:
 def _read_words(name: str, length: int) -> tuple[str, ...]:
     """The words of a verified list, in file order, checked for shape."""
     found = tuple(_verified_bytes(name).decode("ascii").split())
-    bad = [w for w in found if len(w) != length or not (w.isascii() and w.isalpha() and w.islower())]
+    bad = [
+        w for w in found if len(w) != length or not (w.isascii() and w.isalpha() and w.islower())
+    ]
     if bad:  # a checksum only proves the file is the shipped one, not that it is sane
         raise DataError(f"Wordle data file {name} has malformed words, e.g. {bad[0]!r}")
     return found
