@@ -60,4 +60,13 @@ def generate(
     # floor(U * n) with a 53-bit uniform U: uniform to within 2**-40 for these pool sizes, and
     # three times cheaper than rng.integers, which matters in a reset of a few microseconds.
     secret = pool[int(rng.random() * len(pool))]
+    return make_task(secret, length, max_guesses, hard_mode, vocab)
+
+
+@lru_cache(maxsize=1 << 15)
+def make_task(
+    secret: str, length: int, max_guesses: int, hard_mode: bool, vocab: str
+) -> WordleTask:
+    """The task object for these fields, shared between resets: tasks are immutable, and a
+    shared one keeps its cached ``task_id``, so a reset on a secret seen before builds nothing."""
     return WordleTask(secret, length, max_guesses, hard_mode, vocab)
