@@ -406,3 +406,34 @@ def test_fork_context_gives_the_same_batches() -> None:
             return [vec.reset(seed=3)] + [record(vec.step([GUESS] * 4)) for _ in range(8)]
 
     assert run(context="fork") == run()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_scripted_oracle_through_call_env(backend):
+    """ScriptedPolicy reaches each env's oracle through call_env, wherever the env lives."""
+    from textgyms.policies import ScriptedPolicy
+
+    policy = ScriptedPolicy("oracle")
+    scores: dict[int, float] = {}
+    with textgyms.make_vec(ENV, 4, backend=backend) as vec:
+        obs, infos = vec.reset(seed=3)
+        for _ in range(7):
+            batch = vec.step(policy.act(obs, infos, envs=vec))
+            obs, infos = batch.observations, batch.infos
+            for i in np.flatnonzero(batch.terminated | batch.truncated):
+                scores.setdefault(int(i), infos[i]["final_info"]["score"])
+    assert scores == {0: 1.0, 1: 1.0, 2: 1.0, 3: 1.0}
+
+
+def test_call_env_misuse_raises():
+    with textgyms.make_vec(ENV, 2, backend="multiprocessing") as vec:
+        vec.reset(seed=0)
+        with pytest.raises(ConfigError, match="env_id"):
+            vec.call_env(5, "oracle_actions")
+        with pytest.raises(ConfigError, match="public env method"):
+            vec.call_env(0, "_advance")
+        vec.send([GUESS] * 2)
+        with pytest.raises(BackendError, match="recv"):
+            vec.call_env(0, "oracle_actions")
+        vec.recv()
+        assert isinstance(vec.call_env(1, "oracle_actions"), list)
