@@ -30,7 +30,7 @@ from textgyms.actions import Param, ParseError, ToolSpec, parse
 from textgyms.core import TextEnv, Turn, Verdict, check_choice
 from textgyms.envs.wordle import solver, words
 from textgyms.envs.wordle.generate import SPLITS, WordleTask, answer_pool, generate
-from textgyms.envs.wordle.rules import feedback, hard_mode_violation
+from textgyms.envs.wordle.rules import GRAY, GREEN, YELLOW, hard_mode_violation
 from textgyms.envs.wordle.verify import partial_credit, score_history
 
 GUESS = ToolSpec("guess", "Guess the secret word.", (Param("word", "string", "your guess"),))
@@ -65,22 +65,41 @@ class WordleState:
         fb, line, found, grays = scored_line(guess, self.task.secret)
         self.history.append((guess, fb))
         self.board += f"{len(self.history)}. {line}\n"
-        self.found |= found
-        self.grays |= grays
+        self.found.update(found)
+        self.grays.update(grays)
         return render_board(self)
 
 
 @lru_cache(maxsize=1 << 16)
-def scored_line(
-    guess: str, secret: str
-) -> tuple[tuple[int, ...], str, frozenset[str], frozenset[str]]:
-    """The feedback of a guess, its board line (without its number), its found and its gray
-    letters. Cached as one entry: an env step needs all four."""
-    fb = feedback.__wrapped__(guess, secret)  # this cache entry replaces feedback's own
-    marks = " ".join([MARKS[m] for m in fb])
-    found = frozenset([ch for ch, m in zip(guess, fb) if m])
-    grays = frozenset([ch for ch, m in zip(guess, fb) if not m])
-    return fb, f"{' '.join(guess.upper())}   {marks}", found, grays
+def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, str, str]:
+    """The feedback of a guess, its board line (without its number), its found letters and its
+    gray letters, in one pass (the two-pass rule of :func:`rules.feedback`, fused with the
+    rendering because an env step needs all four). Cached: pairs recur in RL."""
+    unmatched = [s for g, s in zip(guess, secret) if g != s]  # copies left for yellows
+    marks: list[int] = []
+    found = grays = ""
+    for g, s in zip(guess, secret):
+        if g == s:
+            marks.append(GREEN)
+            found += g
+        elif g in unmatched:
+            marks.append(YELLOW)
+            found += g
+            unmatched.remove(g)
+        else:
+            marks.append(GRAY)
+            grays += g
+    fb = tuple(marks)
+    text = _MARK_TEXT.get(fb) or _mark_text(fb)
+    return fb, f"{' '.join(guess.upper())}   {text}", found, grays
+
+
+_MARK_TEXT: dict[tuple[int, ...], str] = {}  # at most 3**7 entries
+
+
+def _mark_text(fb: tuple[int, ...]) -> str:
+    text = _MARK_TEXT[fb] = " ".join([MARKS[m] for m in fb])
+    return text
 
 
 class WordleEnv(TextEnv):

@@ -56,7 +56,7 @@ def generate(
     hard_mode: bool = False,
 ) -> WordleTask:
     """Draw a secret uniformly from the variant's answer pool using only ``rng``."""
-    pool = answer_pool(length, vocab, split)
+    pool = answer_pool(length, vocab, split)  # positional: an lru_cache with kwargs is slower
     # floor(U * n) with a 53-bit uniform U: uniform to within 2**-40 for these pool sizes, and
     # three times cheaper than rng.integers, which matters in a reset of a few microseconds.
     secret = pool[int(rng.random() * len(pool))]
