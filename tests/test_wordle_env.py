@@ -142,6 +142,14 @@ def test_same_seed_same_secret_in_a_spawned_process_and_after_pickling():
     assert pickle.loads(pickle.dumps(env)).unwrapped.task.secret == secret
 
 
+def test_env_verdict_matches_the_pure_verifier():
+    env = start("crane")
+    for word in ["moist", "trace", "caner", "track", "nacre", "react"]:
+        *_, info = env.step(f"<guess>{word}</guess>")
+    pure = verify(env.unwrapped.task, ["moist", "trace", "caner", "track", "nacre", "react"])
+    assert info["score"] == pure.score and info["parts"] == dict(pure.parts)
+
+
 def test_verify_is_total_on_odd_inputs():
     task = WordleTask("crane")
     assert verify(task, []).score == 0.0
@@ -199,7 +207,8 @@ def test_fused_board_line_agrees_with_the_rules(secret, guess):
     from textgyms.envs.wordle.env import scored_line
     from textgyms.envs.wordle.rules import feedback
 
-    fb, line, found, grays = scored_line(guess, secret)
+    fb, line, found, grays, greens = scored_line(guess, secret)
+    assert greens == tuple(i for i, m in enumerate(fb) if m == 2)
     assert fb == feedback(guess, secret)
     assert line.split("   ")[1] == " ".join("_YG"[m] for m in fb)
     assert set(found) == {c for c, m in zip(guess, fb) if m}

@@ -46,13 +46,14 @@ class WordleState:
     class with a plain ``__init__``: one is built on every reset.)
     """
 
-    __slots__ = ("task", "history", "grays", "found", "board")
+    __slots__ = ("task", "history", "grays", "found", "greens", "board")
 
     def __init__(self, task: WordleTask) -> None:
         self.task = task
         self.history: list[tuple[str, tuple[int, ...]]] = []
         self.grays: set[str] = set()
-        self.found: set[str] = set()
+        self.found: set[str] = set()  # letters marked G or Y by some guess
+        self.greens: set[int] = set()  # positions marked G by some guess
         self.board = ""  # the lines so far, each ending in a newline
 
     @property
@@ -62,19 +63,23 @@ class WordleState:
 
     def add(self, guess: str) -> str:
         """Record a valid guess; return the board (see :func:`render_board`)."""
-        fb, line, found, grays = scored_line(guess, self.task.secret)
+        fb, line, found, grays, greens = scored_line(guess, self.task.secret)
         self.history.append((guess, fb))
         self.board += f"{len(self.history)}. {line}\n"
         self.found.update(found)
         self.grays.update(grays)
+        self.greens.update(greens)
         return render_board(self)
 
 
 @lru_cache(maxsize=1 << 16)
-def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, str, str]:
-    """The feedback of a guess, its board line (without its number), its found letters and its
-    gray letters, in one pass (the two-pass rule of :func:`rules.feedback`, fused with the
-    rendering because an env step needs all four). Cached: pairs recur in RL."""
+def scored_line(
+    guess: str, secret: str
+) -> tuple[tuple[int, ...], str, str, str, tuple[int, ...]]:
+    """The feedback of a guess, its board line (without its number), its found letters, its
+    gray letters and its green positions, in one pass (the two-pass rule of
+    :func:`rules.feedback`, fused with the rendering because an env step needs all of them).
+    Cached: pairs recur in RL."""
     unmatched = [s for g, s in zip(guess, secret) if g != s]  # copies left for yellows
     marks: list[int] = []
     found = grays = ""
@@ -91,7 +96,8 @@ def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, str, str
             grays += g
     fb = tuple(marks)
     text = _MARK_TEXT.get(fb) or _mark_text(fb)
-    return fb, f"{' '.join(guess.upper())}   {text}", found, grays
+    greens = tuple(i for i, m in enumerate(marks) if m == GREEN)
+    return fb, f"{' '.join(guess.upper())}   {text}", found, grays, greens
 
 
 _MARK_TEXT: dict[tuple[int, ...], str] = {}  # at most 3**7 entries
@@ -181,7 +187,10 @@ class WordleEnv(TextEnv):
         return Turn(obs, shaping, over, verdict, None, "tool", extra)
 
     def final_verdict(self, state: WordleState) -> Verdict:
-        return score_history(state.task, state.history, scale_by_guesses=self.scale_by_guesses)
+        secret = state.task.secret
+        # The state already knows what was revealed: no second pass over the game.
+        revealed = (len(state.greens) / len(secret), len(state.found) / len(set(secret)))
+        return score_history(state.task, state.history, self.scale_by_guesses, revealed)
 
     def solve(self, task: WordleTask) -> list[str]:
         """The entropy solver's guesses for ``task``, as actions."""

@@ -36,15 +36,9 @@ def history_of(secret: str, guesses: Sequence[str]) -> list[tuple[str, tuple[int
 
 def progress(secret: str, history: History) -> tuple[float, float]:
     """(greens, letters): fractions of the secret's positions and distinct letters revealed."""
-    green_pos: set[int] = set()
-    found: set[str] = set()
-    for guess, marks in history:
-        for i, (ch, mark) in enumerate(zip(guess, marks)):
-            if mark == 2:
-                green_pos.add(i)
-            if mark:
-                found.add(ch)
-    return len(green_pos) / len(secret), len(found) / len(set(secret))
+    greens = {i for _, marks in history for i, m in enumerate(marks) if m == 2}
+    found = {c for guess, marks in history for c, m in zip(guess, marks) if m}
+    return len(greens) / len(secret), len(found) / len(set(secret))
 
 
 def partial_credit(secret: str, history: History) -> float:
@@ -55,14 +49,20 @@ def partial_credit(secret: str, history: History) -> float:
 
 def verify(task: WordleTask, guesses: Sequence[str], *, scale_by_guesses: bool = False) -> Verdict:
     """Score the guesses of a game on ``task``. Total: never raises on a list of strings."""
-    return score_history(task, history_of(task.secret, guesses), scale_by_guesses=scale_by_guesses)
+    return score_history(task, history_of(task.secret, guesses), scale_by_guesses)
 
 
-def score_history(task: WordleTask, history: History, *, scale_by_guesses: bool = False) -> Verdict:
-    """:func:`verify` for guesses whose feedback is already known (the env's own record)."""
+def score_history(
+    task: WordleTask,
+    history: History,
+    scale_by_guesses: bool = False,
+    revealed: tuple[float, float] | None = None,
+) -> Verdict:
+    """:func:`verify` for guesses whose feedback is already known (the env's own record);
+    ``revealed`` is ``progress(task.secret, history)`` when the caller already has it."""
     history = history[: task.max_guesses]  # guesses past the limit never count
     guesses = [g for g, _ in history]
-    greens, letters = progress(task.secret, history)
+    greens, letters = revealed or progress(task.secret, history)
     solved = task.secret in guesses
     n = guesses.index(task.secret) + 1 if solved else 0
     efficiency = 1 - (n - 1) / task.max_guesses if solved else 0.0
