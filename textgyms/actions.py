@@ -130,11 +130,11 @@ def parse(
     """Parse one tool call from ``text``; when several appear, ``rule`` picks one."""
     entry = _TOOLSETS.get(id(tools))  # inlined _toolset/_simple_call: this runs every step
     if entry is not None and entry[0] is tools and len(text) < 512:
-        by_name, _, simple_re = entry[1]
-        m = simple_re.fullmatch(text)
+        m = entry[1][2].fullmatch(text)
         if m is not None:  # the whole action is one call of a one-string-argument tool
-            name = m.group(1).lower()
-            args = {by_name[name].params[0].name: m.group(2).strip()}
+            name, body = m.group(1, 2)
+            name = name.lower()
+            args = {entry[2][name]: body.strip()}
             return _new_tuple(ToolCall, (name, args, "tag", m.start(1) - 1))
     calls = parse_all(text, tools)
     if isinstance(calls, ParseError):
@@ -173,7 +173,8 @@ def _simple_call(m: re.Match[str], by_name: Mapping[str, ToolSpec]) -> ToolCall:
 _ATTR = re.compile(r"""([A-Za-z_][\w-]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""")
 _FENCE = re.compile(r"^```[\w+.-]*[ \t]*\n(.*?)\n?```$", re.S)
 _Toolset = tuple[dict[str, ToolSpec], re.Pattern[str], re.Pattern[str]]
-_TOOLSETS: dict[int, tuple[Sequence[ToolSpec], _Toolset]] = {}
+# id(tools) -> (tools, toolset, {tool name: name of its main argument})
+_TOOLSETS: dict[int, tuple[Sequence[ToolSpec], _Toolset, dict[str, str]]] = {}
 _NEVER = re.compile(r"(?!)(x)(x)")
 
 
@@ -202,7 +203,8 @@ def _toolset(tools: Sequence[ToolSpec]) -> _Toolset:
             if simple
             else _NEVER
         )
-        entry = (tools, ({t.name: t for t in tools}, tag_re, simple_re))
+        mains = {t.name: t.params[0].name for t in tools if t.params}
+        entry = (tools, ({t.name: t for t in tools}, tag_re, simple_re), mains)
         if len(_TOOLSETS) > 256:
             _TOOLSETS.clear()
         _TOOLSETS[id(tools)] = entry

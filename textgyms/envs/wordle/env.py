@@ -73,9 +73,7 @@ class WordleState:
 
 
 @lru_cache(maxsize=1 << 16)
-def scored_line(
-    guess: str, secret: str
-) -> tuple[tuple[int, ...], str, str, str, tuple[int, ...]]:
+def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, str, str, tuple[int, ...]]:
     """The feedback of a guess, its board line (without its number), its found letters, its
     gray letters and its green positions, in one pass (the two-pass rule of
     :func:`rules.feedback`, fused with the rendering because an env step needs all of them).
