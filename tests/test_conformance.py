@@ -150,6 +150,7 @@ def test_junk_actions_never_raise_and_score_below_one(env_id):
         assert done, f"{junk[:30]!r} never ended the episode"
         assert info["score"] < 1.0 and info["error"] is not None
         assert all(env.observation_space.contains(o) for o in transcript)
+        assert all(len(m["content"]) <= env.action_space.max_length for m in info["messages"])
         assert all(math.isfinite(r) for r in rewards)
 
 

@@ -356,6 +356,8 @@ class TextEnv(gym.Env[str, str]):
             obs += f"\nTurn limit ({self.max_turns}) reached; the episode is over."
         if len(obs) > self.observation_space.max_length:
             obs = self._clip(obs)
+        if len(action) > self.max_action_chars:  # keep the transcript inside the spaces
+            action = _clip_text(action, self.max_action_chars)
         ep.messages += ({"role": "assistant", "content": action}, {"role": "user", "content": obs})
         # The standard keys (see _info), built inline: this runs on every step.
         info = {
@@ -416,11 +418,15 @@ class TextEnv(gym.Env[str, str]):
 
     def _clip(self, text: str) -> str:
         """Keep an emitted observation inside the observation space."""
-        limit = self.observation_space.max_length
-        if len(text) <= limit:
-            return text
-        marker = "\n[... truncated]"
-        return text[: limit - len(marker)] + marker
+        return _clip_text(text, self.observation_space.max_length)
+
+
+def _clip_text(text: str, limit: int) -> str:
+    """``text`` cut to ``limit`` characters, with a marker saying so."""
+    if len(text) <= limit:
+        return text
+    marker = "\n[... truncated]"
+    return text[: limit - len(marker)] + marker
 
 
 def _task_option(options: dict[str, Any]) -> Task | None:
