@@ -186,22 +186,14 @@ class MultiprocessingVecEnv(VecEnv):
         env_id: str,
         num_envs: int,
         *,
-        group_size: int = 1,
-        autoreset: str = "same_step",
         num_workers: int | None = None,
-        batch_size: int | None = None,
         context: str | None = None,
-        env_kwargs: dict[str, Any] | None = None,
+        **common: Any,
     ) -> None:
+        """``common``: the :class:`VecEnv` options (group_size, autoreset, batch_size,
+        env_kwargs)."""
         self._workers: list[_Worker] = []
-        super().__init__(
-            env_id,
-            num_envs,
-            group_size=group_size,
-            autoreset=autoreset,
-            batch_size=batch_size,
-            env_kwargs=env_kwargs,
-        )
+        super().__init__(env_id, num_envs, **common)
         self.num_workers = _choose_workers(self.num_envs, num_workers)
         self.envs_per_worker = self.num_envs // self.num_workers
         if self.batch_size % self.envs_per_worker:

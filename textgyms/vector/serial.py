@@ -25,24 +25,10 @@ from textgyms.vector.base import (
 class SerialVecEnv(VecEnv):
     """All envs in this process, stepped one after the other (``envs`` gives direct access)."""
 
-    def __init__(
-        self,
-        env_id: str,
-        num_envs: int,
-        *,
-        group_size: int = 1,
-        autoreset: str = "same_step",
-        batch_size: int | None = None,
-        env_kwargs: dict[str, Any] | None = None,
-    ) -> None:
-        super().__init__(
-            env_id,
-            num_envs,
-            group_size=group_size,
-            autoreset=autoreset,
-            batch_size=batch_size,
-            env_kwargs=env_kwargs,
-        )
+    def __init__(self, env_id: str, num_envs: int, **common: Any) -> None:
+        """``common``: the :class:`VecEnv` options (group_size, autoreset, batch_size,
+        env_kwargs)."""
+        super().__init__(env_id, num_envs, **common)
         if self.batch_size != self.num_envs:
             raise ConfigError(
                 "backend='serial' steps every env together: batch_size must be "
@@ -54,7 +40,7 @@ class SerialVecEnv(VecEnv):
         try:
             for _ in range(self.num_envs):
                 env = gym.make(self.spec, **self.env_kwargs)
-                self._runners.append(_EnvRunner(env, autoreset, self.num_groups))
+                self._runners.append(_EnvRunner(env, self.autoreset, self.num_groups))
         except BaseException:
             self._close()
             raise
