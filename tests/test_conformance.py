@@ -5,6 +5,7 @@ A new env is covered by registering it: nothing here names a family.
 
 from __future__ import annotations
 
+import importlib
 import math
 import pickle
 import warnings
@@ -22,8 +23,24 @@ ENV_IDS = textgyms.env_ids()
 SEEDS = (0, 1, 7)
 
 
+def _cases() -> list[tuple[str, dict]]:
+    """Every id, once per variant its env class declares in ``conformance_variants``."""
+    cases = []
+    for env_id in ENV_IDS:
+        cls = gym.spec(env_id).entry_point
+        if isinstance(cls, str):
+            module, _, name = cls.partition(":")
+            cls = getattr(importlib.import_module(module), name)
+        cases += [(env_id, dict(kw)) for kw in cls.conformance_variants]
+    return cases
+
+
+CASES = _cases()
+_VARIANT: dict[str, dict] = {}  # env_id -> the variant kwargs of the running test
+
+
 def make(env_id: str, **kwargs) -> gym.Env:
-    return gym.make(env_id, **kwargs)
+    return gym.make(env_id, **{**_VARIANT.get(env_id, {}), **kwargs})
 
 
 def play(env: gym.Env, actions, seed: int):
@@ -64,9 +81,17 @@ def junk_actions(prompt: str) -> list[str]:
     ]
 
 
-@pytest.fixture(params=ENV_IDS)
+def _case_id(case: tuple[str, dict]) -> str:
+    env_id, kw = case
+    return env_id + "".join(f"-{k}={v}" for k, v in sorted(kw.items()))
+
+
+@pytest.fixture(params=CASES, ids=[_case_id(c) for c in CASES])
 def env_id(request) -> str:
-    return request.param
+    env_id, kw = request.param
+    _VARIANT[env_id] = kw
+    yield env_id
+    _VARIANT.pop(env_id, None)
 
 
 def test_registry_is_not_empty():
@@ -219,7 +244,9 @@ def test_serial_and_multiprocessing_batches_match(env_id):
     steps[2] = ["", "junk", "{}", "<a>"]
     results = []
     for backend in ("serial", "multiprocessing"):
-        with textgyms.make_vec(env_id, 4, backend=backend, group_size=2) as vec:
+        with textgyms.make_vec(
+            env_id, 4, backend=backend, group_size=2, **_VARIANT.get(env_id, {})
+        ) as vec:
             obs, infos = vec.reset(seed=11)
             trace = [(obs, infos)]
             for actions in steps:

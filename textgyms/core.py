@@ -195,6 +195,9 @@ class TextEnv(gym.Env[str, str]):
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
     tools: ClassVar[tuple[ToolSpec, ...]] = ()
+    # Constructor kwargs the conformance suite runs the whole contract under, one run each
+    # (e.g. every corpus or dataset of a family). The default runs it once, on the defaults.
+    conformance_variants: ClassVar[tuple[Mapping[str, Any], ...]] = ({},)
 
     def __init__(
         self,

@@ -110,6 +110,7 @@ class WordleEnv(TextEnv):
     """Wordle; see the module docstring for the rules, kwargs and info keys."""
 
     tools = (GUESS,)
+    conformance_variants = ({}, {"hard_mode": True, "length": 6})
 
     def __init__(
         self,
