@@ -7,9 +7,15 @@ STAMP  := $(VENV)/.textgyms-installed
 
 .PHONY: demo test bench lint clean
 
+EXTRAS := test,cli,search,search-bench,code,iso,net,tokenize,ray,elastic,train
+
+# torch first and pinned: 2.13.0 is the CPU wheel on disk, an unpinned one pulls CUDA packages.
+# pufferlib-core last and without deps: its metadata pulls GPU extras it does not need here.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q -e ".[test,cli]"
+	$(PIP) install -q "torch==2.13.0"
+	$(PIP) install -q -e ".[$(EXTRAS)]"
+	$(PIP) install -q --no-deps pufferlib-core
 	touch $(STAMP)
 
 ## demo: the oracle and a random-guess baseline over Wordle, with a table of results

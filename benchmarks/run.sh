@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# `make bench`: Wordle, textgyms vs TextArena vs GEM. Arguments go to bench_wordle.py
-# (e.g. `bash benchmarks/run.sh --quick`).
+# `make bench`: every benchmark. Arguments go to each bench script (e.g. `--quick`);
+# `BENCH="search code"` runs only those (names are the bench_<name>.py files).
 #
+# Wordle (textgyms vs TextArena vs GEM) runs in its own venv, because the peers pin their own
+# dependencies:
 # 1. creates the bench venv .venv-bench at the repo root (once),
 # 2. installs the pinned peers (benchmarks/requirements-bench.txt) and textgyms (pip install -e .),
 #    skipping both when nothing they depend on changed since the last run,
 # 3. builds the offline NLTK data in benchmarks/.cache/nltk_data (once),
 # 4. runs benchmarks/bench_wordle.py with NLTK_DATA pointing there.
+# The family and ecosystem benchmarks (bench_<name>.py) run in the project's .venv, which
+# `make bench` has set up with every extra and the peers they compare against.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -64,8 +68,23 @@ install_requirements() {  # one pip call per line of requirements-bench.txt
     done < "$REQS"
 }
 
-main() {
-    cd "$ROOT"
+wanted() {  # is benchmark $1 selected by $BENCH (default: all)?
+    [[ -z "${BENCH:-}" ]] && return 0
+    [[ " $BENCH " == *" $1 "* ]]
+}
+
+run_family_benches() {
+    local script name
+    for script in "$ROOT"/benchmarks/bench_*.py; do
+        name="$(basename "$script" .py)"; name="${name#bench_}"
+        [[ "$name" == wordle ]] && continue
+        wanted "$name" || continue
+        log "running benchmarks/bench_$name.py $*"
+        "$ROOT/.venv/bin/python" "$script" "$@"
+    done
+}
+
+run_wordle() {
     ensure_venv
     mkdir -p "$CACHE"
     : > "$FAILURES"
@@ -80,6 +99,12 @@ main() {
         || log "NLTK data NOT built: the peers will be reported as not measured"
     log "running benchmarks/bench_wordle.py $*"
     "$PY" "$ROOT/benchmarks/bench_wordle.py" "$@"
+}
+
+main() {
+    cd "$ROOT"
+    if wanted wordle; then run_wordle "$@"; fi
+    run_family_benches "$@"
 }
 
 main "$@"
