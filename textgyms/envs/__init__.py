@@ -16,3 +16,11 @@ gymnasium.register(
     order_enforce=False,
     disable_env_checker=True,
 )
+
+gymnasium.register(
+    id="textgyms/ISO20022-MT103-v0",
+    entry_point="textgyms.envs.iso20022.env:Iso20022Env",
+    kwargs={},
+    order_enforce=False,
+    disable_env_checker=True,
+)

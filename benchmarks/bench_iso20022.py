@@ -1,0 +1,118 @@
+"""Benchmark of the ISO 20022 pacs.008 -> MT103 family (``textgyms/ISO20022-MT103-v0``).
+
+Measures, in operations per CPU-second (``time.process_time``: the machine is shared and noisy),
+the median over repeats of:
+
+* generation of a pacs.008 (payment draw + XML), translation to MT103, verification
+  (``score``), and the MT103 parser + validator, against the issue's target of 1,000/CPU-s;
+* a full env episode (reset: generation, translation and prompt; then the oracle answer, scored);
+* XSD validation of generated messages, lxml (used by the tests) against xmlschema (peer);
+* the floor of any translator: ``xml.etree.ElementTree.fromstring`` of the same messages.
+
+Usage: ``.venv/bin/python benchmarks/bench_iso20022.py [--quick]``; writes
+``benchmarks/results/iso20022.json`` and ``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import time
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from textgyms.core import seeded_generator
+from textgyms.envs.iso20022 import score, translate, xsd
+from textgyms.envs.iso20022.env import Iso20022Env
+from textgyms.envs.iso20022.generate import draw_payment, to_xml
+from textgyms.envs.iso20022.mt103 import validate_text
+
+RESULTS = Path(__file__).resolve().parent / "results"
+TARGET = 1000.0
+# The operations the issue sets the 1,000/CPU-s target for.
+TARGETED = ("generate", "translate", "score (exact)", "score (near miss)")
+
+
+def rate(fn: Callable[[object], object], items: Sequence, repeats: int) -> float:
+    """Median operations per CPU-second of ``fn`` over ``items``, ``repeats`` times."""
+    rates = []
+    for _ in range(repeats):
+        start = time.process_time()
+        for item in items:
+            fn(item)
+        spent = time.process_time() - start
+        rates.append(len(items) / max(spent, 1e-9))
+    return statistics.median(rates)
+
+
+def near_miss(mt: str) -> str:
+    """The reference with its 32A amount changed (a realistic wrong answer)."""
+    return mt.replace(",", "9,", 1)
+
+
+def run(quick: bool) -> dict:
+    n, repeats = (200, 3) if quick else (1000, 5)
+    seeds = [(s, 1 + s % 4) for s in range(n)]
+    draw_payment(seeded_generator(0), 1)  # load schwifty's registry outside the timings
+    xmls = [to_xml(draw_payment(seeded_generator(s), lvl)) for s, lvl in seeds]
+    mts = [translate(x) for x in xmls]
+    pairs = list(zip(mts, [near_miss(m) for m in mts]))
+    env = Iso20022Env(level=3)
+
+    def episode(seed: int) -> None:
+        env.reset(seed=seed)
+        env.step(env.solve(env.task)[0])
+
+    import xmlschema
+
+    peer = xmlschema.XMLSchema(str(Path(xsd.__file__).parent / "xsd" / xsd.XSD_NAME))
+    docs = [x.split("?>", 1)[1] for x in xmls if "<Envelope>" not in x]
+    xsd.schema()
+    ops = {
+        "generate": rate(lambda sl: to_xml(draw_payment(seeded_generator(sl[0]), sl[1])),
+                         seeds, repeats),
+        "translate": rate(translate, xmls, repeats),
+        "score (exact)": rate(lambda m: score(m, m), mts, repeats),
+        "score (near miss)": rate(lambda p: score(*p), pairs, repeats),
+        "parse + validate MT103": rate(validate_text, mts, repeats),
+        "env episode (reset + answer)": rate(episode, range(n), repeats),
+        "ElementTree.fromstring (floor)": rate(ET.fromstring, xmls, repeats),
+        "XSD validation, lxml": rate(xsd.validate_xml, xmls, repeats),
+        "XSD validation, xmlschema (peer)": rate(peer.is_valid, docs[: max(20, n // 10)], 1),
+    }
+    return {"n": n, "repeats": repeats, "ops_per_cpu_second": ops,
+            "python": platform.python_version(), "quick": quick}
+
+
+def markdown(res: dict) -> str:
+    ops = res["ops_per_cpu_second"]
+    lines = ["| operation | ops per CPU-second (median) | vs target 1,000/s | vs peer |",
+             "|---|---:|---:|---:|"]
+    peer_of = {"translate": "ElementTree.fromstring (floor)",
+               "XSD validation, lxml": "XSD validation, xmlschema (peer)"}
+    for name, value in ops.items():
+        peer = peer_of.get(name)
+        vs_peer = f"{value / ops[peer]:.2f}x {peer}" if peer else ""
+        vs_target = f"{value / TARGET:.2f}x" if name in TARGETED else ""
+        lines.append(f"| {name} | {value:,.0f} | {vs_target} | {vs_peer} |")
+    kind = "quick" if res["quick"] else "full"
+    return (f"### ISO 20022 benchmark ({kind}: {res['n']} messages, levels 1-4, median of "
+            f"{res['repeats']})\n\n" + "\n".join(lines) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer messages and repeats")
+    res = run(parser.parse_args().quick)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "iso20022.json").write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    text = markdown(res)
+    (RESULTS / "iso20022.md").write_text(text, encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

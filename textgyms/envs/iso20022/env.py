@@ -1,0 +1,157 @@
+"""``textgyms/ISO20022-MT103-v0``: translate an ISO 20022 pacs.008 into a SWIFT MT103.
+
+The agent sees a pacs.008.001.08 FI-to-FI customer credit transfer (CBPR+ usage; at level 4
+sometimes inside a business application header envelope) and answers with the equivalent
+MT103, ``<answer>{1:...}{2:...}{3:{121:...}}{4:\\n...\\n-}</answer>`` or the JSON tool call
+``{"name": "answer", "arguments": {"mt": "..."}}``. The answer is scored field by field
+against the reference translation (:mod:`textgyms.envs.iso20022.verify`); the first answer
+ends the episode. Actions without a tool call get feedback and count as invalid.
+
+Kwargs: ``level`` (1-4, default 2; see :mod:`generate`), ``multi_turn`` (False; True adds the
+``validate(mt)`` tool, which returns only format and network-rule errors, and the
+``bic_info(bic)`` tool), ``rule_card`` (None: shown at levels 1-3, hidden at 4; or
+True/False), ``max_turns`` (default 3 single-turn, 10 multi-turn), ``max_invalid``,
+``invalid_penalty``, ``reward_mode`` (dense shaping is 0 before the answer).
+
+Family info keys: ``level``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from textgyms.actions import Param, ParseError, ToolSpec, parse
+from textgyms.core import TextEnv, Turn, Verdict, check_choice
+from textgyms.envs.iso20022 import banks, mt103, xsd
+from textgyms.envs.iso20022.generate import LEVELS, IsoTask, generate
+from textgyms.envs.iso20022.rulecard import RULE_CARD
+from textgyms.envs.iso20022.verify import score
+
+ANSWER = ToolSpec("answer", "Submit the MT103 (final; ends the episode).",
+                  (Param("mt", "string", "the complete MT103 message, blocks 1 to 4"),))
+VALIDATE = ToolSpec("validate", "Check an MT103 for format and network-rule errors only.",
+                    (Param("mt", "string", "the MT103 message to check"),))
+BIC_INFO = ToolSpec("bic_info", "Look up a BIC: institution name, city and country.",
+                    (Param("bic", "string", "a BIC8 or BIC11"),))
+SINGLE_TOOLS = (ANSWER,)
+MULTI_TOOLS = (ANSWER, VALIDATE, BIC_INFO)
+
+
+class IsoState:
+    """The task and whether the episode has an answer yet."""
+
+    __slots__ = ("task", "verdict")
+
+    def __init__(self, task: IsoTask) -> None:
+        self.task = task
+        self.verdict: Verdict | None = None
+
+
+class Iso20022Env(TextEnv):
+    """pacs.008 -> MT103 translation; see the module docstring."""
+
+    tools = SINGLE_TOOLS
+    conformance_variants = ({}, {"level": 1}, {"level": 3}, {"level": 4},
+                            {"level": 2, "multi_turn": True})
+
+    def __new__(cls, *args, **kwargs):
+        # The tool schemas in info["tools"] are per class: multi-turn is a subclass.
+        if cls is Iso20022Env and kwargs.get("multi_turn") is True:
+            cls = Iso20022MultiTurnEnv
+        return super().__new__(cls)
+
+    def __init__(self, *, level: int = 2, multi_turn: bool = False,
+                 rule_card: bool | None = None, max_turns: int | None = None,
+                 **kwargs) -> None:
+        self.level = check_choice("level", level, LEVELS)
+        self.multi_turn = check_choice("multi_turn", multi_turn, (False, True))
+        self.rule_card = check_choice("rule_card", rule_card, (None, True, False))
+        turns = (10 if multi_turn else 3) if max_turns is None else max_turns
+        super().__init__(max_turns=turns, max_obs_chars=32_768, **kwargs)
+
+    def generate(self, rng: np.random.Generator) -> IsoTask:
+        """A random pacs.008 of the configured level with its reference MT103."""
+        return generate(rng, self.level, rule_card=self.rule_card, multi_turn=self.multi_turn)
+
+    def prompt(self, task: IsoTask) -> str:
+        """Instructions, the rule card (unless hidden) and the pacs.008 message."""
+        return render_prompt(task)
+
+    def init_state(self, task: IsoTask) -> IsoState:
+        return IsoState(task)
+
+    def respond(self, state: IsoState, action: str) -> Turn:
+        """Score an answer, run a tool, or explain what was wrong with the action."""
+        call = parse(action, self.tools)
+        if type(call) is ParseError:
+            return Turn(call.message, error=call.error, obs_kind="feedback",
+                        info={"level": state.task.level})
+        if call.name == "answer":
+            verdict = score(state.task.reference, str(call.args["mt"]))
+            state.verdict = verdict
+            return Turn(verdict.feedback, 0.0, True, verdict, None, "feedback",
+                        {"level": state.task.level})
+        if call.name == "validate":
+            return Turn(validate_report(str(call.args["mt"])), info={"level": state.task.level})
+        return Turn(banks.bic_info(str(call.args["bic"])), info={"level": state.task.level})
+
+    def final_verdict(self, state: IsoState) -> Verdict:
+        if state.verdict is not None:
+            return state.verdict
+        return Verdict(0.0, False, "No MT103 was submitted.", {"format": 0.0}, "no_answer")
+
+    def solve(self, task: IsoTask) -> list[str]:
+        """The oracle: submit the reference translation."""
+        return [f"<answer>\n{task.reference}\n</answer>"]
+
+    def sample_action(self, rng: np.random.Generator) -> str:
+        """The reference with one random block-4 line dropped (a near miss), or, in
+        multi-turn, sometimes a validate or bic_info call."""
+        task: IsoTask = self.state.task
+        if self.multi_turn and rng.random() < 0.4:
+            if rng.random() < 0.5:
+                return f"<bic_info>{task.reference[6:14]}</bic_info>"
+            return f"<validate>\n{task.reference}\n</validate>"
+        lines = task.reference.split("\n")
+        drop = 1 + int(rng.integers(len(lines) - 2))
+        return "<answer>\n" + "\n".join(lines[:drop] + lines[drop + 1:]) + "\n</answer>"
+
+    def data_sha256(self) -> dict[str, str]:
+        return xsd.data_sha256()
+
+
+class Iso20022MultiTurnEnv(Iso20022Env):
+    """The multi-turn variant (``multi_turn=True``): adds ``validate`` and ``bic_info``."""
+
+    tools = MULTI_TOOLS
+    conformance_variants = ()  # covered through Iso20022Env's multi_turn variant
+
+
+def validate_report(text: str) -> str:
+    """What the ``validate`` tool returns: format and network-rule errors, never content."""
+    issues = mt103.validate_text(text)
+    if issues is None:
+        return ("Not an MT message: expected {1:...}{2:...}{3:{121:...}}{4:, one field per line "
+                "(:tag:value), and a closing line -}.")
+    if not issues:
+        return "No format or network-rule errors."
+    return f"{len(issues)} error(s):\n" + "\n".join(str(i) for i in issues[:30])
+
+
+def render_prompt(task: IsoTask) -> str:
+    """The first observation of a task."""
+    tools = ("Reply with <answer>MT103</answer> (or the JSON tool call "
+             '{"name": "answer", "arguments": {"mt": "..."}}). The first answer is final.')
+    if task.multi_turn:
+        tools += (" Before answering you may call <validate>MT103</validate> (format and "
+                  "network-rule errors only) and <bic_info>BIC</bic_info>.")
+    card = f"\n\n{RULE_CARD}" if task.rule_card else ""
+    return (
+        "Translate this ISO 20022 pacs.008.001.08 FI-to-FI customer credit transfer into the "
+        "equivalent SWIFT MT103 (blocks 1, 2, 3 and 4, one field per line, ending with -}). "
+        f"It is scored field by field against the reference translation.\n{tools}{card}\n\n"
+        f"pacs.008 message:\n{task.xml}"
+    )
+
+
+__all__ = ["Iso20022Env", "Iso20022MultiTurnEnv", "render_prompt", "validate_report"]

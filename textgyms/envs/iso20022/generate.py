@@ -1,0 +1,435 @@
+"""Seeded pacs.008.001.08 messages (CBPR+ usage) at four difficulty levels.
+
+:func:`draw_payment` draws a payment (a plain dict) from an explicit numpy ``rng``;
+:func:`to_xml` renders it as a pacs.008 ``Document`` (optionally inside a business
+application header envelope). Levels are cumulative:
+
+* L1: single hop (sender = debtor agent, receiver = creditor agent), BIC agents, parties with a
+  name and an IBAN, charge bearer SHAR, ids of at most 16 characters; never both agents in the
+  SWIFT EU country list (so 33B is not required).
+* L2: structured or unstructured postal addresses, a same-currency instructed amount, both
+  agents in the EU list (33B then required), a correspondent receiver with an intermediary
+  agent, unstructured remittance information, charge bearer DEBT.
+* L3: FX (instructed amount in another currency with an exchange rate), charges (71F/71G),
+  over-long ids, names and addresses needing truncation, characters outside the X set, AnyBIC
+  parties, instruction codes for 23E, 0- and 3-decimal currencies, NOTPROVIDED end-to-end id.
+* L4: a previous instructing agent (multi-hop), reimbursement agents (cover method), a second
+  intermediary agent, regulatory reporting and the envelope input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+import numpy as np
+
+from textgyms.core import Task
+from textgyms.envs.iso20022 import banks, names
+from textgyms.envs.iso20022.currencies import quantize, xml_amount
+
+LEVELS = (1, 2, 3, 4)
+NS = "urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08"
+HEAD_NS = "urn:iso:std:iso:20022:tech:xsd:head.001.001.02"
+# SWIFT's list of EU/EEA country codes for MT103 network rule C2 (error D49).
+EU_COUNTRIES = frozenset(
+    "AD AT BE BG BV CH CY CZ DE DK EE ES FI FR GB GF GI GP GR HR HU IE IS IT LI LT LU LV MC "
+    "MQ MT NL NO PL PM PT RE RO SE SI SJ SK SM TF VA".split()
+)
+# Approximate USD value of one unit (for plausible exchange rates; not market data).
+USD_VALUE = {"USD": 1.0, "EUR": 1.08, "GBP": 1.27, "CHF": 1.12, "SEK": 0.095, "NOK": 0.094,
+             "PLN": 0.25, "AED": 0.2723, "TRY": 0.031, "JPY": 0.0067, "SGD": 0.74,
+             "HKD": 0.128, "CAD": 0.73, "AUD": 0.66, "CNY": 0.138, "INR": 0.012,
+             "KWD": 3.25, "BHD": 2.65, "OMR": 2.6}
+EASY_COUNTRIES = ("DE", "FR", "NL", "IT", "ES", "BE", "AT", "GB", "IE", "LU", "FI", "PT")
+NON_EU_IBAN = ("AE", "TR")
+NON_IBAN = ("US", "JP", "SG", "HK", "CA", "AU", "CN", "IN")
+THREE_DEC = ("KW", "BH", "OM")
+
+
+@dataclass(frozen=True)
+class IsoTask(Task):
+    """One translation task: the pacs.008 XML, its level and the reference MT103."""
+
+    level: int
+    xml: str
+    reference: str
+    rule_card: bool = True
+    multi_turn: bool = False
+
+
+def pick(rng: np.random.Generator, seq):
+    """A uniformly drawn element of ``seq``."""
+    return seq[int(rng.integers(len(seq)))]
+
+
+def chance(rng: np.random.Generator, p: float) -> bool:
+    """True with probability ``p``."""
+    return bool(rng.random() < p)
+
+
+def bank_in(rng: np.random.Generator, country: str) -> banks.Bank:
+    """A random bank of ``country`` (registry banks first, else the own table)."""
+    pool = banks.registry_banks().get(country)
+    if pool:
+        return pick(rng, pool)
+    return pick(rng, [b for b in banks.OTHER_BANKS if b.country == country])
+
+
+def _countries(rng: np.random.Generator, level: int) -> tuple[str, str]:
+    """Debtor-agent and creditor-agent countries for ``level``."""
+    if level == 1:  # one side outside the EU list: C2 (33B) does not apply
+        pair = (pick(rng, EASY_COUNTRIES), pick(rng, NON_EU_IBAN))
+        return pair if chance(rng, 0.5) else pair[::-1]
+    if level == 2:
+        if chance(rng, 0.4):
+            return pick(rng, EASY_COUNTRIES), pick(rng, EASY_COUNTRIES)
+        pool = banks.REGISTRY_COUNTRIES + NON_IBAN[:2] + NON_IBAN[2:6]
+        return pick(rng, pool), pick(rng, pool)
+    pool = banks.REGISTRY_COUNTRIES + NON_IBAN + NON_IBAN[:2]
+    creditor = pick(rng, pool + ("JP", "JP") + THREE_DEC + THREE_DEC)
+    return pick(rng, pool), creditor
+
+
+def _ids(rng: np.random.Generator, level: int) -> dict[str, str]:
+    """Message, instruction and end-to-end ids and the UETR."""
+    n = int(rng.integers(10**5, 10**9))
+    instr = f"TRF{n}" if level < 3 or chance(rng, 0.5) else f"INSTR-2026-{n}-CBPR-PLUS-{n % 97}"
+    e2e = f"E2E{int(rng.integers(10**6, 10**10))}"
+    if level >= 3 and chance(rng, 0.25):
+        e2e = "NOTPROVIDED"
+    elif level >= 3 and chance(rng, 0.3):
+        e2e = f"CUSTOMER-REFERENCE-{n}-{n % 89:02d}-LONG-ID"[:35]
+    hexd = "".join("0123456789abcdef"[d] for d in rng.integers(0, 16, size=32))
+    variant = "89ab"[int(rng.integers(4))]
+    uetr = f"{hexd[:8]}-{hexd[8:12]}-4{hexd[13:16]}-{variant}{hexd[17:20]}-{hexd[20:]}"
+    return {"msg": f"MSG{n}{int(rng.integers(1000))}", "instr": instr, "e2e": e2e,
+            "tx": f"TX{n}", "uetr": uetr}
+
+
+def _name(rng: np.random.Generator, country: str, level: int) -> str:
+    """A company or person name; hard levels add non-X characters and over-long names."""
+    if level >= 3 and chance(rng, 0.35):
+        return pick(rng, names.NAMES_INTL if chance(rng, 0.6) else names.LONG_NAMES)
+    if chance(rng, 0.4):
+        return f"{pick(rng, names.FIRST)} {pick(rng, names.LAST)}"
+    suffix = names.SUFFIX.get(country, "LTD")
+    return f"{pick(rng, names.ROOTS)} {pick(rng, names.TRADES)} {suffix}"
+
+
+def _address(rng: np.random.Generator, country: str, level: int) -> dict[str, Any] | None:
+    """None (L1), a structured address or unstructured address lines."""
+    if level == 1 or chance(rng, 0.2):
+        return None
+    town, postcode = pick(rng, names.TOWNS[country])
+    street = pick(rng, names.STREETS_INTL if level >= 3 and chance(rng, 0.3) else names.STREETS)
+    number = str(int(rng.integers(1, 250)))
+    if chance(rng, 0.5):
+        return {"StrtNm": street, "BldgNb": number, "PstCd": postcode, "TwnNm": town,
+                "Ctry": country}
+    lines = [f"{street} {number}", f"{postcode} {town}"]
+    if level >= 3 and chance(rng, 0.4):
+        lines = [f"{street} {number}, BUILDING C, FLOOR 12, SUITE 1204 (RECEPTION)"[:70],
+                 "INDUSTRIAL ESTATE NORTH", f"{postcode} {town}", country]
+    return {"AdrLine": lines}
+
+
+def _party(rng: np.random.Generator, bank: banks.Bank, level: int) -> dict[str, Any]:
+    """A debtor or creditor with its account at ``bank``."""
+    country = bank.country
+    account, is_iban = banks.make_account(bank, rng)
+    party = {"name": _name(rng, country, level), "account": account, "iban": is_iban,
+             "address": _address(rng, country, level), "anybic": None}
+    if level >= 3 and chance(rng, 0.2):
+        party["anybic"] = pick(rng, [b for b in banks.OTHER_BANKS if b.country != country]).bic
+    return party
+
+
+def _correspondent(rng: np.random.Generator, exclude: set[str]) -> str:
+    """A correspondent BIC not in ``exclude``."""
+    return pick(rng, [b.bic for b in banks.CORRESPONDENTS if b.bic not in exclude])
+
+
+def _bic(rng: np.random.Generator, bic11: str) -> str:
+    """``bic11`` as written in the message: head offices often appear as BIC8."""
+    return bic11[:8] if bic11.endswith("XXX") and chance(rng, 0.5) else bic11
+
+
+def _routing(rng: np.random.Generator, level: int, dbtr_agt: str, cdtr_agt: str) -> dict:
+    """Sender, receiver and the agents between them."""
+    used = {dbtr_agt, cdtr_agt}
+    r: dict[str, Any] = {"instg": dbtr_agt, "instd": cdtr_agt, "prev": None, "intrmy1": None,
+                         "intrmy2": None, "rmb_instg": None, "rmb_instd": None}
+    if level >= 2 and chance(rng, 0.5):
+        r["instd"] = _correspondent(rng, used)
+        used.add(r["instd"])
+        if chance(rng, 0.6):
+            r["intrmy1"] = _correspondent(rng, used)
+            used.add(r["intrmy1"])
+            if level >= 4 and chance(rng, 0.5):
+                r["intrmy2"] = _correspondent(rng, used)
+                used.add(r["intrmy2"])
+    if level >= 4 and chance(rng, 0.5):  # multi-hop: this message comes from a second hop
+        r["prev"] = _correspondent(rng, used)
+        used.add(r["prev"])
+        r["instg"] = _correspondent(rng, used)
+        used.add(r["instg"])
+    if level >= 4 and chance(rng, 0.4):  # cover method with reimbursement agents
+        r["rmb_instg"] = _correspondent(rng, used) if chance(rng, 0.7) else None
+        if r["rmb_instg"] is None or chance(rng, 0.5):
+            r["rmb_instd"] = _correspondent(rng, used | {r["rmb_instg"]})
+    return r
+
+
+def _amounts(rng: np.random.Generator, level: int, ccy: str, debtor_ccy: str) -> dict:
+    """Settlement amount, instructed amount, rate, charge bearer and charges."""
+    usd = float(np.exp(rng.uniform(np.log(50), np.log(2_000_000 if level > 1 else 50_000))))
+    a: dict[str, Any] = {"ccy": ccy, "instd": None, "rate": None, "bearer": "SHAR", "charges": []}
+    base = quantize(Decimal(str(round(usd / USD_VALUE[ccy], 3))), ccy)
+    settle = max(base, Decimal(1))
+    if level >= 3 and debtor_ccy != ccy and chance(rng, 0.6):
+        rate = USD_VALUE[debtor_ccy] / USD_VALUE[ccy] * float(rng.uniform(0.97, 1.03))
+        a["rate"] = Decimal(f"{rate:.6g}")
+        instd = quantize(settle / a["rate"], debtor_ccy)
+        a["instd"] = (debtor_ccy, max(instd, Decimal(1)))
+        settle = quantize(a["instd"][1] * a["rate"], ccy)
+    elif level >= 2 and chance(rng, 0.3):
+        a["instd"] = (ccy, settle)
+    if level >= 2 and chance(rng, 0.3):
+        a["bearer"] = "DEBT"
+    if level >= 3 and chance(rng, 0.5):
+        a["bearer"] = pick(rng, ("DEBT", "CRED", "SHAR"))
+        fee = quantize(Decimal(str(round(float(rng.uniform(5, 60)) / USD_VALUE[ccy], 3))), ccy)
+        fee = max(min(fee, quantize(settle / 20, ccy)), Decimal(1))  # at most 5 % of the amount
+        two = a["bearer"] != "DEBT" and chance(rng, 0.5)
+        fees = [fee, max(quantize(fee / 2, ccy), Decimal(1))] if two else [fee]
+        a["charges"] = fees
+        if a["instd"] is None:
+            a["instd"] = (ccy, settle)
+        sign = 1 if a["bearer"] == "DEBT" else -1
+        settle = settle + sign * sum(fees, Decimal(0))
+    a["settle"] = settle
+    return a
+
+
+def _instructions(rng: np.random.Generator, level: int) -> dict[str, Any]:
+    """Service level, category purpose and instructions for the creditor and next agent."""
+    ins: dict[str, Any] = {"svclvl": None, "ctgy": None, "cdtr_agt": None, "next_cd": None,
+                           "next_info": None}
+    if level < 3:
+        return ins
+    if chance(rng, 0.2):
+        ins["svclvl"] = "SDVA"
+    elif chance(rng, 0.2):
+        ins["ctgy"] = pick(rng, ("INTC", "CORT"))
+    if chance(rng, 0.35):
+        code = pick(rng, ("HOLD", "PHOB", "TELB"))
+        info = pick(rng, ("ID CARD REQUIRED", "CALL +44 20 7946 0958", "PASSPORT NO 12345678"))
+        ins["cdtr_agt"] = (code, info if chance(rng, 0.6) else None)
+    if chance(rng, 0.2):
+        ins["next_cd"] = pick(rng, ("PHOA", "TELA"))
+    if chance(rng, 0.3):
+        ins["next_info"] = pick(rng, names.NEXT_AGENT_INFO)
+    return ins
+
+
+def _remittance(rng: np.random.Generator, level: int) -> list[str]:
+    """Unstructured remittance texts (none at L1)."""
+    if level == 1 or chance(rng, 0.3):
+        return []
+    n = int(rng.integers(10**4, 10**8))
+    day = f"{int(rng.integers(1, 29)):02d}.0{int(rng.integers(1, 10))}.2026"
+    pool = names.REMITTANCE_INTL if level >= 3 and chance(rng, 0.4) else names.REMITTANCE
+    texts = [pick(rng, pool).format(n=n, d=day, q=int(rng.integers(1, 5)))]
+    if level >= 3 and chance(rng, 0.4):
+        texts.append(f"BALANCE OF ORDER {n + 17} AND FREIGHT CHARGES, SEE STATEMENT {day}")
+    return texts
+
+
+def _regulatory(rng: np.random.Generator, level: int, country: str) -> dict | None:
+    if level < 4 or not chance(rng, 0.4):
+        return None
+    return {"ind": pick(rng, ("DEBT", "CRED", "BOTH")), "ctry": country,
+            "cd": str(int(rng.integers(100, 999))),
+            "inf": list(names.REG_INFO[: int(rng.integers(1, 4))])}
+
+
+def draw_payment(rng: np.random.Generator, level: int) -> dict[str, Any]:
+    """A random pacs.008 payment (a plain dict; see :func:`to_xml`)."""
+    dc, cc = _countries(rng, level)
+    dbank, cbank = bank_in(rng, dc), bank_in(rng, cc)
+    if dbank.bic == cbank.bic:  # a payment between two accounts of one bank is not an MT103
+        cbank = pick(rng, [b for b in banks.OTHER_BANKS if b.bic != dbank.bic and b.country
+                           in ("US", "SG", "HK", "CA", "AU")])
+    ccy = banks.CURRENCY[cbank.country]
+    if level <= 2 and chance(rng, 0.4):
+        ccy = pick(rng, ("EUR", "USD"))
+    p = {"level": level, "ids": _ids(rng, level), "dbtr_agt": dbank.bic, "cdtr_agt": cbank.bic,
+         "dbtr": _party(rng, dbank, level), "cdtr": _party(rng, cbank, level),
+         "amount": _amounts(rng, level, ccy, banks.CURRENCY[dbank.country]),
+         "instructions": _instructions(rng, level), "remittance": _remittance(rng, level),
+         "regulatory": _regulatory(rng, level, dbank.country),
+         "date": f"2026-{int(rng.integers(1, 13)):02d}-{int(rng.integers(1, 29)):02d}",
+         "time": f"{int(rng.integers(6, 20)):02d}:{int(rng.integers(60)):02d}:00",
+         "envelope": level >= 4 and chance(rng, 0.5)}
+    p["routing"] = _routing(rng, level, dbank.bic, cbank.bic)
+    p["bics"] = {k: _bic(rng, v) for k, v in _all_bics(p).items()}
+    return p
+
+
+def _all_bics(p: dict) -> dict[str, str]:
+    r = p["routing"]
+    out = {k: v for k, v in r.items() if v}
+    out.update(dbtr_agt=p["dbtr_agt"], cdtr_agt=p["cdtr_agt"])
+    return out
+
+
+# --- XML ----------------------------------------------------------------------------------
+
+
+def el(tag: str, *children: str, **attrs: str) -> str:
+    """``<tag attrs>`` around rendered child elements, one per line, indented two spaces
+    (built indented: re-indenting a finished message costs more than drawing it)."""
+    attr = "".join(f" {k}={quoteattr(v)}" for k, v in attrs.items()) if attrs else ""
+    inner = "\n".join(children).replace("\n", "\n  ")
+    return f"<{tag}{attr}>\n  {inner}\n</{tag}>"
+
+
+def text(tag: str, value: str, **attrs: str) -> str:
+    """A leaf element holding escaped text."""
+    attr = "".join(f" {k}={quoteattr(v)}" for k, v in attrs.items()) if attrs else ""
+    return f"<{tag}{attr}>{escape(value)}</{tag}>"
+
+
+def agent(tag: str, bic: str) -> str:
+    return el(tag, el("FinInstnId", text("BICFI", bic)))
+
+
+def account(tag: str, party: dict) -> str:
+    acct = party["account"]
+    body = text("IBAN", acct) if party["iban"] else el("Othr", text("Id", acct))
+    return el(tag, el("Id", body))
+
+
+def party_xml(tag: str, party: dict) -> str:
+    """A ``PartyIdentification135``: name, postal address and AnyBIC."""
+    parts = [text("Nm", party["name"])]
+    adr = party["address"]
+    if adr is not None and "AdrLine" in adr:
+        parts.append(el("PstlAdr", *(text("AdrLine", line) for line in adr["AdrLine"])))
+    elif adr is not None:
+        keys = ("StrtNm", "BldgNb", "PstCd", "TwnNm", "Ctry")
+        parts.append(el("PstlAdr", *(text(k, adr[k]) for k in keys if adr.get(k))))
+    if party["anybic"]:
+        parts.append(el("Id", el("OrgId", text("AnyBIC", party["anybic"]))))
+    return el(tag, *parts)
+
+
+def _amount(tag: str, ccy: str, value: Decimal) -> str:
+    return text(tag, xml_amount(value, ccy), Ccy=ccy)
+
+
+def _group_header(p: dict) -> str:
+    b, r = p["bics"], p["routing"]
+    sttlm = [text("SttlmMtd", "COVE" if r["rmb_instg"] or r["rmb_instd"] else "INDA")]
+    if r["rmb_instg"]:
+        sttlm.append(agent("InstgRmbrsmntAgt", b["rmb_instg"]))
+    if r["rmb_instd"]:
+        sttlm.append(agent("InstdRmbrsmntAgt", b["rmb_instd"]))
+    return el("GrpHdr", text("MsgId", p["ids"]["msg"]),
+              text("CreDtTm", f"{p['date']}T{p['time']}+00:00"), text("NbOfTxs", "1"),
+              el("SttlmInf", *sttlm))
+
+
+def _payment_type(ins: dict) -> list[str]:
+    parts = []
+    if ins["svclvl"]:
+        parts.append(el("SvcLvl", text("Cd", ins["svclvl"])))
+    if ins["ctgy"]:
+        parts.append(el("CtgyPurp", text("Cd", ins["ctgy"])))
+    return [el("PmtTpInf", *parts)] if parts else []
+
+
+def _amount_block(p: dict) -> list[str]:
+    a, b = p["amount"], p["bics"]
+    out = [_amount("IntrBkSttlmAmt", a["ccy"], a["settle"]), text("IntrBkSttlmDt", p["date"])]
+    if a["instd"]:
+        out.append(_amount("InstdAmt", *a["instd"]))
+    if a["rate"] is not None:
+        out.append(text("XchgRate", f"{a['rate']:f}"))
+    out.append(text("ChrgBr", a["bearer"]))
+    # Charges are taken by the instructing agent (71F) or owed to the receiver (71G).
+    by = b["instd"] if a["bearer"] == "DEBT" else b["instg"]
+    out += [el("ChrgsInf", _amount("Amt", a["ccy"], c), agent("Agt", by)) for c in a["charges"]]
+    return out
+
+
+def _agents_block(p: dict) -> list[str]:
+    b = p["bics"]
+    out = [agent("PrvsInstgAgt1", b["prev"])] if "prev" in b else []
+    out += [agent("InstgAgt", b["instg"]), agent("InstdAgt", b["instd"])]
+    out += [agent(t, b[k]) for t, k in (("IntrmyAgt1", "intrmy1"), ("IntrmyAgt2", "intrmy2"))
+            if k in b]
+    return out
+
+
+def _tail_block(p: dict) -> list[str]:
+    ins, out = p["instructions"], []
+    if ins["cdtr_agt"]:
+        code, info = ins["cdtr_agt"]
+        out.append(el("InstrForCdtrAgt", text("Cd", code), *([text("InstrInf", info)] if info
+                                                              else [])))
+    if ins["next_cd"]:
+        out.append(el("InstrForNxtAgt", text("Cd", ins["next_cd"])))
+    if ins["next_info"]:
+        out.append(el("InstrForNxtAgt", text("InstrInf", ins["next_info"])))
+    reg = p["regulatory"]
+    if reg:
+        dtls = el("Dtls", text("Ctry", reg["ctry"]), text("Cd", reg["cd"]),
+                  *(text("Inf", i) for i in reg["inf"]))
+        out.append(el("RgltryRptg", text("DbtCdtRptgInd", reg["ind"]), dtls))
+    if p["remittance"]:
+        out.append(el("RmtInf", *(text("Ustrd", t) for t in p["remittance"])))
+    return out
+
+
+def document_xml(p: dict) -> str:
+    """The pacs.008.001.08 ``Document`` of payment ``p``."""
+    ids, b = p["ids"], p["bics"]
+    pmt_id = el("PmtId", text("InstrId", ids["instr"]), text("EndToEndId", ids["e2e"]),
+                text("TxId", ids["tx"]), text("UETR", ids["uetr"]))
+    tx = el("CdtTrfTxInf", pmt_id, *_payment_type(p["instructions"]), *_amount_block(p),
+            *_agents_block(p), party_xml("Dbtr", p["dbtr"]), account("DbtrAcct", p["dbtr"]),
+            agent("DbtrAgt", b["dbtr_agt"]), agent("CdtrAgt", b["cdtr_agt"]),
+            party_xml("Cdtr", p["cdtr"]), account("CdtrAcct", p["cdtr"]), *_tail_block(p))
+    return el("Document", el("FIToFICstmrCdtTrf", _group_header(p), tx), xmlns=NS)
+
+
+def app_header_xml(p: dict) -> str:
+    """A business application header (head.001.001.02 element names, CBPR+ service)."""
+    b = p["bics"]
+    fi = lambda tag, bic: el(tag, el("FIId", el("FinInstnId", text("BICFI", bic))))  # noqa: E731
+    return el("AppHdr", fi("Fr", b["instg"]), fi("To", b["instd"]),
+              text("BizMsgIdr", p["ids"]["msg"]), text("MsgDefIdr", "pacs.008.001.08"),
+              text("BizSvc", "swift.cbprplus.02"), text("CreDt", f"{p['date']}T{p['time']}Z"),
+              xmlns=HEAD_NS)
+
+
+def to_xml(p: dict) -> str:
+    """The message text: the Document, or an envelope of header and Document (L4)."""
+    doc = document_xml(p)
+    if p["envelope"]:
+        doc = el("Envelope", app_header_xml(p), doc)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + doc + "\n"
+
+
+def generate(rng: np.random.Generator, level: int, *, rule_card: bool | None = None,
+             multi_turn: bool = False) -> IsoTask:
+    """A task: a random pacs.008 of ``level`` and its reference MT103."""
+    from textgyms.envs.iso20022.translate import translate
+
+    xml = to_xml(draw_payment(rng, level))
+    card = level < 4 if rule_card is None else rule_card
+    return IsoTask(level, xml, translate(xml), card, multi_turn)

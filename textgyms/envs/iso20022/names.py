@@ -1,0 +1,61 @@
+"""Word lists for party names, addresses and remittance texts (own lists; the towns and
+postcode shapes are public facts). Level 3+ draws from the ``*_INTL`` lists, which carry
+characters outside the SWIFT X character set."""
+
+from __future__ import annotations
+
+FIRST = ("ANNA", "LUCAS", "MARIA", "JONAS", "SOFIA", "DAVID", "EMMA", "PAUL", "LINA", "OMAR",
+         "KENJI", "PRIYA", "WEI", "FATIMA", "MARCO", "ELENA", "THOMAS", "CHLOE", "IVAN", "NORA")
+LAST = ("SMITH", "MUELLER", "ROSSI", "MARTIN", "GARCIA", "JANSEN", "NOVAK", "BERG", "KHAN",
+        "TANAKA", "SHARMA", "CHEN", "DUBOIS", "SILVA", "WALSH", "KOWALSKI", "LINDQVIST")
+ROOTS = ("ACME", "NORDIC", "ALPINE", "HARBOUR", "SUNRISE", "ORBIT", "GREENFIELD", "ATLAS",
+         "CEDAR", "HORIZON", "QUANTUM", "RIVERSIDE", "SUMMIT", "VERTEX", "PIONEER", "LOTUS")
+TRADES = ("TRADING", "LOGISTICS", "TEXTILES", "ENGINEERING", "FOODS", "PHARMA", "SOFTWARE",
+          "METALS", "SHIPPING", "ENERGY", "FURNITURE", "CONSULTING")
+SUFFIX = {"DE": "GMBH", "AT": "GMBH", "CH": "AG", "FR": "SAS", "BE": "NV", "NL": "BV",
+          "IT": "SRL", "ES": "SL", "PT": "LDA", "GB": "LTD", "IE": "LTD", "SE": "AB", "NO": "AS",
+          "FI": "OY", "PL": "SP. Z O.O.", "LU": "SARL", "US": "INC", "CA": "INC", "AU": "PTY LTD",
+          "JP": "KK", "SG": "PTE LTD", "HK": "LIMITED", "CN": "CO LTD", "IN": "PVT LTD",
+          "AE": "LLC", "TR": "AS", "KW": "WLL", "BH": "WLL", "OM": "LLC"}
+# Names with characters outside X, and names too long for one 35-character line.
+NAMES_INTL = ("Müller & Söhne Maschinenbau GmbH", "Société Générale de Transport S.à r.l.",
+              "Ørsted Østergaard ApS", "Łukasz Wiśniewski", "José Ángel Núñez Peña",
+              "Çelik Dış Ticaret A.Ş.", "Björk & Åberg Handelsbolag", "Straße@Werk_Köln KG",
+              "François-Xavier Lefèvre", "Zoë O'Brien-Ní Bhriain")
+LONG_NAMES = ("INTERNATIONAL ADVANCED MANUFACTURING AND DISTRIBUTION HOLDINGS LIMITED",
+              "Fondation pour la Recherche Médicale et l'Innovation Thérapeutique",
+              "CONSOLIDATED MARITIME CONTAINER LEASING AND TERMINAL SERVICES PLC",
+              "Vereinigte Elektrizitäts- und Wasserversorgungsgesellschaft mbH")
+# country -> (town, postcode) pairs.
+TOWNS = {
+    "DE": (("BERLIN", "10115"), ("MUENCHEN", "80331"), ("HAMBURG", "20095")),
+    "AT": (("WIEN", "1010"), ("GRAZ", "8010")), "CH": (("ZUERICH", "8001"), ("GENEVE", "1201")),
+    "FR": (("PARIS", "75008"), ("LYON", "69002")), "BE": (("BRUXELLES", "1000"), ("GENT", "9000")),
+    "NL": (("AMSTERDAM", "1012 AB"), ("ROTTERDAM", "3011 AA")),
+    "IT": (("MILANO", "20121"), ("ROMA", "00184")), "ES": (("MADRID", "28013"),),
+    "PT": (("LISBOA", "1100-148"),), "GB": (("LONDON", "EC2V 7HH"), ("MANCHESTER", "M1 1AE")),
+    "IE": (("DUBLIN", "D02 X285"),), "SE": (("STOCKHOLM", "111 52"),), "NO": (("OSLO", "0150"),),
+    "FI": (("HELSINKI", "00100"),), "PL": (("WARSZAWA", "00-001"),),
+    "LU": (("LUXEMBOURG", "L-1150"),),
+    "US": (("NEW YORK", "10005"), ("CHICAGO", "60603")), "CA": (("TORONTO", "M5J 2J5"),),
+    "AU": (("SYDNEY", "2000"),), "JP": (("TOKYO", "100-0005"),), "SG": (("SINGAPORE", "018989"),),
+    "HK": (("HONG KONG", "999077"),), "CN": (("SHANGHAI", "200120"),),
+    "IN": (("MUMBAI", "400001"),),
+    "AE": (("DUBAI", "00000"),), "TR": (("ISTANBUL", "34394"),), "KW": (("KUWAIT CITY", "13001"),),
+    "BH": (("MANAMA", "317"),), "OM": (("MUSCAT", "112"),),
+}  # fmt: skip
+STREETS = ("MAIN STREET", "HARBOUR ROAD", "STATION AVENUE", "MARKET SQUARE", "PARK LANE",
+           "INDUSTRIESTRASSE", "RUE DE LA PAIX", "VIA ROMA", "KINGSWAY", "BAHNHOFSTRASSE")
+STREETS_INTL = ("Königsallee", "Rue de l'Église", "Calle de Alcalá", "Ørestads Boulevard",
+                "Große Bleichen", "Avenida da Liberdade Nº")
+REMITTANCE = ("INVOICE {n} DATED {d}", "PO {n} PARTIAL PAYMENT", "CONTRACT {n} INSTALMENT 2",
+              "SALARY {d}", "RENT FLAT 4B {d}", "SERVICE FEE Q{q} REF {n}",
+              "ORDER {n} - GOODS AS PER PROFORMA", "LOAN REPAYMENT {n}")
+REMITTANCE_INTL = ("Rechnung Nr. {n} vom {d} – Zahlung für Lieferung & Montage",
+                   "Facture n° {n} : acompte 30 % (échéance {d})",
+                   "Invoice #{n}; ref {d} <urgent> 50% @ net-30",
+                   "Pago factura {n} — mantenimiento año {d}")
+NEXT_AGENT_INFO = ("PLEASE ADVISE BENEFICIARY ON RECEIPT", "FUNDS FOR IMMEDIATE CREDIT",
+                   "COVER SENT VIA CORRESPONDENT, VALUE AS INDICATED ABOVE")
+REG_INFO = ("PAYMENT FOR IMPORTED GOODS", "SERVICES RENDERED, CONSULTING",
+            "DIVIDEND TO NON-RESIDENT HOLDER", "REPATRIATION OF CAPITAL")

@@ -1,0 +1,154 @@
+"""Scoring an MT103 answer against the reference translation, field by field.
+
+* 0 when the answer does not parse as an MT message (:func:`mt103.parse`).
+* A format gate: 1.0 when the answer passes :func:`mt103.validate`, 0.5 when it parses but
+  breaks a format or network rule.
+* Content: the weighted mean of per-field scores over the fields of the reference (see
+  ``WEIGHTS``): exact for 20, 121, the header BICs and the agent BICs (BIC8 = BIC11 "XXX");
+  thirds for 32A (date, currency, amount compared numerically); halves for 33B/71G
+  (currency, amount); numeric for 36; line F1 for 23E, 50a, 59a, 70, 72, 77B, with a wrong
+  option letter capping 50a/59a at 0.5; multiset F1 for 71F.
+* Precision: every tag the reference does not have, and every extra occurrence of a tag, is
+  a false positive: content x ``n_ref / (n_ref + extras)``, so emitting every optional tag
+  ("hedging") costs score.
+
+Score = gate x content x precision; solved means score 1.0.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from decimal import Decimal, InvalidOperation
+
+from textgyms.core import Verdict
+from textgyms.envs.iso20022.mt103 import Message, base_tag, parse, parties, uetr, validate
+
+WEIGHTS = {"sender": 1.0, "receiver": 1.0, "121": 1.0, "20": 1.0, "23B": 0.5, "23E": 1.0,
+           "32A": 3.0, "33B": 1.0, "36": 1.0, "50": 2.0, "52": 1.0, "53": 1.0, "54": 1.0,
+           "55": 1.0, "56": 1.0, "57": 1.0, "59": 2.0, "70": 1.5, "71A": 1.0, "71F": 1.0,
+           "71G": 1.0, "72": 1.0, "77B": 1.0, "13C": 0.5, "26T": 0.5, "77T": 0.5, "51A": 0.5}
+WRONG_OPTION_CAP = 0.5
+REPEATABLE_GROUPS = ("23E", "71F", "13C")
+
+
+def number(text: str) -> Decimal | None:
+    """A SWIFT ``d`` number ("1234,5") as a Decimal, or None."""
+    try:
+        return Decimal(text.strip().replace(",", "."))
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def bic_key(text: str | None) -> str:
+    """The BIC on the last line of an option-A field, in its 11-character form."""
+    line = (text or "").strip().split("\n")[-1].strip().upper()
+    return line + "XXX" if len(line) == 8 else line
+
+
+def norm_lines(text: str) -> list[str]:
+    """Lines compared case-insensitively, with surrounding and repeated blanks ignored."""
+    return [" ".join(line.split()).upper() for line in text.split("\n") if line.strip()]
+
+
+def line_f1(ref: list[str], cand: list[str]) -> float:
+    """F1 of the multisets of lines."""
+    if not ref and not cand:
+        return 1.0
+    common = sum((Counter(ref) & Counter(cand)).values())
+    return 0.0 if common == 0 else 2 * common / (len(ref) + len(cand))
+
+
+def ccy_amount(ref: str, cand: str) -> float:
+    """Half for the currency, half for the amount (numeric)."""
+    a, b = number(ref[3:]), number(cand[3:])
+    return 0.5 * (ref[:3] == cand[:3]) + 0.5 * (a is not None and a == b)
+
+
+def score_32a(ref: str, cand: str) -> tuple[float, dict[str, float]]:
+    """Thirds: value date, currency, amount."""
+    a, b = number(ref[9:]), number(cand[9:])
+    parts = {"32A.date": float(ref[:6] == cand[:6]), "32A.ccy": float(ref[6:9] == cand[6:9]),
+             "32A.amount": float(a is not None and a == b)}
+    return sum(parts.values()) / 3, parts
+
+
+def groups(msg: Message) -> dict[str, list[tuple[str, str]]]:
+    """Fields by option group, in order ("50" -> [("50K", value)])."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for tag, value in msg.fields:
+        out.setdefault(base_tag(tag), []).append((tag, value))
+    return out
+
+
+def field_score(group: str, ref: list[tuple[str, str]], cand: list[tuple[str, str]]) -> float:
+    """The score of one option group of the reference (``cand`` may be empty)."""
+    if not cand:
+        return 0.0
+    (rtag, rval), (ctag, cval) = ref[0], cand[0]
+    if group in REPEATABLE_GROUPS:
+        if group == "71F":
+            key = lambda v: (v[:3], number(v[3:]))  # noqa: E731
+            return line_f1([key(v) for _, v in ref], [key(v) for _, v in cand])
+        return line_f1([v.upper() for _, v in ref], [v.upper() for _, v in cand])
+    if group == "32A":
+        return score_32a(rval, cval)[0]
+    if group in ("33B", "71G"):
+        return ccy_amount(rval, cval)
+    if group == "36":
+        return float(number(rval) is not None and number(rval) == number(cval))
+    if group in ("52", "53", "54", "55", "56", "57"):
+        return float(rtag == ctag and bic_key(rval) == bic_key(cval))
+    if group in ("50", "59"):
+        f1 = line_f1(norm_lines(rval), norm_lines(cval))
+        return f1 if rtag == ctag else min(f1, WRONG_OPTION_CAP)
+    if group in ("70", "72", "77B"):
+        return line_f1(norm_lines(rval), norm_lines(cval))
+    return float(rval.strip() == cval.strip())
+
+
+def content(ref: Message, cand: Message) -> tuple[float, dict[str, float], int]:
+    """Weighted per-field content score, the parts, and the number of false positives."""
+    parts: dict[str, float] = {}
+    (rs, rr), (cs, cr) = parties(ref), parties(cand)
+    parts["sender"] = float(cs is not None and bic_key(cs) == bic_key(rs))
+    parts["receiver"] = float(cr is not None and bic_key(cr) == bic_key(rr))
+    parts["121"] = float(uetr(cand) is not None and uetr(cand) == uetr(ref))
+    rg, cg = groups(ref), groups(cand)
+    for group, fields in rg.items():
+        parts[group] = field_score(group, fields, cg.get(group, []))
+    if "32A" in rg and "32A" in cg:
+        parts.update(score_32a(rg["32A"][0][1], cg["32A"][0][1])[1])
+    total = sum(WEIGHTS.get(k, 1.0) for k in parts if "." not in k)
+    got = sum(WEIGHTS.get(k, 1.0) * v for k, v in parts.items() if "." not in k)
+    extras = sum(len(v) for g, v in cg.items() if g not in rg)
+    extras += sum(max(0, len(v) - 1) for g, v in cg.items() if g in rg and g not in
+                  REPEATABLE_GROUPS)
+    return got / total, parts, extras
+
+
+def score(reference_mt: str, candidate_mt: str) -> Verdict:
+    """Score ``candidate_mt`` against ``reference_mt`` (see the module docstring)."""
+    ref = parse(reference_mt)
+    if ref is None:
+        raise ValueError("the reference is not a parseable MT message")
+    cand = parse(candidate_mt) if isinstance(candidate_mt, str) else None
+    if cand is None:
+        return Verdict(0.0, False, "The answer is not an MT message (blocks {1:}{2:}{3:}{4:...-}"
+                       " could not be parsed).", {"format": 0.0}, "format")
+    issues = validate(cand)
+    gate = 0.5 if issues else 1.0
+    value, parts, extras = content(ref, cand)
+    n_ref = len(ref.fields) + 3
+    precision = n_ref / (n_ref + extras)
+    total = gate * value * precision
+    parts = {"format": gate, "content": value, "precision": precision, **parts}
+    solved = total >= 1.0 - 1e-9
+    wrong = sorted(k for k, v in parts.items() if v < 1.0 and k not in ("format", "content",
+                                                                       "precision"))
+    lines = [f"Score {total:.3f}: format {gate}, content {value:.3f}, precision {precision:.3f}."]
+    if issues:
+        lines.append("Validation errors: " + "; ".join(str(i) for i in issues[:8]))
+    if wrong:
+        lines.append("Fields not matching the reference: " + ", ".join(wrong))
+    error = None if solved else ("invalid" if issues else "wrong")
+    return Verdict(1.0 if solved else total, solved, "\n".join(lines), parts, error)
