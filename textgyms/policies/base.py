@@ -1,11 +1,21 @@
-"""The policy interface and the ``--policy SPEC`` parser of the CLI."""
+"""The policy interface, what model-backed policies return, and the ``--policy SPEC`` parser."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
+from urllib.parse import parse_qsl
 
-from textgyms.errors import ConfigError
+from textgyms.core import MESSAGES, TASK_ID, TOOLS
+from textgyms.errors import ConfigError, TextgymsError
+
+Messages = list[dict[str, Any]]
+
+
+class InferenceError(TextgymsError):
+    """An inference server or model failed (after retries); the message names the cause."""
 
 
 @runtime_checkable
@@ -23,13 +33,116 @@ class Policy(Protocol):
         ...
 
 
-POLICY_SPECS = ("oracle", "random")
+@dataclass
+class Generation:
+    """One completion of a model-backed policy (``policy.last`` holds those of the last batch).
+
+    ``prompt_ids``/``completion_ids``/``logprobs`` are filled by policies that see tokens
+    (``HFPolicy``/``VLLMPolicy`` with ``return_tokens=True``); ``usage`` has the server's or
+    the tokenizer's ``prompt_tokens`` and ``completion_tokens``.
+    """
+
+    text: str
+    finish_reason: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    prompt_ids: list[int] | None = None
+    completion_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+
+
+class ToolCache:
+    """The env's tool schemas per episode: ``info["tools"]`` comes with the reset info only,
+    so it is remembered by task id for the later steps of the same episode."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self._by_task: dict[str, list[dict[str, Any]]] = {}
+        self._limit = limit
+
+    def get(self, info: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+        """The tools of the episode ``info`` belongs to (None if never seen)."""
+        task_id = info.get(TASK_ID)
+        tools = info.get(TOOLS)
+        if tools is not None and task_id is not None:
+            if len(self._by_task) >= self._limit:  # bounded: drop the oldest episode
+                self._by_task.pop(next(iter(self._by_task)))
+            self._by_task[task_id] = tools
+        return tools if tools is not None else self._by_task.get(task_id)
+
+
+def chat_messages(observation: Any, info: Mapping[str, Any], system: str | None = None) -> Messages:
+    """The conversation to send to a chat model for one env.
+
+    A ``ChatHistory`` observation is already the message list; otherwise the env's transcript
+    ``info["messages"]`` is used, or the observation as a single user message.
+    """
+    if isinstance(observation, list):
+        messages = [dict(m) for m in observation]
+    elif info.get(MESSAGES):
+        messages = [dict(m) for m in info[MESSAGES]]
+    else:
+        messages = [{"role": "user", "content": str(observation)}]
+    if system is not None and (not messages or messages[0]["role"] != "system"):
+        messages.insert(0, {"role": "system", "content": system})
+    return messages
+
+
+POLICY_SPECS = ("oracle", "random", "openai:MODEL@URL", "hf:PATH", "vllm:MODEL")
 
 
 def make_policy(spec: str, seed: int = 0) -> Policy:
-    """Build a policy from a CLI spec: ``oracle`` or ``random``."""
+    """Build a policy from a CLI spec.
+
+    ``oracle`` | ``random`` | ``openai:MODEL@URL`` (any OpenAI-compatible server, e.g.
+    ``openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1``) | ``hf:PATH`` (a local transformers
+    directory, or ``hf:tiny-random``) | ``vllm:MODEL``. Keyword options of the policy's
+    constructor follow a ``?``, e.g. ``openai:m@http://h:8000/v1?temperature=0&concurrency=16``.
+    """
     from textgyms.policies.scripted import ScriptedPolicy
 
     if spec in ("oracle", "random"):
         return ScriptedPolicy(spec, seed=seed)
-    raise ConfigError(f"unknown policy {spec!r}; choose one of: {', '.join(POLICY_SPECS)}")
+    kind, sep, rest = spec.partition(":")
+    body, _, query = rest.partition("?")
+    if not sep or not body or kind not in ("openai", "hf", "vllm"):
+        raise ConfigError(f"unknown policy {spec!r}; choose one of: {', '.join(POLICY_SPECS)}")
+    if kind == "openai":
+        from textgyms.policies.openai_chat import OpenAIChatPolicy
+
+        model, at, url = body.partition("@")
+        if not at or not model or not url:
+            raise ConfigError(f"policy {spec!r}: write openai:MODEL@URL, e.g. openai:m@http://h:8000/v1")
+        return OpenAIChatPolicy(url, model, **_options(OpenAIChatPolicy, query, seed))
+    if kind == "hf":
+        from textgyms.policies.hf import HFPolicy
+
+        return HFPolicy(body, **_options(HFPolicy, query, seed))
+    from textgyms.policies.vllm import VLLMPolicy
+
+    return VLLMPolicy(body, **_options(VLLMPolicy, query, seed))
+
+
+def _options(cls: type, query: str, seed: int) -> dict[str, Any]:
+    """Constructor kwargs from a spec's query string, typed and checked against ``cls``."""
+    params = inspect.signature(cls.__init__).parameters
+    valid = [n for n, p in params.items() if p.kind is p.KEYWORD_ONLY]
+    options: dict[str, Any] = {"seed": seed} if "seed" in valid else {}
+    for key, value in parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query)):
+        if key not in valid:
+            raise ConfigError(
+                f"unknown option {key!r} for {cls.__name__}; valid options: {', '.join(valid)}"
+            )
+        options[key] = _typed(value)
+    return options
+
+
+def _typed(value: str) -> Any:
+    """A query-string value as bool, int, float or str."""
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value

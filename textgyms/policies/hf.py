@@ -1,0 +1,135 @@
+"""``HFPolicy``: a local transformers causal LM as a policy, with batched generation.
+
+Prompts are the env transcripts rendered with the tokenizer's chat template (with the env's
+tools when ``tools_in_prompt``), left-padded and generated ``batch_size`` at a time. With
+``return_tokens=True`` each :class:`Generation` in ``policy.last`` carries the prompt ids, the
+completion ids (up to and including the end-of-turn token) and the log-prob of every completion
+token under the model's raw distribution (temperature 1), which is what the token-level contract
+(:func:`textgyms.tokens.episode_tokens`) and policy-gradient losses consume. Sampling is
+reproducible: each call draws from ``seed`` and a call counter, without touching torch's global
+random stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from textgyms.errors import ConfigError
+from textgyms.policies.base import Generation, ToolCache, chat_messages
+
+
+class HFPolicy:
+    """``model``: a ``PreTrainedModel``, a local directory or ``"tiny-random"``."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any = None,
+        *,
+        max_new_tokens: int = 256,
+        temperature: float = 1.0,
+        top_p: float = 1.0,
+        batch_size: int = 8,
+        system: str | None = None,
+        tools_in_prompt: bool = True,
+        return_tokens: bool = False,
+        seed: int = 0,
+    ) -> None:
+        from textgyms.models import load_model
+
+        if isinstance(model, str):
+            self.name = model
+            model, loaded_tok = load_model(model, seed=seed)
+            tokenizer = tokenizer or loaded_tok
+        else:
+            self.name = getattr(model.config, "name_or_path", "") or type(model).__name__
+        if tokenizer is None:
+            raise ConfigError("HFPolicy needs a tokenizer when given a model object")
+        if batch_size < 1 or max_new_tokens < 1 or temperature < 0:
+            raise ConfigError("need batch_size >= 1, max_new_tokens >= 1 and temperature >= 0")
+        self.model, self.tokenizer = model, tokenizer
+        self.sampling = {"max_new_tokens": max_new_tokens, "temperature": temperature,
+                         "top_p": top_p}
+        self.batch_size, self.system, self.seed = batch_size, system, seed
+        self.tools_in_prompt, self.return_tokens = tools_in_prompt, return_tokens
+        self.last: list[Generation] = []
+        self._tools = ToolCache()
+        self._calls = 0
+
+    def spec(self) -> dict[str, Any]:
+        """Run metadata."""
+        return {"name": f"hf:{self.name}", "type": "hf", "seed": self.seed, **self.sampling}
+
+    def act(
+        self, observations: Sequence[Any], infos: Sequence[dict[str, Any]], envs: Any = None
+    ) -> list[str]:
+        """One completion per observation (``envs`` is ignored)."""
+        prompts = [self._prompt(obs, info) for obs, info in zip(observations, infos)]
+        self.last = []
+        for start in range(0, len(prompts), self.batch_size):
+            self.last += self.generate(prompts[start : start + self.batch_size])
+        return [g.text for g in self.last]
+
+    def _prompt(self, observation: Any, info: dict[str, Any]) -> str:
+        """The chat-templated prompt text for one env."""
+        tools = self._tools.get(info) if self.tools_in_prompt else None
+        return self.tokenizer.apply_chat_template(
+            chat_messages(observation, info, self.system),
+            tools=tools or None,
+            tokenize=False,
+            add_generation_prompt=True,
+        )
+
+    def generate(self, prompts: Sequence[str]) -> list[Generation]:
+        """Generate from already-templated prompt texts as one left-padded batch."""
+        import torch
+
+        tok = self.tokenizer
+        tok.padding_side = "left"
+        batch = tok(list(prompts), return_tensors="pt", padding=True, add_special_tokens=False)
+        batch = batch.to(self.model.device)
+        temperature = self.sampling["temperature"]
+        kwargs = {
+            "max_new_tokens": self.sampling["max_new_tokens"],
+            "do_sample": temperature > 0,
+            "pad_token_id": tok.pad_token_id,
+            "eos_token_id": tok.eos_token_id,
+            "return_dict_in_generate": True,
+            "output_logits": self.return_tokens,
+        }
+        if temperature > 0:
+            kwargs.update(temperature=temperature, top_p=self.sampling["top_p"], top_k=0)
+        self._calls += 1
+        device = self.model.device
+        cuda = [device.index or 0] if device.type == "cuda" else []
+        with torch.random.fork_rng(devices=cuda), torch.no_grad():
+            torch.manual_seed(self.seed * 1_000_003 + self._calls)
+            out = self.model.generate(**batch, **kwargs)
+        logps = None
+        if self.return_tokens:
+            # (batch, new_tokens, vocab) raw logits -> log-prob of each chosen token.
+            logits = torch.stack(out.logits, dim=1).float()
+            chosen = out.sequences[:, batch["input_ids"].shape[1] :]
+            logps = torch.log_softmax(logits, -1).gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
+        return [self._one(batch, out.sequences, logps, i) for i in range(len(prompts))]
+
+    def _one(self, batch: Any, sequences: Any, logps: Any, i: int) -> Generation:
+        """The Generation of row ``i``: completion cut after the end-of-turn token."""
+        tok = self.tokenizer
+        width = batch["input_ids"].shape[1]
+        prompt_ids = batch["input_ids"][i][batch["attention_mask"][i].bool()].tolist()
+        completion = sequences[i, width:].tolist()
+        finish = "length"
+        if tok.eos_token_id in completion:
+            completion = completion[: completion.index(tok.eos_token_id) + 1]
+            finish = "stop"
+        gen = Generation(
+            tok.decode(completion, skip_special_tokens=True),
+            finish,
+            {"prompt_tokens": len(prompt_ids), "completion_tokens": len(completion)},
+        )
+        if self.return_tokens:
+            gen.prompt_ids, gen.completion_ids = prompt_ids, completion
+            gen.logprobs = logps[i, : len(completion)].tolist()
+        return gen
