@@ -18,8 +18,9 @@ writes small hooks, most of them pure functions:
 Rewards. ``reward_mode="sparse"`` (default) pays the final score on the last step and 0 before.
 ``reward_mode="dense"`` pays the family's per-turn shaping (``Turn.reward``) and, on the last
 step, the final score minus the shaping already paid, so the rewards of an episode always sum to
-its final score. An invalid action additionally costs ``invalid_penalty`` (default 0) in both
-modes, so with a penalty the sum is the score minus the penalties.
+its final score. An invalid action additionally costs ``invalid_penalty`` (default 0) and a
+family may charge a cost of its own on a step (``Turn.penalty``, e.g. a wrong answer under
+``wrong_penalty``), in both modes, so with penalties the sum is the score minus the penalties.
 """
 
 from __future__ import annotations
@@ -156,8 +157,11 @@ class Turn(NamedTuple):
 
     ``reward`` is the dense per-turn shaping (ignored in sparse mode). ``verdict`` is required
     when ``terminated``. ``error`` names an agent mistake ("format", "invalid", ...) and makes the
-    action count toward ``max_invalid``. ``info`` holds family-specific info keys. (A NamedTuple:
-    one is built on every step, and a frozen dataclass costs several times more.)
+    action count toward ``max_invalid``. ``info`` holds family-specific info keys. ``penalty``
+    (>= 0) is a cost charged on this step's reward in both reward modes, outside the score (a
+    wrong final answer under a family's ``wrong_penalty``, a per-turn cost); the score stays in
+    [0, 1]. (A NamedTuple: one is built on every step, and a frozen dataclass costs several times
+    more.)
     """
 
     observation: str
@@ -167,6 +171,7 @@ class Turn(NamedTuple):
     error: str | None = None
     obs_kind: ObsKind = "tool"
     info: Mapping[str, Any] = {}
+    penalty: float = 0.0
 
 
 @dataclass
@@ -396,6 +401,8 @@ class TextEnv(gym.Env[str, str]):
             reward = 0.0
         if turn.error is not None:
             reward -= self.invalid_penalty
+        if turn.penalty:
+            reward -= turn.penalty
         return obs, reward, terminated, truncated, info
 
     def _finish(self, ep: _Episode, verdict: Verdict, info: dict[str, Any]) -> float:

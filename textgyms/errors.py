@@ -35,3 +35,15 @@ class WorkerDiedError(TextgymsError):
 
 class BackendError(TextgymsError):
     """A vector backend or optional dependency is unavailable or misused."""
+
+
+class IndexCorruptError(TextgymsError):
+    """A search index is missing, unreadable or corrupt; the message names its path."""
+
+
+class SearchBackendError(TextgymsError):
+    """A search backend cannot serve queries (e.g. an unreachable Elasticsearch cluster)."""
+
+
+class SandboxError(TextgymsError):
+    """The code sandbox failed (cannot start, cannot confine, protocol fault); not agent code."""

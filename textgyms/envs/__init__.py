@@ -24,3 +24,11 @@ gymnasium.register(
     order_enforce=False,
     disable_env_checker=True,
 )
+
+gymnasium.register(
+    id="textgyms/Search-v0",
+    entry_point="textgyms.envs.search.env:SearchEnv",
+    kwargs={},
+    order_enforce=False,
+    disable_env_checker=True,
+)

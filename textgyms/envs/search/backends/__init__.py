@@ -1,0 +1,127 @@
+"""Search backends behind one protocol: ``index(docs)``, ``search(q, k, offset, site)``,
+``get(doc_id)``.
+
+``tantivy`` (default) and ``fts5`` (SQLite, stdlib) build an on-disk index once per world into
+the cache directory (``$TEXTGYMS_CACHE_DIR``, default ``~/.cache/textgyms``), under a key that
+hashes everything that determines it; a build happens in a temporary directory that is renamed
+into place, so parallel workers never see a half-built index, and every worker opens it
+read-only. ``elasticsearch`` talks to a cluster. Ranking is BM25 over the title and text; ties
+are broken by doc id, so results are deterministic.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
+
+from textgyms.errors import ConfigError, IndexCorruptError
+
+__all__ = ["Doc", "Hits", "Backend", "BACKENDS", "query_terms", "open_backend", "build_atomic"]
+
+BACKENDS = ("tantivy", "fts5", "elasticsearch")
+INDEX_VERSION = "1"
+_WORD = re.compile(r"\w+", re.UNICODE)
+MAX_QUERY_TERMS = 32
+# Query terms in more than this fraction of the documents are dropped from ranked OR queries
+# when rarer terms remain (both on-disk backends, so they rank alike).
+COMMON_FRACTION = 0.3
+
+
+class Doc(NamedTuple):
+    """What a backend indexes for one page."""
+
+    doc_id: int
+    host: str
+    title: str
+    text: str
+
+
+class Hits(NamedTuple):
+    """Doc ids of one results page, best first, and the total number of matches."""
+
+    doc_ids: list[int]
+    total: int
+
+
+class Backend(Protocol):
+    """The protocol every backend implements."""
+
+    name: str
+
+    def index(self, docs: Iterable[Doc]) -> None:
+        """Index ``docs`` (doc ids are 0..n-1)."""
+
+    def search(self, query: str, k: int, offset: int = 0, site: str | None = None) -> Hits:
+        """The ``k`` best matches of ``query`` after ``offset``, optionally on one host."""
+
+    def get(self, doc_id: int) -> dict[str, Any]:
+        """The stored fields of a document (``host``, ``title``, ``text``)."""
+
+
+def query_terms(query: str) -> list[str]:
+    """The lower-cased word tokens of agent text, at most ``MAX_QUERY_TERMS`` (query syntax of
+    the engines is never exposed: an agent's quotes or colons cannot make a query fail)."""
+    return [w.casefold() for w in _WORD.findall(query)][:MAX_QUERY_TERMS]
+
+
+def build_atomic(final: Path, build) -> None:
+    """Run ``build(tmpdir)`` and rename the result to ``final``; a concurrent builder that
+    loses the race discards its copy."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=final.name + ".tmp-", dir=final.parent))
+    try:
+        build(tmp)
+        (tmp / "COMPLETE").write_text("ok\n")
+        try:
+            os.rename(tmp, final)
+        except OSError:
+            if not (final / "COMPLETE").exists():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+@functools.cache
+def _backend_digest(backend: str) -> str:
+    """A digest of the backend's source: a changed schema or tokenizer gets a new index."""
+    module = {"tantivy": "tantivy_backend.py", "fts5": "fts5.py"}.get(backend, "__init__.py")
+    return hashlib.sha256((Path(__file__).parent / module).read_bytes()).hexdigest()[:8]
+
+
+def index_path(root: Path, world_key: str, backend: str) -> Path:
+    """Where the index of ``world_key`` for ``backend`` is cached (the key also hashes the
+    backend's source and ``INDEX_VERSION``)."""
+    return root / f"{world_key}-{backend}-v{INDEX_VERSION}-{_backend_digest(backend)}"
+
+
+def open_backend(name: str, docs: Sequence[Doc] | None, path: Path | None, **kw: Any) -> Backend:
+    """Open (building first if needed) backend ``name``.
+
+    For on-disk backends ``path`` is the index directory; ``docs`` is used to build it when it
+    does not exist (``None`` means it must exist already: a missing index raises
+    ``IndexCorruptError``).
+    """
+    if name == "tantivy":
+        from textgyms.envs.search.backends.tantivy_backend import TantivyBackend as cls
+    elif name == "fts5":
+        from textgyms.envs.search.backends.fts5 import FTS5Backend as cls
+    elif name == "elasticsearch":
+        from textgyms.envs.search.backends.elastic import ElasticBackend
+
+        return ElasticBackend(docs=docs, **kw)
+    else:
+        raise ConfigError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")
+    assert path is not None
+    if not (path / "COMPLETE").exists():
+        if docs is None:
+            raise IndexCorruptError(f"no index at {path}; build it with `textgyms index build`")
+        build_atomic(path, lambda tmp: cls.build(tmp, docs))
+    return cls.open(path)

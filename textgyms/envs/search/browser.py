@@ -1,0 +1,286 @@
+"""The emulated web browser: URLs, HTTP statuses, results pages, page windows and the page stack.
+
+Responses are deterministic: 200 for a page, 301 for an alias URL or ``http://`` (followed, and
+shown), 404 for an unknown URL, and with ``noise`` > 0 a transient 503/429 with ``Retry-After``
+on the first fetch of some URLs (decided by a hash of the task and URL, so a retry succeeds and
+every run is the same). Render modes: ``text`` (numbered lines ``L12: ...``, links as numbered
+anchors ``[3: anchor]``), ``json`` (an API-like object) and ``http`` (a raw response with HTML).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from textgyms.envs.search.world import LINK, World
+
+__all__ = ["View", "Response", "Browser", "snippet", "SEARCH_URL", "RENDER_MODES", "NOISE_LEVELS"]
+
+SEARCH_URL = "https://search.example/search"
+RENDER_MODES = ("text", "json", "http")
+NOISE_LEVELS = (0, 1, 2)
+_REASON = {
+    200: "OK",
+    301: "Moved Permanently",
+    404: "Not Found",
+    429: "Too Many Requests",
+    503: "Service Unavailable",
+}
+_FAIL_RATE = {0: 0.0, 1: 0.1, 2: 0.25}
+_BOILER = (
+    "[Skip to content] Home | Random page | Recent changes | Log in",
+    "Cookie notice: this site uses cookies to improve your experience. [Accept] [Decline]",
+)
+_ANCHOR = re.compile(r"\[(\d+): ([^\]]+)\]")
+_STOP = frozenset("the and was what which who how many with from that this name".split())
+
+
+@dataclass
+class View:
+    """One entry of the page stack: a results page or a web page, and the line shown first."""
+
+    url: str
+    title: str
+    lines: list[str]
+    links: list[str]
+    line: int = 0
+    results: list[dict[str, Any]] | None = None  # for results pages
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Response:
+    """What one fetch returned: final status, redirects followed and the view (on 200)."""
+
+    status: int
+    url: str
+    view: View | None = None
+    redirects: list[tuple[str, str]] = field(default_factory=list)  # (from, to), all 301
+    retry_after: int = 0
+
+
+def stems_of(terms: list[str]) -> frozenset[str]:
+    """The five-letter prefixes of the query terms that snippets look for."""
+    return frozenset(t[:5] for t in terms if len(t) > 2 and t not in _STOP)
+
+
+def snippet(text: str, terms: list[str], width: int = 200) -> str:
+    """About ``width`` characters of ``text`` around the line holding most query terms.
+
+    A term counts when its first five letters occur in the line (a cheap stand-in for the
+    stemming the index does); words of two letters or fewer and a few stop words are ignored.
+    """
+    lines = text.split("\n")[1:] or [text]
+    stems = stems_of(terms)
+    best = _best_line(text, stems) if stems and len(lines) > 1 else 0
+    out = lines[best]
+    if len(out) > width:
+        low = out.casefold()
+        pos = min((p for t in stems if (p := low.find(t)) >= 0), default=0)
+        start = max(0, pos - 60)
+        start = out.rfind(" ", 0, start) + 1 if start else 0
+        out = ("…" if start else "") + out[start : start + width].rsplit(" ", 1)[0] + " …"
+    j = best + 1
+    while len(out) < width * 0.6 and j < len(lines):
+        out, j = f"{out} {lines[j]}", j + 1
+    return out[: width + 4]
+
+
+def _best_line(text: str, stems: frozenset[str]) -> int:
+    """The index (among the lines after the title line) of the line where most terms first
+    occur; the earliest such line on ties."""
+    low = text.casefold()
+    first = low.find("\n") + 1
+    counts: dict[int, int] = {}
+    for stem in stems:
+        p = low.find(stem, first)
+        if p >= 0:
+            line = low.count("\n", first, p)
+            counts[line] = counts.get(line, 0) + 1
+    return min(counts, key=lambda i: (-counts[i], i)) if counts else 0
+
+
+def _status(resp: Response) -> list[str]:
+    lines = [f"HTTP/1.1 301 Moved Permanently -> {to}" for _, to in resp.redirects]
+    lines.append(f"HTTP/1.1 {resp.status} {_REASON[resp.status]}")
+    if resp.retry_after:
+        lines.append(f"Retry-After: {resp.retry_after}")
+    return lines
+
+
+class Browser:
+    """Serves a world through a backend, with the env's render mode and noise level."""
+
+    def __init__(
+        self, world: World, backend, *, k: int, window: int, render: str, noise: int
+    ) -> None:
+        self.world, self.backend = world, backend
+        self.k, self.window, self.render, self.noise = k, window, render, noise
+        self._cache: dict[int, tuple[list[str], list[str]]] = {}
+
+    # --- fetching -----------------------------------------------------------------------------
+    def transient(self, salt: str, url: str, attempt: int) -> int:
+        """503 or 429 when the first fetch of ``url`` fails under the noise level, else 0."""
+        if not self.noise or attempt > 0:
+            return 0
+        h = int.from_bytes(hashlib.blake2b(f"{salt}|{url}".encode(), digest_size=8).digest())
+        if (h % 10_000) / 10_000 >= _FAIL_RATE[self.noise]:
+            return 0
+        return 503 if h & 1 else 429
+
+    def results(self, query: str, page: int = 1, site: str | None = None) -> Response:
+        """The results page of ``query`` (``page`` is 1-based)."""
+        from textgyms.envs.search.backends import query_terms
+
+        hits = self.backend.search(query, self.k, (page - 1) * self.k, site)
+        terms = query_terms(query)
+        rows, lines, links = [], [], []
+        for n, doc in enumerate(hits.doc_ids, 1):
+            p = self.world.pages[doc]
+            snip = snippet(self.world.text(doc), terms)
+            rows.append({"n": n, "title": p.title, "host": p.host, "url": p.url, "snippet": snip})
+            lines += [f"[{n}: {p.title}]", f"    {p.host} | {p.url}", f"    {snip}"]
+            links.append(p.url)
+        args = {"q": query, "page": page, **({"site": site} if site else {})}
+        url = f"{SEARCH_URL}?{urlencode(args)}"
+        more = hits.total > page * self.k
+        head = f'Search results for "{query}": about {hits.total:,} results (page {page})'
+        if not rows:
+            lines = ["No results. Try other words, or drop the site filter."]
+        if more:
+            lines.append(f'Next page: search(query="{query}", page={page + 1})')
+        meta = {"query": query, "page": page, "total": hits.total, "next": more}
+        return Response(200, url, View(url, head, lines, links, 0, rows, meta))
+
+    def results_text(self, query: str) -> str:
+        """The first results page of ``query`` as text (what the generation filters check)."""
+        return self._text(self.results(query))
+
+    def fetch(self, url: str) -> Response:
+        """GET ``url`` (already normalised): follows redirects, returns the final response."""
+        redirects: list[tuple[str, str]] = []
+        if url.startswith("http://"):
+            redirects.append((url, "https://" + url[7:]))
+            url = "https://" + url[7:]
+        if url.startswith(("https://search.example/search?", "https://search.example/search")):
+            qs = parse_qs(urlsplit(url).query)
+            page = qs.get("page", ["1"])[0]
+            site = qs.get("site", [None])[0]
+            resp = self.results(qs.get("q", [""])[0], int(page) if page.isdigit() else 1, site)
+            resp.redirects = redirects
+            return resp
+        doc, target = self.world.resolve(url)
+        if doc < 0 and target is not None:
+            redirects.append((url, target))
+            doc, url = self.world.resolve(target)[0], target
+        if doc < 0:
+            return Response(404, url, None, redirects)
+        return Response(200, url, self.page_view(doc), redirects)
+
+    def page_view(self, doc: int) -> View:
+        """A web page as numbered lines with numbered link anchors (rendered once per page
+        and cached; views share the line and link lists, which are never mutated)."""
+        lines, links = self._rendered(doc)
+        p = self.world.pages[doc]
+        return View(p.url, p.title, lines, links)
+
+    def _rendered(self, doc: int) -> tuple[list[str], list[str]]:
+        hit = self._cache.get(doc)
+        if hit is not None:
+            return hit
+        if len(self._cache) >= 8192:
+            self._cache.clear()
+        p = self.world.pages[doc]
+        links: list[str] = []
+
+        def anchor(m: re.Match[str]) -> str:
+            links.append(m.group(1))
+            return f"[{len(links)}: {m.group(2)}]"
+
+        lines = [LINK.sub(anchor, line) for line in p.body.split("\n")]
+        if self.noise:
+            lines = [_BOILER[0], *lines, _BOILER[1]]
+        self._cache[doc] = (lines, links)
+        return lines, links
+
+    # --- rendering ----------------------------------------------------------------------------
+    def show(self, resp: Response) -> str:
+        """Render a response in the env's render mode."""
+        if self.render == "json":
+            return self._json(resp)
+        if self.render == "http":
+            return self._http(resp)
+        return self._text(resp)
+
+    def _window(self, view: View) -> tuple[int, int]:
+        start = min(max(view.line, 0), max(len(view.lines) - 1, 0))
+        return start, min(len(view.lines), start + self.window)
+
+    def _text(self, resp: Response) -> str:
+        out = _status(resp)
+        out.append(f"URL: {resp.url}")
+        view = resp.view
+        if view is None:
+            msg = "No page at this URL." if resp.status == 404 else "Try again later."
+            return "\n".join([*out, msg])
+        a, b = self._window(view)
+        out.append(f"Title: {view.title}")
+        out += [f"L{i}: {view.lines[i]}" for i in range(a, b)]
+        out.append(f"viewing lines {a}–{max(b - 1, a)} of {len(view.lines)}")
+        if b < len(view.lines):
+            out.append(f"(more below: open this URL with line={b})")
+        return "\n".join(out)
+
+    def _json(self, resp: Response) -> str:
+        obj: dict[str, Any] = {"status": resp.status, "url": resp.url}
+        if resp.redirects:
+            obj["redirects"] = [{"status": 301, "from": f, "to": t} for f, t in resp.redirects]
+        if resp.retry_after:
+            obj["retry_after"] = resp.retry_after
+        view = resp.view
+        if view is not None and view.results is not None:
+            obj.update(view.meta)
+            obj["results"] = view.results
+        elif view is not None:
+            a, b = self._window(view)
+            obj["title"] = view.title
+            obj["lines"] = [{"n": i, "text": view.lines[i]} for i in range(a, b)]
+            obj["links"] = [{"n": i, "url": u} for i, u in enumerate(view.links, 1)]
+            obj["range"], obj["total_lines"] = [a, max(b - 1, a)], len(view.lines)
+        return json.dumps(obj, ensure_ascii=False)
+
+    def _http(self, resp: Response) -> str:
+        view = resp.view
+        if view is None:
+            body = f"<html><body><h1>{resp.status} {_REASON[resp.status]}</h1></body></html>"
+        else:
+            body = self._html(view)
+        head = _status(resp)[len(resp.redirects) :]
+        head += [
+            "Content-Type: text/html; charset=utf-8",
+            f"Content-Length: {len(body.encode())}",
+            f"Content-Location: {resp.url}",
+        ]
+        prefix = "".join(
+            f"HTTP/1.1 301 Moved Permanently\r\nLocation: {t}\r\n\r\n" for _, t in resp.redirects
+        )
+        return prefix + "\r\n".join(head) + "\r\n\r\n" + body
+
+    def _html(self, view: View) -> str:
+        a, b = self._window(view)
+
+        def link(m: re.Match[str]) -> str:
+            url = html.escape(view.links[int(m.group(1)) - 1])
+            return f'<a href="{url}">{m.group(2)}</a>'
+
+        paras = [
+            f'<p id="L{i}">{_ANCHOR.sub(link, html.escape(view.lines[i], quote=False))}</p>'
+            for i in range(a, b)
+        ]
+        title = html.escape(view.title)
+        return f"<html><head><title>{title}</title></head><body>{''.join(paras)}</body></html>"

@@ -1,0 +1,1 @@
+"""Task generation for the Search env (see :mod:`textgyms.envs.search.tasks.generate`)."""
