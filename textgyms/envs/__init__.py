@@ -32,3 +32,11 @@ gymnasium.register(
     order_enforce=False,
     disable_env_checker=True,
 )
+
+gymnasium.register(
+    id="textgyms/NetConfig-v0",
+    entry_point="textgyms.envs.netconfig.env:NetConfigEnv",
+    kwargs={},
+    order_enforce=False,
+    disable_env_checker=True,
+)

@@ -1,0 +1,1 @@
+"""NetConfig: network configuration and troubleshooting (``textgyms/NetConfig-v0``)."""

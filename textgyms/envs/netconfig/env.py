@@ -1,0 +1,217 @@
+"""``textgyms/NetConfig-v0``: network configuration and troubleshooting agents.
+
+The agent gets a topology, the configurations of the devices it manages and requirements,
+inspects and tests its *candidate* network with emulated IOS tools, and submits. The
+verifier simulates the network (L2 domains, OSPF, static routes, FIB, ACLs, NAT) and scores
+it semantically; see :mod:`textgyms.envs.netconfig.verify`.
+
+Kwargs: ``family`` (addressing, acl, routing, vlan, nat, repair, diagnosis, analysis; default
+"routing"), ``level`` (easy, medium, hard; easy also shows the requirements as JSON),
+``max_turns`` (default 30), plus the common TextEnv kwargs.
+
+Tools (tags or JSON tool calls; the last call of a reply counts): ``show_run``,
+``show_ip_route``, ``show_ip_int_brief``, ``show_ip_ospf_neighbor``, ``show_access_lists``,
+``show_vlan_brief``, ``get_logs`` (attribute or content: the device), ``ping`` and
+``traceroute`` (target, ``source`` device), ``test_flow`` (src, dst, proto, port),
+``apply_config`` (config lines, ``device``) and ``submit``. ``submit`` ends the episode:
+with a body of ``! device NAME`` sections (every managed device exactly once) it replaces
+the candidate; ``<submit/>`` submits the candidate as edited; for diagnosis and analysis the
+body is the JSON answer. An episode cut short is scored on the candidate at half weight.
+
+Family info keys: ``family`` and ``level``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+
+import numpy as np
+
+from textgyms.actions import Param, ParseError, ToolSpec, parse
+from textgyms.core import TextEnv, Turn, Verdict, check_choice
+from textgyms.envs.netconfig.generate import FAMILIES, LEVELS, NetTask, generate
+from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.prompt import render_prompt
+from textgyms.envs.netconfig.sim import Network
+from textgyms.envs.netconfig.tools import SHOW_CMDS, run_tool
+from textgyms.envs.netconfig.verify import network, verify_configs, verify_submission
+
+
+def _dev(desc: str = "device name, e.g. R1") -> Param:
+    return Param("device", "string", desc)
+
+
+TOOLS = (
+    *(
+        ToolSpec(name, f"Run `{cmd}` on a device of the candidate network.", (_dev(),))
+        for name, (cmd, _fn) in SHOW_CMDS.items()
+    ),
+    ToolSpec("show_access_lists", "Run `show access-lists` (with match counters).", (_dev(),)),
+    ToolSpec("get_logs", "Show a device's syslog buffer.", (_dev(),)),
+    ToolSpec(
+        "ping",
+        "Ping an address from a device.",
+        (Param("target", "string", "destination IP address"), _dev("source device")),
+    ),
+    ToolSpec(
+        "traceroute",
+        "Traceroute to an address from a device.",
+        (Param("target", "string", "destination IP address"), _dev("source device")),
+    ),
+    ToolSpec(
+        "test_flow",
+        "Walk one packet through the network and report its fate.",
+        (
+            Param("src", "string", "source IP"),
+            Param("dst", "string", "destination IP"),
+            Param("proto", "string", "tcp, udp, icmp", False, "tcp", ("tcp", "udp", "icmp")),
+            Param("port", "integer", "destination port", False, 80),
+        ),
+    ),
+    ToolSpec(
+        "apply_config",
+        "Apply IOS-lite configuration lines to a device.",
+        (Param("text", "string", "configuration lines"), _dev()),
+    ),
+    ToolSpec(
+        "submit",
+        "Submit: device configs (`! device NAME` sections), nothing (the "
+        "candidate as edited) or the JSON answer. Ends the episode.",
+        (Param("config", "string", "the submission", False, ""),),
+    ),
+)
+
+
+class NetState:
+    """The task, the agent's candidate configs, the compiled candidate and ACL counters."""
+
+    def __init__(self, task: NetTask) -> None:
+        self.task = task
+        self.mine = {d: parse_config(text, d)[0] for d, text in task.start}
+        self.hits: dict[tuple[str, str, int], int] = {}
+        self.logs: dict[str, list[str]] = {}
+        self._net: Network | None = None
+
+    @property
+    def net(self) -> Network:
+        if self._net is None:
+            self._net = network(self.task, self.mine)
+        return self._net
+
+
+class NetConfigEnv(TextEnv):
+    """NetConfig; see the module docstring for kwargs, tools and scoring."""
+
+    tools = TOOLS
+    # One variant per family (the issue's "conformance for every family"), levels mixed.
+    conformance_variants = tuple(
+        {"family": f, "level": lvl}
+        for f, lvl in zip(FAMILIES, ("easy", "hard", "medium", "hard", "medium", "medium",
+                                     "hard", "easy"))
+    )
+
+    def __init__(
+        self, *, family: str = "routing", level: str = "medium", max_turns: int = 30, **kwargs
+    ) -> None:
+        self.family = check_choice("family", family, FAMILIES)
+        self.level = check_choice("level", level, LEVELS)
+        kwargs.setdefault("max_obs_chars", 32_768)
+        super().__init__(max_turns=max_turns, **kwargs)
+
+    def generate(self, rng: np.random.Generator) -> NetTask:
+        return generate(rng, self.family, self.level)
+
+    def prompt(self, task: NetTask) -> str:
+        return render_prompt(task)
+
+    def init_state(self, task: NetTask) -> NetState:
+        return NetState(task)
+
+    def respond(self, state: NetState, action: str) -> Turn:
+        call = parse(action, self.tools)
+        if type(call) is ParseError:
+            return Turn(call.message, error=call.error, obs_kind="feedback", info=self._extra())
+        if call.name == "submit":
+            verdict = self._submit(state, call.args["config"])
+            return Turn(
+                verdict.feedback,
+                terminated=True,
+                verdict=verdict,
+                obs_kind="feedback",
+                info=self._extra(),
+            )
+        obs, error = self._tool(state, call.name, call.args)
+        return Turn(
+            obs, error=error, obs_kind="tool" if error is None else "feedback", info=self._extra()
+        )
+
+    def _submit(self, state: NetState, body: str) -> Verdict:
+        task = state.task
+        if body.strip() or task.family in ("diagnosis", "analysis"):
+            return verify_submission(task, body)
+        return verify_configs(task, state.mine, [], 1)
+
+    def _tool(self, state: NetState, name: str, args) -> tuple[str, str | None]:
+        """Run one inspection or edit tool on the candidate; (output, error or None)."""
+        return run_tool(state, name, args)
+
+    def final_verdict(self, state: NetState) -> Verdict:
+        """No submission: the candidate as it stands, at half weight."""
+        task = state.task
+        if task.family in ("diagnosis", "analysis"):
+            return Verdict(0.0, False, "No answer was submitted.", {}, "no_submit")
+        v = verify_configs(task, state.mine, [], 1)
+        return Verdict(v.score * 0.5, False, "Not submitted. " + v.feedback, v.parts, "no_submit")
+
+    def solve(self, task: NetTask) -> list[str]:
+        """Submit the reference configs (config families) or the true answer."""
+        if task.family == "diagnosis":
+            label = json.loads(task.answer)
+            ans = {
+                "device": label["device"],
+                "component": label["components"][0],
+                "cause": label["cause"],
+            }
+            return [f"<submit>{json.dumps(ans)}</submit>"]
+        if task.family == "analysis":
+            return [f"<submit>{task.answer}</submit>"]
+        body = "\n".join(f"! device {d}\n{text}" for d, text in task.reference)
+        return [f"<submit>\n{body}\n</submit>"]
+
+    def sample_action(self, rng: np.random.Generator) -> str:
+        """A random valid inspection call (rarely a submission of the candidate)."""
+        state: NetState = self.state
+        devices = [d for d, _ in state.task.devices]
+        dev = devices[int(rng.integers(len(devices)))]
+        r = rng.random()
+        if r < 0.04:
+            return "<submit/>"
+        if r < 0.5:
+            name = (
+                "show_run",
+                "show_ip_route",
+                "show_ip_int_brief",
+                "show_ip_ospf_neighbor",
+                "show_access_lists",
+                "show_vlan_brief",
+                "get_logs",
+            )[int(rng.integers(7))]
+            return f'<{name} device="{dev}"/>'
+        addrs = [str(ipaddress.IPv4Address(i.ip)) for ifs in state.net.l3.values() for i in ifs]
+        target = addrs[int(rng.integers(len(addrs)))] if addrs else "10.0.0.1"
+        if r < 0.8:
+            tool = "ping" if r < 0.65 else "traceroute"
+            return f'<{tool} device="{dev}">{target}</{tool}>'
+        src = addrs[int(rng.integers(len(addrs)))] if addrs else "10.0.0.2"
+        proto = ("tcp", "udp", "icmp")[int(rng.integers(3))]
+        return (
+            f'{{"name": "test_flow", "arguments": {{"src": "{src}", "dst": "{target}", '
+            f'"proto": "{proto}", "port": {int(rng.integers(1, 1024))}}}}}'
+        )
+
+    def _extra(self) -> dict[str, str]:
+        return {"family": self.family, "level": self.level}
+
+
+__all__ = ["NetConfigEnv", "NetState", "TOOLS"]

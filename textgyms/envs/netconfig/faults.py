@@ -1,0 +1,330 @@
+"""Fault injection for the repair and root-cause diagnosis families.
+
+A working scenario (static or OSPF routing, ACL, VLAN or NAT) is broken by 1-3 faults from a
+closed set of causes; the first cause is drawn uniformly. A fault must matter: the broken
+network must fail at least one behavioural check (ping, flow, route, translation), and those
+failures are the symptoms the prompt shows. Repair asks for fixed configs (devices without a
+fault are locked); diagnosis asks for ``{device, component, cause}`` given the symptoms and
+the syslog messages the devices would have logged when the fault happened (both derived from
+the simulator).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import json
+
+import numpy as np
+
+from textgyms.envs.netconfig import families
+from textgyms.envs.netconfig.acl import difference
+from textgyms.envs.netconfig.generate import NetTask, freeze, routing
+from textgyms.envs.netconfig.model import Acl, DeviceConfig
+from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.routing import ospf_area
+from textgyms.envs.netconfig.scenario import Scenario, build, fill_expectations
+from textgyms.envs.netconfig.show import render_config
+from textgyms.envs.netconfig.sim import Network
+
+CAUSES = (
+    "wrong_mask",
+    "interface_shutdown",
+    "missing_route",
+    "acl_order",
+    "passive_ospf",
+    "area_mismatch",
+    "vlan_missing_on_trunk",
+    "nat_sides_swapped",
+)
+COMPONENT_HELP = "an interface name, 'router ospf', 'ip route', 'access-list <name>' or 'ip nat'"
+
+
+def _pick(rng: np.random.Generator, items: list):
+    return items[int(rng.integers(len(items)))] if items else None
+
+
+def _ifaces(cfgs: dict[str, DeviceConfig], pred) -> list[tuple[str, str]]:
+    return [
+        (d, n)
+        for d, c in sorted(cfgs.items())
+        for n, i in sorted(c.interfaces.items())
+        if pred(c, i)
+    ]
+
+
+def wrong_mask(rng, cfgs, kinds):
+    pick = _pick(rng, _ifaces(cfgs, lambda c, i: i.ip is not None and i.ip.network.prefixlen < 30))
+    if pick is None:
+        return None
+    d, n = pick
+    itf = cfgs[d].interfaces[n]
+    plen = itf.ip.network.prefixlen
+    for new in (plen + 4, plen + 3, plen + 2, plen + 1, plen - 1):
+        cand = ipaddress.IPv4Interface(f"{itf.ip.ip}/{new}")
+        if cand.ip not in (cand.network.network_address, cand.network.broadcast_address):
+            itf.ip = cand
+            return {"device": d, "cause": "wrong_mask", "components": [n]}
+    return None
+
+
+def interface_shutdown(rng, cfgs, kinds):
+    pick = _pick(
+        rng,
+        _ifaces(
+            cfgs,
+            lambda c, i: (
+                "." not in i.name
+                and not i.shutdown
+                and (i.ip is not None or i.mode == "trunk" or i.name.startswith("Gi"))
+            ),
+        ),
+    )
+    if pick is None:
+        return None
+    cfgs[pick[0]].interfaces[pick[1]].shutdown = True
+    return {"device": pick[0], "cause": "interface_shutdown", "components": [pick[1]]}
+
+
+def missing_route(rng, cfgs, kinds):
+    dev = _pick(rng, [d for d, c in sorted(cfgs.items()) if c.routes])
+    if dev is None:
+        return None
+    cfgs[dev].routes.pop(int(rng.integers(len(cfgs[dev].routes))))
+    return {"device": dev, "cause": "missing_route", "components": ["ip route"]}
+
+
+def acl_order(rng, cfgs, kinds):
+    """Swap two adjacent entries of an ACL where the order matters."""
+    options = [(d, a) for d, c in sorted(cfgs.items()) for a in sorted(c.acls)
+               if len(c.acls[a].entries) >= 2]
+    for k in rng.permutation(len(options)):
+        dev, name = options[int(k)]
+        acl = cfgs[dev].acls[name]
+        for i in rng.permutation(len(acl.entries) - 1):
+            es = list(acl.entries)
+            a, b = es[int(i)], es[int(i) + 1]
+            es[int(i)] = dataclasses.replace(b, seq=a.seq)
+            es[int(i) + 1] = dataclasses.replace(a, seq=b.seq)
+            swapped = Acl(acl.name, acl.kind, es, acl.remarks)
+            if difference(acl, swapped) is not None:
+                cfgs[dev].acls[name] = swapped
+                return {"device": dev, "cause": "acl_order",
+                        "components": [f"access-list {name}", name]}
+    return None
+
+
+def _ospf_ifaces(cfgs, passive: bool):
+    return _ifaces(
+        cfgs,
+        lambda c, i: (
+            c.ospf is not None
+            and i.ip is not None
+            and ospf_area(c, int(i.ip.ip)) is not None
+            and (i.name in c.ospf.passive) == passive
+            and i.ip.network.prefixlen == 30
+        ),
+    )
+
+
+def passive_ospf(rng, cfgs, kinds):
+    pick = _pick(rng, _ospf_ifaces(cfgs, False))
+    if pick is None:
+        return None
+    cfgs[pick[0]].ospf.passive.add(pick[1])
+    return {"device": pick[0], "cause": "passive_ospf", "components": ["router ospf", pick[1]]}
+
+
+def area_mismatch(rng, cfgs, kinds):
+    pick = _pick(rng, _ospf_ifaces(cfgs, False))
+    if pick is None:
+        return None
+    d, n = pick
+    ospf, addr = cfgs[d].ospf, int(cfgs[d].interfaces[n].ip.ip)
+    for k, (net, wc, area) in enumerate(ospf.networks):
+        if (addr | int(wc)) == (int(net) | int(wc)):
+            ospf.networks[k] = (net, wc, area + 1)
+            return {"device": d, "cause": "area_mismatch", "components": ["router ospf", n]}
+    return None
+
+
+def vlan_missing_on_trunk(rng, cfgs, kinds):
+    pick = _pick(rng, _ifaces(cfgs, lambda c, i: i.mode == "trunk" and bool(i.trunk_allowed)))
+    if pick is None:
+        return None
+    itf = cfgs[pick[0]].interfaces[pick[1]]
+    drop = _pick(rng, sorted(itf.trunk_allowed))
+    itf.trunk_allowed = itf.trunk_allowed - {drop}
+    return {"device": pick[0], "cause": "vlan_missing_on_trunk", "components": [pick[1]]}
+
+
+def nat_sides_swapped(rng, cfgs, kinds):
+    dev = _pick(rng, [d for d, c in sorted(cfgs.items()) if c.nat])
+    if dev is None:
+        return None
+    sides = [i for i in cfgs[dev].interfaces.values() if i.nat]
+    for i in sides:
+        i.nat = "outside" if i.nat == "inside" else "inside"
+    return {
+        "device": dev,
+        "cause": "nat_sides_swapped",
+        "components": ["ip nat"] + sorted(i.name for i in sides),
+    }
+
+
+FAULTS = {
+    f.__name__: f
+    for f in (
+        wrong_mask,
+        interface_shutdown,
+        missing_route,
+        acl_order,
+        passive_ospf,
+        area_mismatch,
+        vlan_missing_on_trunk,
+        nat_sides_swapped,
+    )
+}
+BASES = {  # base scenario -> the faults that apply to it
+    "static": ("wrong_mask", "interface_shutdown", "missing_route"),
+    "ospf": ("wrong_mask", "interface_shutdown", "passive_ospf", "area_mismatch"),
+    "acl": ("acl_order", "interface_shutdown"),
+    "vlan": ("vlan_missing_on_trunk", "interface_shutdown", "wrong_mask"),
+    "nat": ("nat_sides_swapped", "interface_shutdown"),
+}
+
+
+def _base(rng: np.random.Generator, level: str, cause: str) -> tuple[str, Scenario]:
+    """A working scenario of a kind ``cause`` can break, sized by ``level``."""
+    name = str(rng.choice([b for b in sorted(BASES) if cause in BASES[b]]))
+    if name in ("static", "ospf"):
+        return name, routing(rng, level, name)
+    if name == "vlan":
+        return name, families.vlan(rng, "easy" if level == "easy" else "hard")
+    return name, getattr(families, name)(rng, "medium" if level != "hard" else "hard")
+
+
+SYMPTOMS = ("reach", "flows", "boundary", "nat", "waypoint", "routing", "isolation")
+
+
+def _failing(sc: Scenario, configs: dict[str, str]) -> list[tuple[str, str]]:
+    """(group, message) of the scenario checks the configs fail (collateral flows and ACL
+    equivalence, which needs the frozen task, left out)."""
+    from textgyms.envs.netconfig.verify import CHECKS
+
+    net = build(sc.topo.kinds, sc.topo.links, {**sc.fixed_configs(), **configs})
+    out = []
+    for c in sc.checks:
+        if c["g"] not in ("collateral", "acl_equiv"):
+            ok, msg = CHECKS[c["g"]](net, c, None)
+            if not ok:
+                out.append((c["g"], msg))
+    return out
+
+
+def _try_faults(rng, sc: Scenario, causes: list[str]):
+    """Apply ``causes`` to a copy of the reference: (labels, faulty configs) or None."""
+    cfgs = {d: parse_config(t, d)[0] for d, t in sc.reference.items()}
+    labels: list[dict] = []
+    for name in causes:
+        label = FAULTS[name](rng, cfgs, sc.topo.kinds)
+        if label is None or any((label["device"], label["components"][0])
+                                == (x["device"], x["components"][0]) for x in labels):
+            return None
+        labels.append(label)
+    return labels, {d: render_config(c) for d, c in cfgs.items()}
+
+
+def inject(rng: np.random.Generator, level: str, count: int, cause: str | None = None):
+    """A base scenario and ``count`` faults that break it (the first is ``cause``, by default
+    drawn uniformly from :data:`CAUSES`): (base, scenario, labels, faulty configs, symptom
+    messages)."""
+    first = str(rng.choice(CAUSES)) if cause is None else cause
+    for _attempt in range(1000):
+        base, sc = _base(rng, level, first)
+        fill_expectations(sc)
+        for _ in range(10):
+            rest = [str(x) for x in rng.choice(BASES[base], size=count - 1)]
+            tried = _try_faults(rng, sc, [first, *rest])
+            if tried is None:
+                continue
+            fails = _failing(sc, tried[1])
+            symptoms = [m for g, m in fails if g in SYMPTOMS]
+            if symptoms:  # a fault must show in the network's behaviour
+                return base, sc, tried[0], tried[1], symptoms
+    raise RuntimeError("no breaking fault found in 1000 draws (a generator bug)")
+
+
+def repair(rng: np.random.Generator, level: str) -> NetTask:
+    """Fix 1 (easy), 2 (medium) or 3 (hard) injected faults; untouched devices are locked."""
+    count = {"easy": 1, "medium": 2, "hard": 3}[level]
+    _base_name, sc, labels, faulty, fails = inject(rng, level, count)
+    faulted = {x["device"] for x in labels}
+    locked = sorted(d for d in faulty if d not in faulted)
+    sc.start = faulty
+    for d in locked:
+        sc.reqs.append({"type": "preserve", "what": f"the configuration of {d} (locked)"})
+    context = "Symptoms observed:\n" + "\n".join(f"- {m}" for m in fails[:4])
+    return freeze("repair", level, sc, json.dumps(labels, sort_keys=True), locked, context)
+
+
+def syslog(before: Network, after: Network) -> list[str]:
+    """The messages devices would log when the network went from ``before`` to ``after``."""
+    out = []
+    for (dev, name), (status, proto) in sorted(after.status.items()):
+        was = before.status.get((dev, name), ("down", "down"))
+        if was[1] == "up" and proto == "down":
+            if status == "administratively down":
+                out.append(
+                    (
+                        dev,
+                        f"%LINK-5-CHANGED: Interface {name}, changed state to "
+                        "administratively down",
+                    )
+                )
+            else:
+                out.append((dev, f"%LINK-3-UPDOWN: Interface {name}, changed state to down"))
+            out.append(
+                (
+                    dev,
+                    f"%LINEPROTO-5-UPDOWN: Line protocol on Interface {name}, "
+                    "changed state to down",
+                )
+            )
+    for dev, adjs in sorted(before.adjacencies.items()):
+        now = set(after.adjacencies.get(dev, ()))
+        for a in adjs:
+            if a not in now:
+                rid = ipaddress.IPv4Address(a.neighbor_rid)
+                out.append(
+                    (
+                        dev,
+                        f"%OSPF-5-ADJCHG: Process 1, Nbr {rid} on {a.iface} from "
+                        "FULL to DOWN, Neighbor Down: Dead timer expired",
+                    )
+                )
+    out += sorted(set(after.events))
+    return [
+        f"{dev}: *Mar  1 00:{10 + k // 60:02d}:{k % 60:02d}.{(137 * k) % 1000:03d}: {msg}"
+        for k, (dev, msg) in enumerate(out)
+    ]
+
+
+def diagnosis(rng: np.random.Generator, level: str) -> NetTask:
+    """Find the root cause of one injected fault: answer ``{device, component, cause}``."""
+    _base_name, sc, labels, faulty, fails = inject(rng, level, 1)
+    fixed = sc.fixed_configs()
+    before = build(sc.topo.kinds, sc.topo.links, {**fixed, **sc.reference})
+    after = build(sc.topo.kinds, sc.topo.links, {**fixed, **faulty})
+    logs = syslog(before, after)
+    sc.start = faulty
+    sc.checks = []
+    context = (
+        "Symptoms observed:\n"
+        + "\n".join(f"- {m}" for m in fails[:3])
+        + "\nRecent syslog messages:\n"
+        + ("\n".join(logs) if logs else "(none)")
+        + f"\nCauses (closed set): {', '.join(CAUSES)}.\nComponent: {COMPONENT_HELP}.\n"
+        'Answer with <submit>{"device": "...", "component": "...", "cause": "..."}</submit>.'
+    )
+    return freeze("diagnosis", level, sc, json.dumps(labels[0], sort_keys=True), (), context)

@@ -1,0 +1,123 @@
+"""Layer 1/2: interface status and broadcast domains from links, access ports, trunks and
+VLAN databases (a VLAN a switch does not know is not forwarded, as on IOS)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from textgyms.envs.netconfig.model import DeviceConfig, Interface
+
+Link = tuple[tuple[str, str], tuple[str, str]]
+SWITCHES = ("switch", "l3switch")
+
+
+def parent(name: str) -> str:
+    """The physical interface of a subinterface (``Gi0/0.10`` -> ``Gi0/0``)."""
+    return name.split(".", 1)[0]
+
+
+def peers(links: list[Link]) -> dict[tuple[str, str], tuple[str, str]]:
+    """Each linked port -> the port at the other end of its cable."""
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for a, b in links:
+        out[a], out[b] = b, a
+    return out
+
+
+def _admin_up(cfg: DeviceConfig, name: str) -> bool:
+    itf = cfg.interfaces.get(name)
+    return itf is None or not itf.shutdown
+
+
+def oper_status(
+    devices: Mapping[str, tuple[str, DeviceConfig]], peer: Mapping[tuple[str, str], tuple]
+) -> dict[tuple[str, str], tuple[str, str]]:
+    """(device, interface) -> (status, protocol) as ``show ip interface brief`` prints them,
+    for every configured or cabled interface."""
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for dev, (kind, cfg) in devices.items():
+        names = set(cfg.interfaces) | {p for (d, p) in peer if d == dev}
+        for name in sorted(names, key=lambda n: ("." in n, n)):
+            out[(dev, name)] = _status(devices, peer, dev, kind, cfg, name, out)
+    return out
+
+
+def _status(devices, peer, dev, kind, cfg, name, done) -> tuple[str, str]:
+    if not _admin_up(cfg, name):
+        return "administratively down", "down"
+    if name.startswith("Loopback"):
+        return "up", "up"
+    if name.startswith("Vlan"):
+        vid = int(name[4:]) if name[4:].isdigit() else 0
+        ok = kind in SWITCHES and (vid == 1 or vid in cfg.vlans)
+        return ("up", "up") if ok else ("down", "down")
+    if "." in name:
+        return done.get((dev, parent(name)), ("down", "down"))
+    other = peer.get((dev, name))
+    if other is None or other[0] not in devices:
+        return "down", "down"
+    return ("up", "up") if _admin_up(devices[other[0]][1], other[1]) else ("down", "down")
+
+
+def _channels(dev: str, kind: str, cfg: DeviceConfig, port: str, up) -> dict:
+    """What one end of a cable carries: ``"u"`` (untagged) or a VLAN tag -> L2 node."""
+    if kind in SWITCHES:
+        itf = cfg.interfaces.get(port) or Interface(port)
+        known = set(cfg.vlans) | {1}
+        if itf.mode == "trunk":
+            allowed = known if itf.trunk_allowed is None else known & itf.trunk_allowed
+            chans: dict = {v: ("vl", dev, v) for v in allowed if v != 1}
+            if 1 in allowed:
+                chans["u"] = ("vl", dev, 1)
+            return chans
+        return {"u": ("vl", dev, itf.access_vlan)} if itf.access_vlan in known else {}
+    chans = {"u": ("if", dev, port)}
+    for name, itf in cfg.interfaces.items():
+        if parent(name) == port and name != port and itf.dot1q and up.get((dev, name)):
+            chans[itf.dot1q] = ("if", dev, name)
+    return chans
+
+
+class _UnionFind:
+    def __init__(self) -> None:
+        self.up: dict = {}
+
+    def find(self, x):
+        root = x
+        while self.up.get(root, root) != root:
+            root = self.up[root]
+        self.up[x] = root
+        return root
+
+    def union(self, a, b) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.up[max(ra, rb)] = min(ra, rb)
+
+
+def domains(
+    devices: Mapping[str, tuple[str, DeviceConfig]],
+    links: list[Link],
+    status: Mapping[tuple[str, str], tuple[str, str]],
+) -> dict[tuple[str, str], tuple]:
+    """(device, L3 interface) -> its broadcast domain id, for every interface that is up."""
+    up = {k: v[1] == "up" for k, v in status.items()}
+    uf = _UnionFind()
+    for a, b in links:
+        if not (up.get(a) and up.get(b)) or a[0] not in devices or b[0] not in devices:
+            continue
+        ca = _channels(a[0], devices[a[0]][0], devices[a[0]][1], a[1], up)
+        cb = _channels(b[0], devices[b[0]][0], devices[b[0]][1], b[1], up)
+        for key in ca.keys() & cb.keys():
+            uf.union(ca[key], cb[key])
+    out: dict[tuple[str, str], tuple] = {}
+    for (dev, name), ok in up.items():
+        if not ok:
+            continue
+        kind = devices[dev][0]
+        if name.startswith("Vlan") and kind in SWITCHES:
+            uf.union(("if", dev, name), ("vl", dev, int(name[4:])))
+        elif kind in SWITCHES and not name.startswith("Loopback"):
+            continue  # a switch port is not an L3 interface
+        out[(dev, name)] = uf.find(("if", dev, name))
+    return out

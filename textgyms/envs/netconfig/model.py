@@ -1,0 +1,124 @@
+"""The configuration model of IOS-lite: plain mutable dataclasses a parser fills and the
+simulator reads. Addresses are kept as ``ipaddress`` objects for display and as ints for the
+hot paths (ACL matching, forwarding)."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+
+PROTO_NUM = {"ip": 0, "icmp": 1, "tcp": 6, "udp": 17}
+PROTO_NAME = {v: k for k, v in PROTO_NUM.items()}
+ANY_IP = (0, 0xFFFFFFFF)
+ANY_PORT = (0, 65535)
+
+
+@dataclass
+class Interface:
+    """One interface (physical, subinterface, loopback or SVI) and its settings."""
+
+    name: str
+    ip: ipaddress.IPv4Interface | None = None
+    shutdown: bool = False
+    description: str = ""
+    acl_in: str | None = None
+    acl_out: str | None = None
+    nat: str | None = None  # "inside" | "outside"
+    mode: str | None = None  # switchport mode: "access" | "trunk"
+    access_vlan: int = 1
+    trunk_allowed: frozenset[int] | None = None  # None: all VLANs
+    dot1q: int | None = None
+    ospf_cost: int | None = None
+
+
+@dataclass(frozen=True)
+class Ace:
+    """One access-control entry, compiled to intervals: ``proto`` 0 means any IP protocol."""
+
+    permit: bool
+    proto: int
+    src: tuple[int, int]
+    dst: tuple[int, int] = ANY_IP
+    sport: tuple[int, int] = ANY_PORT
+    dport: tuple[int, int] = ANY_PORT
+    established: bool = False
+    text: str = ""
+    seq: int = 0
+
+
+@dataclass
+class Acl:
+    """A standard or extended ACL, numbered or named; entries in sequence order."""
+
+    name: str
+    kind: str  # "standard" | "extended"
+    entries: list[Ace] = field(default_factory=list)
+    remarks: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class StaticRoute:
+    """``ip route PREFIX MASK NEXTHOP|INTERFACE [AD]``."""
+
+    prefix: ipaddress.IPv4Network
+    nexthop: ipaddress.IPv4Address | None
+    iface: str | None
+    ad: int = 1
+
+
+@dataclass
+class Ospf:
+    """``router ospf PID``: network statements (first match wins), passive interfaces."""
+
+    pid: int
+    router_id: ipaddress.IPv4Address | None = None
+    networks: list[tuple[ipaddress.IPv4Address, ipaddress.IPv4Address, int]] = field(
+        default_factory=list
+    )
+    passive: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class NatRule:
+    """``ip nat inside source list ACL interface IF overload`` or ``... static LOCAL GLOBAL``."""
+
+    kind: str  # "dynamic" | "static"
+    acl: str | None = None
+    iface: str | None = None
+    overload: bool = False
+    local: ipaddress.IPv4Address | None = None
+    global_: ipaddress.IPv4Address | None = None
+
+
+@dataclass
+class DeviceConfig:
+    """Everything one device's configuration says."""
+
+    hostname: str = ""
+    interfaces: dict[str, Interface] = field(default_factory=dict)
+    vlans: dict[int, str] = field(default_factory=dict)
+    routes: list[StaticRoute] = field(default_factory=list)
+    ospf: Ospf | None = None
+    acls: dict[str, Acl] = field(default_factory=dict)
+    nat: list[NatRule] = field(default_factory=list)
+    gateway: ipaddress.IPv4Address | None = None  # ip default-gateway (hosts, L2 switches)
+
+    def iface(self, name: str) -> Interface:
+        """The interface ``name``, created on first mention (as IOS does)."""
+        found = self.interfaces.get(name)
+        if found is None:
+            found = self.interfaces[name] = Interface(name)
+        return found
+
+
+@dataclass(frozen=True)
+class Issue:
+    """A line the parser rejected: where it is and why."""
+
+    device: str
+    lineno: int
+    line: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.device} line {self.lineno}: {self.line.strip()!r}: {self.reason}"

@@ -1,0 +1,84 @@
+"""The first observation of a NetConfig episode: role, topology, requirements, the managed
+devices' current configurations, extra context (symptoms, logs, the question) and the tools."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+
+from textgyms.envs.netconfig.generate import NetTask
+
+INTRO = {
+    "addressing": "Address every interface of the routers you manage and enable it.",
+    "acl": "Implement the traffic-filtering policy on the firewall router.",
+    "routing": "Configure routing so that the requirements below hold.",
+    "vlan": "Configure VLANs, access ports, trunks and inter-VLAN routing.",
+    "nat": "Configure NAT on the edge router so inside hosts can reach the Internet.",
+    "repair": (
+        "The network below is broken. Find and fix the faults with minimal changes: lines a "
+        "fix does not need to touch must stay as they are, and locked devices must not change."
+    ),
+    "diagnosis": "Find the root cause of the outage described below. Do not change anything.",
+    "analysis": "Analyse the topology below.",
+}
+
+
+def _hosts(task: NetTask) -> list[str]:
+    kinds = dict(task.devices)
+    out = []
+    for name, text in task.fixed:
+        words = text.split()
+        if kinds[name] == "host":
+            ip = words[words.index("address") + 1] if "address" in words else "?"
+            mask = words[words.index("address") + 2] if "address" in words else "?"
+            gw = words[-1]
+            out.append(f"  {name} (host): {ip} {mask}, default gateway {gw}")
+        else:
+            out.append(f"  {name} ({kinds[name]}, provider-managed: not yours to configure)")
+    return out
+
+
+@lru_cache(maxsize=256)
+def render_prompt(task: NetTask) -> str:
+    """The task prompt (cached: GRPO groups reset the same task many times)."""
+    kinds = dict(task.devices)
+    mine = [d for d, _ in task.start]
+    parts = [
+        f"You are a network engineer working on a {task.topology} network "
+        f"({task.family}, {task.level}). {INTRO[task.family]}",
+        "",
+        "Cabling:",
+        *(f"  {a} {ai} <-> {b} {bi}" for a, ai, b, bi in task.links),
+        "",
+        "Devices you manage: " + ", ".join(f"{d} ({kinds[d]})" for d in mine),
+        "Other devices:",
+        *_hosts(task),
+    ]
+    if task.requirements:
+        parts += ["", "Requirements:", task.requirements]
+    if task.level == "easy" and task.spec != "[]":
+        parts += ["", "Requirements as JSON:", json.dumps(json.loads(task.spec))]
+    parts += ["", "Current configuration of the devices you manage:"]
+    for d, text in task.start:
+        parts += [f"! device {d}", text]
+    if task.context:
+        parts += ["", task.context]
+    parts += ["", _HOW]
+    return "\n".join(parts)
+
+
+_HOW = """\
+Dialect: IOS-lite, a strict subset of Cisco IOS (hostname; interface with ip address, \
+[no] shutdown, description, ip access-group, ip nat inside|outside, switchport mode/access \
+vlan/trunk allowed vlan, encapsulation dot1Q, ip ospf cost; vlan/name; ip route; router ospf \
+with network/passive-interface/router-id; standard and extended ACLs, numbered or named; ip \
+nat inside source list|static). Interfaces are enabled unless `shutdown`.
+Tools (XML-style tags or JSON tool calls; only the last call in a reply counts): show_run, \
+show_ip_route, show_ip_int_brief, show_ip_ospf_neighbor, show_access_lists, show_vlan_brief, \
+get_logs (each takes a device), ping and traceroute (target address, device attribute), \
+test_flow (src, dst, proto, port), apply_config (config lines, device attribute) and submit.
+Submit ends the episode. For configuration tasks, put the complete configuration of every \
+device you manage inside submit, one section per device starting with "! device NAME" (each \
+device exactly once), or submit with an empty body to submit your candidate as edited with \
+apply_config. Lines outside the dialect cost points. Example of a tool call: \
+{"name": "show_run", "arguments": {"device": "..."}}"""

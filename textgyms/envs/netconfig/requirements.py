@@ -1,0 +1,99 @@
+"""Typed requirements rendered to natural language (and shown as JSON at the easy level)."""
+
+from __future__ import annotations
+
+import ipaddress
+
+
+def _addr(r: dict) -> str:
+    iface = ipaddress.IPv4Interface(r["address"])
+    how = r.get("how", "exact")
+    net = iface.network
+    if how == "first":
+        return f"{r['device']} {r['interface']}: the first usable address of {net} (enabled)"
+    if how == "last":
+        return f"{r['device']} {r['interface']}: the last usable address of {net} (enabled)"
+    return f"{r['device']} {r['interface']}: {iface.ip} {iface.netmask} (enabled)"
+
+
+def _rule(k: int, r: dict) -> str:
+    proto = r["proto"].upper() if r["proto"] != "ip" else "all IP traffic"
+    port = ""
+    if r.get("port"):
+        op, *vals = r["port"]
+        port = {
+            "eq": f" to port {vals[0]}",
+            "range": f" to ports {vals[0]}-{vals[-1]}",
+            "gt": f" to ports above {vals[0]}",
+            "lt": f" to ports below {vals[0]}",
+        }[op]
+    est = " (only established connections: ACK or RST set)" if r.get("established") else ""
+    return f"  {k}. {r['action']} {proto} from {r['src']} to {r['dst']}{port}{est}"
+
+
+def _acl(r: dict) -> str:
+    kind = "a standard" if r["kind"] == "standard" else "an extended"
+    name = f"numbered {r['name']}" if r["name"].isdigit() else f"named {r['name']}"
+    lines = [
+        f"Filter traffic with {kind} ACL ({name}) applied {r['direction']}bound on "
+        f"{r['device']} {r['interface']}. Rules in priority order (first match wins):"
+    ]
+    lines += [_rule(k, rule) for k, rule in enumerate(r["rules"], 1)]
+    lines.append(f"  Everything else: {r['default']}.")
+    return "\n".join(lines)
+
+
+def _routing(r: dict) -> str:
+    if r["protocol"] == "static":
+        return (
+            "Routing: use static routes only (no dynamic routing protocol); every router "
+            "must reach every LAN."
+        )
+    text = (
+        f"Routing: run OSPF process {r['process']} in area {r['area']} on every router "
+        "and advertise every connected subnet; routes to remote LANs must be learned via "
+        "OSPF (not static routes)."
+    )
+    if r.get("passive"):
+        text += " LAN interfaces must be passive (no OSPF hellos towards hosts)."
+    return text
+
+
+RENDER = {
+    "address": _addr,
+    "acl": _acl,
+    "routing": _routing,
+    "reach": lambda r: f"{r['src']} must be able to ping {r['dst']}.",  # src may list hosts
+    "waypoint": lambda r: (
+        f"Traffic from {r['src']} to {r['dst']} must pass through {r['via']} (tune OSPF "
+        "interface costs)."
+    ),
+    "vlan": lambda r: f"On {r['device']}, VLAN {r['vlan']} is named {r['name']}.",
+    "access": lambda r: (
+        f"{r['device']} {r['interface']} is an access port in VLAN {r['vlan']} ({r['host']})."
+    ),
+    "trunk": lambda r: (
+        f"{r['device']} {r['interface']} is an 802.1Q trunk carrying exactly VLANs "
+        f"{','.join(str(v) for v in r['vlans'])}."
+    ),
+    "gateway": lambda r: (
+        f"VLAN {r['vlan']} ({r['subnet']}) is routed by {r['device']} at {r['address']} "
+        f"using {r['mode']}."
+    ),
+    "nat_pat": lambda r: (
+        f"On {r['device']}, translate traffic from {', '.join(r['networks'])} leaving "
+        f"{r['outside']} to the address of {r['outside']} (PAT/overload, standard ACL "
+        f"{r['acl']}); inside interfaces: {', '.join(r['inside'])}."
+    ),
+    "nat_static": lambda r: (
+        f"On {r['device']}, statically map inside server {r['local']} to public address "
+        f"{r['global']}."
+    ),
+    "isolated": lambda r: f"{r['a']} and {r['b']} must not share a broadcast domain.",
+    "preserve": lambda r: f"Do not change {r['what']}.",
+}
+
+
+def render(reqs: list[dict]) -> str:
+    """One line (or block) per requirement."""
+    return "\n".join(f"- {RENDER[r['type']](r)}" for r in reqs)

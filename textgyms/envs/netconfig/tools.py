@@ -1,0 +1,140 @@
+"""The agent's tools, run on its candidate network only (never the reference or a label)."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+from textgyms.envs.netconfig import show
+from textgyms.envs.netconfig.acl import format_packet
+from textgyms.envs.netconfig.model import PROTO_NUM
+from textgyms.envs.netconfig.parser import apply_lines
+
+SHOW_CMDS = {
+    "show_run": ("show running-config", show.show_run),
+    "show_ip_route": ("show ip route", show.show_ip_route),
+    "show_ip_int_brief": ("show ip interface brief", show.show_ip_int_brief),
+    "show_ip_ospf_neighbor": ("show ip ospf neighbor", show.show_ip_ospf_neighbor),
+    "show_vlan_brief": ("show vlan brief", show.show_vlan_brief),
+}
+
+
+def _addr(text: str) -> int | None:
+    try:
+        return int(ipaddress.IPv4Address(str(text).strip()))
+    except ValueError:
+        return None
+
+
+def _count(state, walk) -> None:
+    for key in walk.hits:
+        state.hits[key] = state.hits.get(key, 0) + 1
+
+
+def logs(state, dev: str) -> str:
+    """The syslog buffer of ``dev`` as the candidate network stands."""
+    net = state.net
+    out = []
+    for (d, name), (status, proto) in sorted(net.status.items()):
+        if d != dev:
+            continue
+        if status == "administratively down":
+            out.append(f"%LINK-5-CHANGED: Interface {name}, changed state to administratively down")
+        elif proto == "down" and name in net.config(dev).interfaces:
+            out.append(
+                f"%LINEPROTO-5-UPDOWN: Line protocol on Interface {name}, changed state to down"
+            )
+    for a in net.adjacencies.get(dev, ()):
+        rid = ipaddress.IPv4Address(a.neighbor_rid)
+        out.append(
+            f"%OSPF-5-ADJCHG: Process 1, Nbr {rid} on {a.iface} from LOADING to FULL, Loading Done"
+        )
+    out += [msg for d, msg in net.events if d == dev]
+    out += state.logs.get(dev, [])
+    stamp = [
+        f"*Mar  1 00:{k // 60:02d}:{k % 60:02d}.{(211 * k) % 1000:03d}: " for k in range(len(out))
+    ]
+    return "\n".join(s + m for s, m in zip(stamp, out)) or "(log buffer empty)"
+
+
+def run_tool(state, name: str, args: dict[str, Any]) -> tuple[str, str | None]:
+    """(output, error or None) of one tool call."""
+    net = state.net
+    dev = str(args.get("device") or "").strip()
+    if name in SHOW_CMDS or name in (
+        "show_access_lists",
+        "get_logs",
+        "ping",
+        "traceroute",
+        "apply_config",
+    ):
+        if dev not in net.devices:
+            known = ", ".join(sorted(net.devices))
+            return f"% Unknown device {dev[:40]!r}; devices: {known}", "invalid"
+    if name in SHOW_CMDS:
+        cmd, fn = SHOW_CMDS[name]
+        return f"{dev}#{cmd}\n{fn(net, dev)}", None
+    if name == "show_access_lists":
+        return f"{dev}#show access-lists\n{show.show_access_lists(net, dev, state.hits)}", None
+    if name == "get_logs":
+        return f"{dev}#show logging\n{logs(state, dev)}", None
+    if name in ("ping", "traceroute"):
+        return _ping(state, name, dev, args)
+    if name == "test_flow":
+        return _test_flow(state, args)
+    return _apply(state, dev, str(args.get("text", "")))
+
+
+def _ping(state, name: str, dev: str, args) -> tuple[str, str | None]:
+    net = state.net
+    dst = _addr(args.get("target", ""))
+    if dst is None:
+        return f"% Unrecognized host or address: {str(args.get('target'))[:40]!r}", "invalid"
+    if name == "ping":
+        there, back = net.ping(dev, dst)
+        _count(state, there)
+        if back is not None:
+            _count(state, back)
+        ok = back is not None and back.status == "delivered"
+        why = there.reason if back is None else back.reason
+        return f"{dev}#ping {ipaddress.IPv4Address(dst)}\n{show.ping_text(dst, ok, why)}", None
+    src = net.source_ip(dev, dst) or 0
+    w = net.walk((src, dst, 17, 49152, 33434, False), dev)
+    text = show.traceroute_text(net, dst, w.hops)
+    if w.status != "delivered":
+        text += f"\n  {len(w.hops)} * * *\n% {w.reason or w.status}"
+    return f"{dev}#traceroute {ipaddress.IPv4Address(dst)}\n{text}", None
+
+
+def _test_flow(state, args) -> tuple[str, str | None]:
+    net = state.net
+    src, dst = _addr(args.get("src", "")), _addr(args.get("dst", ""))
+    if src is None or dst is None:
+        return "% test_flow needs IPv4 src and dst addresses", "invalid"
+    proto = PROTO_NUM.get(str(args.get("proto", "tcp")), 6)
+    port = int(args.get("port") or 0)
+    if not 0 <= port <= 65535:
+        return "% port must be 0-65535", "invalid"
+    w = net.flow(src, dst, proto, port)
+    _count(state, w)
+    path = " -> ".join(f"{d}({i or '-'}>{o or '-'})" for d, i, o in w.hops) or "(none)"
+    lines = [f"flow {format_packet(w.packet)}", f"result: {w.status}", f"path: {path}"]
+    if w.reason:
+        lines.append(f"reason: {w.reason}")
+    return "\n".join(lines), None
+
+
+def _apply(state, dev: str, text: str) -> tuple[str, str | None]:
+    mine = state.mine.get(dev)
+    if mine is None:
+        return f"% {dev} is not managed by you; it cannot be configured", "invalid"
+    issues = apply_lines(mine, text, dev)
+    state._net = None  # recompile on next use
+    n = sum(1 for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("!"))
+    state.logs.setdefault(dev, []).append("%SYS-5-CONFIG_I: Configured from console by vty0")
+    out = [f"{dev}(config)# {n - len(issues)} of {n} line(s) applied"]
+    out += [
+        f"% Invalid input at line {i.lineno}: {i.line.strip()[:80]} ({i.reason})"
+        for i in issues[:20]
+    ]
+    return "\n".join(out), "invalid" if issues or n == 0 else None

@@ -1,0 +1,202 @@
+"""Topology templates with sampled address plans and hostnames: chain, star (one edge
+router with several LANs), hub-and-spoke, two-tier campus and a small WAN (a ring with chords).
+
+A :class:`Topo` lists devices, cables, per-interface addresses and descriptions, and hosts;
+:func:`base_config` renders a device's addressing-only configuration, the starting point the
+task families add features to.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass, field
+
+import numpy as np
+
+N = ipaddress.IPv4Network
+I = ipaddress.IPv4Interface  # noqa: E741
+SITES = ("NYC", "LON", "FRA", "SYD", "TOK", "PAR", "AMS", "SFO", "BER", "MAD", "OSL", "SEA")
+GI = "GigabitEthernet0/{}"
+FA = "FastEthernet0/{}"
+ETH = "Ethernet0"
+
+
+@dataclass
+class Topo:
+    """Devices (name -> kind), cables, addresses and hosts of one sampled network."""
+
+    name: str
+    kinds: dict[str, str] = field(default_factory=dict)
+    links: list[tuple[tuple[str, str], tuple[str, str]]] = field(default_factory=list)
+    addr: dict[tuple[str, str], I] = field(default_factory=dict)
+    desc: dict[tuple[str, str], str] = field(default_factory=dict)
+    hosts: dict[str, tuple[I, ipaddress.IPv4Address]] = field(default_factory=dict)
+    lans: list[tuple[str, str, N]] = field(default_factory=list)  # (router, iface, subnet)
+    wans: list[tuple[str, str, str, str, N]] = field(default_factory=list)
+
+    def link(self, a: str, ai: str, b: str, bi: str) -> None:
+        self.links.append(((a, ai), (b, bi)))
+        self.desc.setdefault((a, ai), f"to {b} {bi}")
+        self.desc.setdefault((b, bi), f"to {a} {ai}")
+
+    def routers(self) -> list[str]:
+        return [d for d, k in self.kinds.items() if k in ("router", "l3switch")]
+
+
+class Plan:
+    """Draws distinct /24 LANs and /30 WAN links from one sampled private block."""
+
+    def __init__(self, rng: np.random.Generator) -> None:
+        style = int(rng.integers(3))
+        if style == 0:
+            self.base = f"10.{int(rng.integers(1, 250))}"
+        elif style == 1:
+            self.base = f"172.{int(rng.integers(16, 32))}"
+        else:
+            self.base = f"10.{int(rng.integers(100, 200))}"
+        self.octets = [int(x) for x in rng.permutation(np.arange(1, 200))[:40]]
+        self.wan_block = N(f"{self.base}.{int(rng.integers(200, 255))}.0/24")
+        self.wan_next = 0
+        self.rng = rng
+
+    def lan(self, plen: int = 24) -> N:
+        net = N(f"{self.base}.{self.octets.pop()}.0/24")
+        return next(net.subnets(new_prefix=plen)) if plen > 24 else net
+
+    def wan(self) -> N:
+        net = list(self.wan_block.subnets(new_prefix=30))[self.wan_next]
+        self.wan_next += 1
+        return net
+
+
+def hostnames(rng: np.random.Generator, n: int, kind: str = "R") -> list[str]:
+    """``R1..Rn`` or site-prefixed names such as ``FRA-R1``."""
+    if rng.random() < 0.5:
+        return [f"{kind}{i + 1}" for i in range(n)]
+    sites = [str(s) for s in rng.permutation(SITES)[:n]]
+    return [f"{s}-{kind}1" for s in sites]
+
+
+def add_lan(
+    t: Topo,
+    rng: np.random.Generator,
+    plan: Plan,
+    router: str,
+    iface: str,
+    hosts: list[str],
+    gw_last: bool = False,
+) -> N:
+    """A LAN on ``router``'s ``iface`` with ``hosts`` (one per cable, so one host when the
+    router port is cabled to it directly); the gateway is the first (or last) usable address."""
+    net = plan.lan()
+    addrs = list(net.hosts())
+    gw = addrs[-1] if gw_last else addrs[0]
+    t.addr[(router, iface)] = I(f"{gw}/{net.prefixlen}")
+    t.lans.append((router, iface, net))
+    picks = sorted(int(x) for x in rng.choice(np.arange(9, 200), size=len(hosts), replace=False))
+    for h, k in zip(hosts, picks):
+        t.kinds[h] = "host"
+        t.hosts[h] = (I(f"{addrs[k]}/{net.prefixlen}"), gw)
+        t.link(router, iface, h, ETH)
+    return net
+
+
+def add_wan(t: Topo, plan: Plan, a: str, ai: str, b: str, bi: str) -> N:
+    net = plan.wan()
+    ha, hb = list(net.hosts())
+    t.addr[(a, ai)] = I(f"{ha}/30")
+    t.addr[(b, bi)] = I(f"{hb}/30")
+    t.wans.append((a, ai, b, bi, net))
+    t.link(a, ai, b, bi)
+    return net
+
+
+def chain(rng: np.random.Generator, n: int) -> Topo:
+    """R1 - R2 - ... - Rn, a LAN with one host on each end router (and on middle ones)."""
+    t, plan = Topo("chain"), Plan(rng)
+    names = hostnames(rng, n)
+    for r in names:
+        t.kinds[r] = "router"
+    for k in range(n - 1):
+        add_wan(t, plan, names[k], GI.format(1), names[k + 1], GI.format(2))
+    for k, r in enumerate(names):
+        add_lan(t, rng, plan, r, GI.format(0), [f"H{k + 1}"])
+    return t
+
+
+def hub_spoke(rng: np.random.Generator, n: int) -> Topo:
+    """A hub router with ``n`` spokes; each router has a LAN with one host."""
+    t, plan = Topo("hub-and-spoke"), Plan(rng)
+    names = hostnames(rng, n + 1)
+    for r in names:
+        t.kinds[r] = "router"
+    for k, spoke in enumerate(names[1:], 1):
+        add_wan(t, plan, names[0], GI.format(k), spoke, GI.format(1))
+    for k, r in enumerate(names):
+        add_lan(t, rng, plan, r, GI.format(0), [f"H{k + 1}"])
+    return t
+
+
+def wan(rng: np.random.Generator, n: int, chords: int = 1) -> Topo:
+    """A ring of ``n`` routers plus ``chords`` extra links; a LAN with a host on each."""
+    t, plan = Topo("small-wan"), Plan(rng)
+    names = hostnames(rng, n)
+    port = {r: 1 for r in names}
+    for r in names:
+        t.kinds[r] = "router"
+
+    def connect(a: str, b: str) -> None:
+        add_wan(t, plan, a, GI.format(port[a]), b, GI.format(port[b]))
+        port[a] += 1
+        port[b] += 1
+
+    for k in range(n):
+        connect(names[k], names[(k + 1) % n])
+    pairs = [
+        (a, b)
+        for i, a in enumerate(names)
+        for b in names[i + 2 :]
+        if (a, b) != (names[0], names[-1])
+    ]
+    for idx in rng.permutation(len(pairs))[:chords]:
+        connect(*pairs[int(idx)])
+    for k, r in enumerate(names):
+        add_lan(t, rng, plan, r, GI.format(0), [f"H{k + 1}"])
+    return t
+
+
+def star(rng: np.random.Generator, lans: int) -> Topo:
+    """One edge router (a firewall) with ``lans`` user LANs and a server LAN."""
+    t, plan = Topo("star"), Plan(rng)
+    fw = hostnames(rng, 1, "FW")[0]
+    t.kinds[fw] = "router"
+    for k in range(lans):
+        add_lan(t, rng, plan, fw, GI.format(k), [f"PC{k + 1}"])
+    add_lan(t, rng, plan, fw, GI.format(lans), ["SRV1"])
+    return t
+
+
+def render_iface(t: Topo, dev: str, iface: str, extra: list[str] = ()) -> list[str]:
+    lines = [f"interface {iface}", f" description {t.desc.get((dev, iface), 'uplink')}"]
+    a = t.addr.get((dev, iface))
+    if a is not None:
+        lines.append(f" ip address {a.ip} {a.netmask}")
+    return lines + list(extra) + [" no shutdown", "!"]
+
+
+def base_config(t: Topo, dev: str, extra: dict[str, list[str]] | None = None) -> str:
+    """``dev``'s addressing-only configuration; ``extra`` adds lines inside interfaces."""
+    extra = extra or {}
+    ports = sorted({p for (d, p) in t.desc if d == dev})
+    lines = [f"hostname {dev}", "!"]
+    for p in ports:
+        lines += render_iface(t, dev, p, extra.get(p, []))
+    return "\n".join(lines)
+
+
+def host_config(t: Topo, name: str) -> str:
+    ip, gw = t.hosts[name]
+    return (
+        f"hostname {name}\ninterface {ETH}\n ip address {ip.ip} {ip.netmask}\n no shutdown\n"
+        f"ip default-gateway {gw}"
+    )
