@@ -282,6 +282,8 @@ def test_leaderboard_eval_through_the_server(tmp_path):
     for row in rows:
         assert [json.loads(a)["arguments"]["word"] for a in row["actions"]] == words[: row["turns"]]
         assert row["invalid"] == 0
+        # The scripted server reports 11 prompt and 7 completion tokens per request.
+        assert row["tokens"] == {"prompt": 11 * row["turns"], "completion": 7 * row["turns"]}
     meta = json.loads((tmp_path / "metadata.json").read_text())
     assert meta["policy"]["model"] == "scripted" and meta["policy"]["native_tools"] is True
     assert len(server.requests) == sum(r["turns"] for r in rows)

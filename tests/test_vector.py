@@ -362,11 +362,6 @@ def test_make_vec_is_exported_by_the_package() -> None:
     assert textgyms.make_vec is make_vec
 
 
-def test_ray_backend_is_not_available_yet() -> None:
-    with pytest.raises(BackendError, match="pip install ray"):
-        make_vec(ENV, 2, backend="ray")
-
-
 # -- closing -----------------------------------------------------------------------------------
 
 

@@ -111,6 +111,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         concurrency=args.concurrency,
         env_kwargs=json.loads(args.kwargs),
         progress=not args.quiet,
+        backend=args.backend,
     )
     rows = [
         (
@@ -154,6 +155,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--seed", type=int, default=0, help="seed of episode 0")
     ev.add_argument("--concurrency", type=int, default=8, help="episodes in flight per env")
     ev.add_argument("--kwargs", default="{}", help="env kwargs as JSON, applied to every env")
+    ev.add_argument(
+        "--backend",
+        choices=("serial", "multiprocessing", "ray"),
+        default=None,
+        help="step the envs as a textgyms.make_vec vector on this backend (default: in-process "
+        "envs); 'ray' uses the Ray cluster named by RAY_ADDRESS, else a local one",
+    )
     ev.add_argument("--out", required=True, help="run directory (resumed if it exists)")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     return p

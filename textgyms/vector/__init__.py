@@ -50,12 +50,16 @@ def _make_serial(
     return SerialVecEnv(env_id, num_envs, **kwargs)
 
 
-def _make_ray(env_id: str, num_envs: int, **kwargs: Any) -> VecEnv:
-    raise BackendError(
-        "backend='ray' is not available yet in this version of textgyms; "
-        "it will need `pip install ray` (textgyms[ray]). Use backend="
-        "'multiprocessing' on one machine."
-    )
+def _make_ray(env_id: str, num_envs: int, *, context: str | None, **kwargs: Any) -> VecEnv:
+    if context is not None:
+        raise ConfigError(
+            "context applies to backend='multiprocessing'; backend='ray' runs envs in Ray actors"
+        )
+    try:  # imported here: ray is an optional dependency (textgyms[ray]) and slow to import
+        from textgyms.vector.ray import RayVecEnv
+    except ImportError as exc:
+        raise BackendError("backend='ray' needs `pip install ray` (textgyms[ray])") from exc
+    return RayVecEnv(env_id, num_envs, **kwargs)
 
 
 # A backend is a factory taking make_vec's arguments; a new one only has to be listed here.

@@ -1,0 +1,160 @@
+"""The Ray backend on a local Ray cluster started here, and ``textgyms eval --backend``."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+
+import numpy as np
+import pytest
+import ray
+
+import textgyms
+from textgyms.cli import env_kwargs_doc, main
+from textgyms.errors import ConfigError, WorkerDiedError
+from textgyms.evaluate import load_results
+from textgyms.policies import ScriptedPolicy
+from textgyms.vector.ray import RayVecEnv
+
+ENV_IDS = textgyms.env_ids()
+# `textgyms eval` passes split= to every env: evaluate on the first id that takes it.
+EVAL_ID = next(i for i in ENV_IDS if "split=" in env_kwargs_doc(i))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cluster():
+    """One small local cluster for the whole module (starting Ray takes seconds)."""
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    if started:
+        ray.shutdown()
+
+
+def _same(a, b) -> None:
+    assert a.observations == b.observations and a.infos == b.infos
+    assert np.array_equal(a.rewards, b.rewards) and np.array_equal(a.env_ids, b.env_ids)
+    assert np.array_equal(a.terminated, b.terminated)
+    assert np.array_equal(a.truncated, b.truncated)
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_same_batches_as_serial(env_id):
+    """Random and oracle moves through both backends give identical batches, autoreset too."""
+    # Two actors (a split over workers) for one id; one for the others, as actors are slow
+    # to start on a busy 2-core machine.
+    workers = 2 if env_id == ENV_IDS[0] else 1
+    kwargs = {"group_size": 2}
+    with (
+        textgyms.make_vec(env_id, 4, backend="ray", num_workers=workers, **kwargs) as vec,
+        textgyms.make_vec(env_id, 4, backend="serial", **kwargs) as ref,
+    ):
+        assert isinstance(vec, RayVecEnv) and vec.num_workers == workers
+        assert vec.single_observation_space == ref.single_observation_space
+        obs, infos = vec.reset(seed=11)
+        assert (obs, infos) == ref.reset(seed=11)
+        done = 0
+        for step in range(24):
+            policy = ScriptedPolicy("random" if step % 3 == 0 else "oracle", seed=step)
+            actions = policy.act(obs, infos, envs=vec)
+            assert actions == policy.act(obs, infos, envs=ref)
+            batch = vec.step(actions)
+            _same(batch, ref.step(actions))
+            obs, infos = batch.observations, batch.infos
+            done += int((batch.terminated | batch.truncated).sum())
+        assert done > 0  # autoreset was exercised
+
+
+def test_partial_batches_cover_every_env():
+    with textgyms.make_vec(ENV_IDS[0], 4, backend="ray", num_workers=4, batch_size=2) as vec:
+        vec.async_reset(list(range(4)))
+        seen = []
+        for _ in range(6):
+            batch = vec.recv()
+            assert batch.env_ids.size == 2 and len(batch.observations) == 2
+            seen += batch.env_ids.tolist()
+            vec.send(["<guess>crane</guess>"] * 2, batch.env_ids)
+        vec.recv()
+        assert set(seen) == {0, 1, 2, 3}
+
+
+def test_killed_actor_raises_naming_the_worker():
+    vec = textgyms.make_vec(ENV_IDS[0], 4, backend="ray", num_workers=2)
+    obs, infos = vec.reset(seed=0)
+    ray.kill(vec.actors[1])
+    with pytest.raises(WorkerDiedError, match=r"ray worker 1 \(actor [0-9a-f]+, envs 2..3\)"):
+        vec.step(["<guess>crane</guess>"] * 4)
+    with pytest.raises(WorkerDiedError, match="ray worker 1"):  # and it stays broken
+        vec.reset(seed=0)
+    vec.close()
+
+
+def test_actor_killed_by_a_signal_mid_step_raises():
+    vec = textgyms.make_vec(ENV_IDS[0], 2, backend="ray", num_workers=2)
+    vec.reset(seed=0)
+    pid = ray.get(vec.actors[0].pid.remote())
+    vec.send(["<guess>crane</guess>"] * 2)
+    os.kill(pid, signal.SIGKILL)
+    with pytest.raises(WorkerDiedError, match=r"ray worker 0 .*envs 0..0"):
+        vec.recv()
+    vec.close()
+
+
+def test_env_errors_keep_their_type_and_config_is_checked():
+    with pytest.raises(ConfigError, match="unknown kwarg"):
+        textgyms.make_vec(ENV_IDS[0], 2, backend="ray", not_a_kwarg=1)
+    with pytest.raises(ConfigError, match="num_workers must be a divisor"):
+        textgyms.make_vec(ENV_IDS[0], 4, backend="ray", num_workers=3)
+    with pytest.raises(ConfigError, match="context applies to backend='multiprocessing'"):
+        textgyms.make_vec(ENV_IDS[0], 2, backend="ray", context="fork")
+
+
+def _eval(tmp_path, name, policy, *extra):
+    out = tmp_path / name
+    args = ["eval", "--policy", policy, "--envs", EVAL_ID, "--episodes", "7"]
+    args += ["--seed", "3", "--concurrency", "3", "--out", str(out), "--quiet", *extra]
+    assert main(args) == 0
+    rows = sorted(load_results(out), key=lambda r: r["episode"])
+    for r in rows:  # wall time differs; vector rewards are float32
+        r.pop("wall_time")
+        r["rewards"] = [round(x, 6) for x in r["rewards"]]
+        r["return"] = round(r["return"], 6)
+    return rows, json.loads((out / "metadata.json").read_text())
+
+
+def test_eval_backends_give_the_same_results_and_resume(tmp_path):
+    """The seeded random baseline gives the same records on every backend as in-process."""
+    ref, meta = _eval(tmp_path, "ref", "random")
+    assert [r["episode"] for r in ref] == list(range(7)) and meta["backend"] == "in-process"
+    for backend in ("serial", "multiprocessing", "ray"):
+        rows, meta = _eval(tmp_path, backend, "random", "--backend", backend)
+        assert rows == ref, backend
+        assert meta["backend"] == backend and EVAL_ID in meta["envs"]
+    results = tmp_path / "ray" / "results.jsonl"  # an interrupted ray run resumes
+    results.write_text("\n".join(results.read_text().splitlines()[:4]) + "\n")
+    rows, _ = _eval(tmp_path, "ray", "random", "--backend", "ray")
+    assert rows == ref
+
+
+def test_eval_rejects_an_unknown_backend(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["eval", "--policy", "oracle", "--out", str(tmp_path), "--backend", "gpu"])
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_pufferlib_ray_backend_leaves_ray_running():
+    from textgyms.wrappers import puffer
+
+    vec = puffer.make(ENV_IDS[0], 2, "Ray", num_workers=1, max_obs_tokens=64, max_action_tokens=8)
+    obs, _ = vec.reset(seed=0)
+    assert obs.shape == (2, 64) and obs.dtype == np.int32
+    finished = []
+    for _ in range(12):
+        obs, rewards, terminals, truncations, infos = vec.step(vec.action_space.sample())
+        assert obs.shape == (2, 64) and np.isfinite(rewards).all()
+        finished += infos
+    assert finished and all(0.0 <= s["score"] <= 1.0 for s in finished)
+    vec.close()
+    assert ray.is_initialized()

@@ -1,0 +1,313 @@
+"""The Ray backend: the same env runners as ``multiprocessing``, hosted by Ray actors.
+
+``make_vec(env_id, n, backend="ray")`` starts ``num_workers`` actors, each running
+``num_envs // num_workers`` envs with the very code the other backends use (``_EnvRunner``), so
+the batches are identical to ``serial``'s for the same seeds. Rollouts spread over whatever Ray
+cluster the driver is connected to:
+
+    import ray, textgyms
+    ray.init(address="auto")            # or "ray://head:10001"; RAY_ADDRESS works too
+    vec = textgyms.make_vec("textgyms/Wordle-v0", 256, backend="ray", num_workers=32)
+
+Without a prior ``ray.init`` a local Ray instance is started (Ray's own default, which also
+honours ``RAY_ADDRESS``). On a remote cluster textgyms must be importable by the workers:
+install it on the nodes or pass ``runtime_env={"py_modules": [textgyms]}`` to ``ray.init``.
+
+Imports in this package are absolute, so ``import ray`` below is the Ray package.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+import ray
+from gymnasium.envs.registration import EnvSpec
+
+from textgyms.errors import BackendError, ConfigError, WorkerDiedError
+from textgyms.vector.base import (
+    Batch,
+    VecEnv,
+    _EnvRunner,
+    _make_batch,
+    _reset_runners,
+    _Result,
+    _step_runners,
+)
+
+__all__ = ["RayVecEnv"]
+
+
+class _Worker:
+    """The body of one actor: ``count`` env runners and the three commands on them."""
+
+    def __init__(
+        self, spec: EnvSpec, env_kwargs: dict[str, Any], count: int, stride: int, autoreset: str
+    ) -> None:
+        self.error: Exception | None = None
+        self.runners: list[_EnvRunner] = []
+        try:
+            for _ in range(count):
+                self.runners.append(_EnvRunner(gym.make(spec, **env_kwargs), autoreset, stride))
+        except Exception as exc:  # noqa: BLE001  (reported by spaces(), with its own type)
+            self.error = exc
+
+    def spaces(self) -> tuple[gym.Space, gym.Space, str]:
+        """The env's spaces and this actor's id, or the error building the envs raised."""
+        if self.error is not None:
+            raise self.error
+        env = self.runners[0].env
+        return env.observation_space, env.action_space, ray.get_runtime_context().get_actor_id()
+
+    def reset(self, seeds: list[int | None], options: dict | None, mask: list[bool]) -> _Result:
+        """Reset this actor's slice (see ``_reset_runners``)."""
+        return _reset_runners(self.runners, seeds, options, mask)
+
+    def step(self, actions: list[str]) -> _Result:
+        """Step this actor's slice."""
+        return _step_runners(self.runners, actions)
+
+    def call(self, index: int, method: str, args: tuple) -> Any:
+        """``env.unwrapped.<method>(*args)`` on one env of the slice."""
+        return getattr(self.runners[index].env.unwrapped, method)(*args)
+
+    def pid(self) -> int:
+        """The actor's process id (for monitoring, and for tests that kill it)."""
+        return os.getpid()
+
+
+_RemoteWorker: Any = None
+
+
+def _remote_worker() -> Any:
+    """The actor class, built on first use (so importing this module starts nothing)."""
+    global _RemoteWorker
+    if _RemoteWorker is None:
+        # A dead actor is never restarted: its envs' episodes are lost, so the VecEnv raises
+        # WorkerDiedError rather than silently replaying from a fresh env.
+        _RemoteWorker = ray.remote(max_restarts=0, max_task_retries=0)(_Worker)
+    return _RemoteWorker
+
+
+@dataclass(eq=False)
+class _Handle:
+    """Driver-side handle of one actor and its request in flight."""
+
+    index: int
+    start: int  # first env id
+    actor: Any
+    pending: Any = None  # ObjectRef of the request in flight
+    seq: int = 0
+    actor_id: str = "?"  # known once the actor has started
+
+
+def _choose_workers(num_envs: int, num_workers: int | None) -> int:
+    """Validate ``num_workers``; the default is the largest divisor of num_envs <= cluster CPUs."""
+    if num_workers is None:
+        cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
+        return max(d for d in range(1, min(num_envs, cpus) + 1) if num_envs % d == 0)
+    if (
+        not isinstance(num_workers, (int, np.integer))
+        or isinstance(num_workers, bool)
+        or not 1 <= num_workers <= num_envs
+        or num_envs % num_workers
+    ):
+        raise ConfigError(
+            f"num_workers must be a divisor of num_envs={num_envs} (each worker "
+            f"runs the same number of envs), got {num_workers!r}"
+        )
+    return int(num_workers)
+
+
+class RayVecEnv(VecEnv):
+    """Envs spread over ``num_workers`` Ray actors, ``num_envs // num_workers`` envs each.
+
+    ``actor_options`` go to ``ActorClass.options`` (e.g. ``{"num_cpus": 1}`` to reserve a CPU
+    per actor, or a ``scheduling_strategy``); by default an actor reserves no CPU while it
+    runs (Ray's default), so more actors than CPUs still start. ``startup_timeout``: seconds to
+    wait for every actor to build its envs before raising :class:`BackendError`.
+    With ``batch_size < num_envs`` (a multiple of the envs per actor), ``recv`` returns the
+    first actors to answer; pass the batch's ``env_ids`` back to ``send``.
+    """
+
+    def __init__(
+        self,
+        env_id: str,
+        num_envs: int,
+        *,
+        num_workers: int | None = None,
+        actor_options: dict[str, Any] | None = None,
+        startup_timeout: float = 120.0,
+        **common: Any,
+    ) -> None:
+        """``common``: the :class:`VecEnv` options (group_size, autoreset, batch_size,
+        env_kwargs)."""
+        self._handles: list[_Handle] = []
+        super().__init__(env_id, num_envs, **common)
+        if not ray.is_initialized():
+            ray.init()  # a local instance, or the cluster named by RAY_ADDRESS
+        self.num_workers = _choose_workers(self.num_envs, num_workers)
+        self.envs_per_worker = self.num_envs // self.num_workers
+        if self.batch_size % self.envs_per_worker:
+            raise ConfigError(
+                f"batch_size={self.batch_size} must be a multiple of the envs per "
+                f"worker ({self.envs_per_worker} = num_envs / num_workers)"
+            )
+        self._seq = itertools.count()
+        try:
+            self._start(dict(actor_options or {}), startup_timeout)
+        except BaseException:
+            self._close()
+            raise
+        self._closed = False
+
+    def _start(self, actor_options: dict[str, Any], timeout: float) -> None:
+        cls = _remote_worker().options(**actor_options) if actor_options else _remote_worker()
+        epw = self.envs_per_worker
+        args = (self.spec, self.env_kwargs, epw, self.num_groups, self.autoreset)
+        for index in range(self.num_workers):
+            self._handles.append(_Handle(index, index * epw, cls.remote(*args)))
+        refs = [h.actor.spaces.remote() for h in self._handles]
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=timeout)
+        if len(ready) < len(refs):
+            raise BackendError(
+                f"{len(refs) - len(ready)} of {len(refs)} Ray actors did not start within "
+                f"{timeout:g}s; does the cluster have room for them (ray.cluster_resources())?"
+            )
+        for h, ref in zip(self._handles, refs):
+            obs_space, action_space, h.actor_id = self._get(h, ref)
+        self.single_observation_space, self.single_action_space = obs_space, action_space
+
+    @property
+    def actors(self) -> list[Any]:
+        """The actor handles, in worker order (worker ``w`` runs envs ``w * envs_per_worker``
+        to ``(w + 1) * envs_per_worker - 1``)."""
+        return [h.actor for h in self._handles]
+
+    # -- primitives ---------------------------------------------------------------------------
+    def _async_reset(self, seeds: list[int | None], options: dict | None, mask: np.ndarray) -> None:
+        self._drain()
+        for h in self._handles:
+            part = slice(h.start, h.start + self.envs_per_worker)
+            self._post(h, h.actor.reset.remote(seeds[part], options, mask[part].tolist()))
+
+    def _send(self, actions: list[str], env_ids: np.ndarray) -> None:
+        chunks = self._split(actions, env_ids)
+        for h, _ in chunks:  # check all first: nothing is sent if any actor is not ready
+            if h.pending is not None:
+                raise BackendError(f"worker {h.index} has results not yet received; call recv()")
+        for h, chunk in chunks:
+            self._post(h, h.actor.step.remote(chunk))
+
+    def _recv(self) -> Batch:
+        busy = [h for h in self._handles if h.pending is not None]
+        need = self.batch_size // self.envs_per_worker
+        if len(busy) < need:
+            raise BackendError(
+                f"recv() needs {need} workers' results but only {len(busy)} have requests "
+                "in flight: send() the envs of the last batch (or async_reset) first"
+            )
+        ready = self._wait(busy, need)
+        # Every ready reply is read before raising, so no reply is left behind a failure.
+        results, errors = [], []
+        for h in sorted(ready, key=lambda h: h.index):
+            ref, h.pending = h.pending, None
+            try:
+                results.append((h.start, self._get(h, ref)))
+            except WorkerDiedError:
+                raise
+            except Exception as exc:  # noqa: BLE001  (an env error: re-raised below)
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+        return _make_batch(results)
+
+    def _call(self, env_id: int, method: str, args: tuple) -> Any:
+        h = self._handles[env_id // self.envs_per_worker]
+        if h.pending is not None:
+            raise BackendError(f"env {env_id} has results not yet received; call recv() first")
+        return self._get(h, h.actor.call.remote(env_id - h.start, method, args))
+
+    def _close(self) -> None:
+        for h in self._handles:
+            with contextlib.suppress(Exception):  # already dead, or Ray shut down
+                ray.kill(h.actor, no_restart=True)
+        self._handles = []
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _post(self, h: _Handle, ref: Any) -> None:
+        h.pending, h.seq = ref, next(self._seq)
+
+    def _wait(self, busy: list[_Handle], need: int) -> list[_Handle]:
+        """The ``need`` actors to answer first, oldest request first among the ready ones.
+
+        A dead actor's reply is ready at once (as an error), so this never blocks on it.
+        """
+        by_ref = {h.pending: h for h in busy}
+        refs = list(by_ref)
+        ray.wait(refs, num_returns=need)  # block until enough are ready, then take them all
+        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
+        return sorted((by_ref[r] for r in ready), key=lambda h: h.seq)[:need]
+
+    def _get(self, h: _Handle, ref: Any) -> Any:
+        """``ray.get`` with Ray's errors turned into textgyms' (a dead actor, an env error)."""
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayActorError as exc:
+            raise self._died(h, exc) from None
+        except ray.exceptions.RayTaskError as exc:
+            raise _env_error(exc, f"ray worker {h.index} ({self._envs_of(h)})") from None
+
+    def _drain(self) -> None:
+        """Discard replies still in flight so a reset starts clean (a dead actor still raises)."""
+        for h in self._handles:
+            if h.pending is not None:
+                ref, h.pending = h.pending, None
+                with contextlib.suppress(ray.exceptions.RayTaskError):
+                    self._get(h, ref)
+
+    def _split(self, actions: list[str], env_ids: np.ndarray) -> list[tuple[_Handle, list[str]]]:
+        """Group actions by actor; ``env_ids`` must cover whole actors."""
+        epw = self.envs_per_worker
+        order = np.argsort(env_ids, kind="stable")
+        blocks = env_ids[order].reshape(-1, epw) if env_ids.size % epw == 0 else None
+        if blocks is None or not (
+            np.all(blocks == blocks[:, :1] + np.arange(epw)) and np.all(blocks[:, 0] % epw == 0)
+        ):
+            raise ConfigError(
+                f"env_ids must cover whole workers ({epw} consecutive envs each, "
+                f"as returned by recv()), got {env_ids.tolist()}"
+            )
+        return [
+            (self._handles[block[0] // epw], [actions[j] for j in order[r * epw : (r + 1) * epw]])
+            for r, block in enumerate(blocks)
+        ]
+
+    def _envs_of(self, h: _Handle) -> str:
+        return f"envs {h.start}..{h.start + self.envs_per_worker - 1}"
+
+    def _died(self, h: _Handle, exc: Exception) -> WorkerDiedError:
+        """Record and return the error for an actor that died."""
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        self._broken = WorkerDiedError(
+            f"ray worker {h.index} (actor {h.actor_id[:16]}, {self._envs_of(h)}) "
+            f"died: {reason}; the VecEnv cannot continue: close it and make a new one"
+        )
+        return self._broken
+
+
+def _env_error(exc: Any, where: str) -> BaseException:
+    """Rebuild the exception an env raised inside an actor, with the same type where possible."""
+    cause = getattr(exc, "cause", None)
+    if not isinstance(cause, BaseException):
+        return BackendError(f"{where}: {exc}")
+    message = f"{type(cause).__qualname__}: {cause}\n(raised in {where})"
+    try:
+        return type(cause)(message)
+    except Exception:  # noqa: BLE001  (a constructor wanting other arguments)
+        return BackendError(message)
