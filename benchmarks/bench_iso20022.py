@@ -60,7 +60,7 @@ def run(quick: bool) -> dict:
     xmls = [to_xml(draw_payment(seeded_generator(s), lvl)) for s, lvl in seeds]
     mts = [translate(x) for x in xmls]
     pairs = list(zip(mts, [near_miss(m) for m in mts]))
-    env = Iso20022Env(level=3)
+    env = Iso20022Env(difficulty=3)
 
     def episode(seed: int) -> None:
         env.reset(seed=seed)

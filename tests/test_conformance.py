@@ -143,6 +143,19 @@ def test_many_seeds_many_tasks(env_id):
     assert len(ids) >= 45
 
 
+def test_test_split_is_held_out_from_train(env_id):
+    """Leaderboards evaluate on split="test": every id has one, disjoint from "train" (a
+    dataset without a train split may refuse split="train", with a ConfigError)."""
+    test = make(env_id, split="test")
+    test_ids = {test.reset(seed=s)[1]["task_id"] for s in range(12)}
+    try:
+        train = make(env_id, split="train")
+    except ConfigError:
+        return
+    train_ids = {train.reset(seed=s)[1]["task_id"] for s in range(12)}
+    assert len(test_ids) > 1 and len(train_ids) > 1 and not test_ids & train_ids
+
+
 def test_oracle_scores_one(env_id):
     env = make(env_id)
     for seed in range(8):

@@ -1,5 +1,6 @@
 """Core pieces on their own: seeding, TextSpace, Task ids, Verdict checks."""
 
+import dataclasses
 import subprocess
 import sys
 
@@ -8,9 +9,9 @@ import numpy as np
 import pytest
 
 import textgyms  # noqa: F401
-from textgyms.core import TextSpace, Verdict, seeded_generator
+from textgyms.core import Task, TextSpace, Verdict, seeded_generator
 from textgyms.envs.wordle.generate import WordleTask
-from textgyms.errors import ConfigError
+from textgyms.errors import ConfigError, VerifierError
 
 ID = "textgyms/Wordle-v0"
 
@@ -55,3 +56,23 @@ def test_task_id_is_stable_across_processes():
 def test_verdict_rejects_scores_outside_unit_interval(score):
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         Verdict(score=score, solved=False)
+
+
+def test_split_partition_is_fixed_and_disjoint():
+    from textgyms.core import generate_in_split, task_in_split
+
+    @dataclasses.dataclass(frozen=True)
+    class Numbered(Task):
+        n: int
+
+    tasks = [Numbered(n) for n in range(500)]
+    test = {t.n for t in tasks if task_in_split(t, "test")}
+    train = {t.n for t in tasks if task_in_split(t, "train")}
+    assert not test & train and len(test | train) == 500
+    assert 60 < len(test) < 140  # about one in five
+    assert all(task_in_split(t, "all") for t in tasks)
+    rng = np.random.default_rng(0)
+    drawn = generate_in_split(lambda: Numbered(int(rng.integers(10**9))), "test")
+    assert task_in_split(drawn, "test")
+    with pytest.raises(VerifierError, match="no task of split 'test'"):
+        generate_in_split(lambda: Numbered(1), "test" if 1 in train else "train")

@@ -347,17 +347,17 @@ def test_hack_strings_score_low():
 
 def test_env_oracle_and_config_errors():
     with pytest.raises(ConfigError, match="1, 2, 3, 4"):
-        Iso20022Env(level=5)
+        Iso20022Env(difficulty=5)
     with pytest.raises(ConfigError, match="multi_turn"):
         Iso20022Env(multi_turn="yes")
-    env = Iso20022Env(level=4)
+    env = Iso20022Env(difficulty=4)
     env.reset(seed=3)
     _, reward, terminated, _, info = env.step(env.unwrapped.solve(env.task)[0])
     assert terminated and reward == 1.0 and info["solved"]
 
 
 def test_multi_turn_tools_give_format_errors_only():
-    env = Iso20022Env(level=3, multi_turn=True)
+    env = Iso20022Env(difficulty=3, multi_turn=True)
     obs, info = env.reset(seed=1)
     assert {t["function"]["name"] for t in info["tools"]} == {"answer", "validate", "bic_info"}
     ref = env.task.reference
@@ -379,7 +379,7 @@ def test_multi_turn_tools_give_format_errors_only():
 
 
 def test_single_turn_rejects_tools_of_the_multi_turn_variant():
-    env = Iso20022Env(level=1)
+    env = Iso20022Env(difficulty=1)
     env.reset(seed=0)
     obs, _, terminated, _, info = env.step("<validate>x</validate>")
     assert not terminated and info["error"] is not None

@@ -26,7 +26,7 @@ def make(**kw):
 @pytest.mark.parametrize("family", FAMILIES)
 @pytest.mark.parametrize("level", LEVELS)
 def test_oracle_scores_one_on_every_family_and_level(family, level):
-    env = make(family=family, level=level)
+    env = make(family=family, difficulty=level)
     for seed in range(4):
         env.reset(seed=seed)
         for action in env.solve(env.task):
@@ -38,7 +38,7 @@ def test_kwargs_are_validated():
     with pytest.raises(ConfigError, match="addressing, acl, routing"):
         make(family="bgp")
     with pytest.raises(ConfigError, match="easy, medium, hard"):
-        make(level="expert")
+        make(difficulty="expert")
 
 
 @pytest.mark.parametrize("stem", [s for s, _t, _a in SCRIPT])
@@ -47,7 +47,7 @@ def test_tool_outputs_match_golden_files(stem):
 
 
 def test_multi_turn_apply_config_then_submit_the_candidate():
-    env = make(family="routing", level="easy")
+    env = make(family="routing", difficulty="easy")
     env.reset(seed=2)
     task = env.task
     for dev, text in task.reference:
@@ -63,7 +63,7 @@ def test_multi_turn_apply_config_then_submit_the_candidate():
 
 
 def test_bad_tool_calls_are_feedback_not_exceptions():
-    env = make(family="nat", level="easy")
+    env = make(family="nat", difficulty="easy")
     env.reset(seed=0)
     obs, _, _, _, info = env.step('<show_ip_route device="NOPE"/>')
     assert info["error"] == "invalid" and "Unknown device" in obs
@@ -75,7 +75,7 @@ def test_bad_tool_calls_are_feedback_not_exceptions():
 
 
 def test_tools_read_the_candidate_not_the_reference_or_the_label():
-    env = make(family="repair", level="easy")
+    env = make(family="repair", difficulty="easy")
     for seed in range(4):
         env.reset(seed=seed)
         start, ref = dict(env.task.start), dict(env.task.reference)
@@ -91,7 +91,7 @@ def test_tools_read_the_candidate_not_the_reference_or_the_label():
 
 
 def test_json_tool_calls_and_test_flow():
-    env = make(family="acl", level="medium")
+    env = make(family="acl", difficulty="medium")
     env.reset(seed=1)
     hosts = dict(env.task.fixed)
     src = hosts["PC1"].split()[6]
@@ -103,7 +103,7 @@ def test_json_tool_calls_and_test_flow():
 
 
 def test_unsubmitted_episode_scores_the_candidate_at_half_weight():
-    env = make(family="addressing", level="easy", max_turns=2)
+    env = make(family="addressing", difficulty="easy", max_turns=2)
     env.reset(seed=0)
     for dev, text in env.task.reference:
         obs, _, term, trunc, info = env.step(f'<apply_config device="{dev}">{text}'
@@ -115,7 +115,7 @@ def test_unsubmitted_episode_scores_the_candidate_at_half_weight():
 
 
 def test_only_the_last_submit_of_a_reply_counts():
-    env = make(family="routing", level="easy")
+    env = make(family="routing", difficulty="easy")
     env.reset(seed=3)
     good = env.solve(env.task)[0]
     _, _, term, _, info = env.step(good + "\n<submit>! device X\nnonsense</submit>")
@@ -126,9 +126,9 @@ def test_only_the_last_submit_of_a_reply_counts():
 
 
 def test_easy_prompt_shows_the_requirements_as_json():
-    env = make(family="vlan", level="easy")
+    env = make(family="vlan", difficulty="easy")
     obs, _ = env.reset(seed=0)
     spec = obs.split("Requirements as JSON:\n", 1)[1].split("\n", 1)[0]
     assert any(r["type"] == "trunk" for r in json.loads(spec))
-    medium, _ = make(family="vlan", level="hard").reset(seed=0)
+    medium, _ = make(family="vlan", difficulty="hard").reset(seed=0)
     assert "Requirements as JSON" not in medium

@@ -31,7 +31,7 @@ import hashlib
 import inspect
 import math
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple
 
@@ -49,6 +49,9 @@ __all__ = [
     "TextEnv",
     "INFO_KEYS",
     "check_choice",
+    "SPLITS",
+    "task_in_split",
+    "generate_in_split",
     "TASK_ID",
     "TURN",
     "SCORE",
@@ -476,6 +479,31 @@ def _seed_words(seed: int) -> tuple[int, int]:
         raise ConfigError(f"seed must be an int in [0, 2**128), got {seed!r}")
     digest = hashlib.blake2b(int(seed).to_bytes(16, "little"), digest_size=32).digest()
     return int.from_bytes(digest[:16], "little"), int.from_bytes(digest[16:], "little") | 1
+
+
+SPLITS = ("train", "test", "all")
+TEST_SHARE = 5  # a procedurally generated task is in the test split when hash % 5 == 0
+
+
+def task_in_split(task: Task, split: str) -> bool:
+    """Whether ``task`` belongs to ``split``: a fixed hash partition of task ids, so the test
+    tasks of a procedural family are never trained on, whatever the seeds."""
+    if split == "all":
+        return True
+    return (int(task.task_id, 16) % TEST_SHARE == 0) == (split == "test")
+
+
+def generate_in_split(draw: Callable[[], Task], split: str, max_draws: int = 200) -> Task:
+    """Call ``draw`` (which consumes the episode's rng) until its task is in ``split``.
+
+    Deterministic for a seed, because every draw comes from the same generator. Raises
+    ``VerifierError`` if ``max_draws`` draws all miss (a generator that barely varies).
+    """
+    for _ in range(max_draws):
+        task = draw()
+        if task_in_split(task, split):
+            return task
+    raise VerifierError(f"no task of split {split!r} in {max_draws} draws")
 
 
 def seeded_generator(seed: int) -> np.random.Generator:

@@ -7,13 +7,14 @@ MT103, ``<answer>{1:...}{2:...}{3:{121:...}}{4:\\n...\\n-}</answer>`` or the JSO
 against the reference translation (:mod:`textgyms.envs.iso20022.verify`); the first answer
 ends the episode. Actions without a tool call get feedback and count as invalid.
 
-Kwargs: ``level`` (1-4, default 2; see :mod:`generate`), ``multi_turn`` (False; True adds the
-``validate(mt)`` tool, which returns only format and network-rule errors, and the
+Kwargs: ``difficulty`` (levels 1-4, default 2; see :mod:`generate`), ``multi_turn`` (False;
+True adds the ``validate(mt)`` tool, which returns only format and network-rule errors, and the
 ``bic_info(bic)`` tool), ``rule_card`` (None: shown at levels 1-3, hidden at 4; or
 True/False), ``max_turns`` (default 3 single-turn, 10 multi-turn), ``max_invalid``,
-``invalid_penalty``, ``reward_mode`` (dense shaping is 0 before the answer).
+``invalid_penalty``, ``reward_mode`` (dense shaping is 0 before the answer), ``split``
+("train" default, "test": the one task in five held out by a hash of the task, "all").
 
-Family info keys: ``level``.
+Family info keys: ``difficulty`` (the level, 1-4).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from textgyms.actions import Param, ParseError, ToolSpec, parse
-from textgyms.core import TextEnv, Turn, Verdict, check_choice
+from textgyms.core import SPLITS, TextEnv, Turn, Verdict, check_choice, generate_in_split
 from textgyms.envs.iso20022 import banks, mt103, xsd
 from textgyms.envs.iso20022.generate import LEVELS, IsoTask, generate
 from textgyms.envs.iso20022.rulecard import RULE_CARD
@@ -51,8 +52,8 @@ class Iso20022Env(TextEnv):
     """pacs.008 -> MT103 translation; see the module docstring."""
 
     tools = SINGLE_TOOLS
-    conformance_variants = ({}, {"level": 1}, {"level": 3}, {"level": 4},
-                            {"level": 2, "multi_turn": True})
+    conformance_variants = ({}, {"difficulty": 1}, {"difficulty": 3}, {"difficulty": 4},
+                            {"difficulty": 2, "multi_turn": True})
 
     def __new__(cls, *args, **kwargs):
         # The tool schemas in info["tools"] are per class: multi-turn is a subclass.
@@ -60,18 +61,22 @@ class Iso20022Env(TextEnv):
             cls = Iso20022MultiTurnEnv
         return super().__new__(cls)
 
-    def __init__(self, *, level: int = 2, multi_turn: bool = False,
+    def __init__(self, *, difficulty: int = 2, multi_turn: bool = False,
                  rule_card: bool | None = None, max_turns: int | None = None,
-                 **kwargs) -> None:
-        self.level = check_choice("level", level, LEVELS)
+                 split: str = "train", **kwargs) -> None:
+        self.level = check_choice("difficulty", difficulty, LEVELS)
+        self.split = check_choice("split", split, SPLITS)
         self.multi_turn = check_choice("multi_turn", multi_turn, (False, True))
         self.rule_card = check_choice("rule_card", rule_card, (None, True, False))
         turns = (10 if multi_turn else 3) if max_turns is None else max_turns
         super().__init__(max_turns=turns, max_obs_chars=32_768, **kwargs)
 
     def generate(self, rng: np.random.Generator) -> IsoTask:
-        """A random pacs.008 of the configured level with its reference MT103."""
-        return generate(rng, self.level, rule_card=self.rule_card, multi_turn=self.multi_turn)
+        """A random pacs.008 of the configured level and split with its reference MT103."""
+        return generate_in_split(
+            lambda: generate(rng, self.level, rule_card=self.rule_card, multi_turn=self.multi_turn),
+            self.split,
+        )
 
     def prompt(self, task: IsoTask) -> str:
         """Instructions, the rule card (unless hidden) and the pacs.008 message."""
@@ -85,15 +90,16 @@ class Iso20022Env(TextEnv):
         call = parse(action, self.tools)
         if type(call) is ParseError:
             return Turn(call.message, error=call.error, obs_kind="feedback",
-                        info={"level": state.task.level})
+                        info={"difficulty": state.task.level})
         if call.name == "answer":
             verdict = score(state.task.reference, str(call.args["mt"]))
             state.verdict = verdict
             return Turn(verdict.feedback, 0.0, True, verdict, None, "feedback",
-                        {"level": state.task.level})
+                        {"difficulty": state.task.level})
         if call.name == "validate":
-            return Turn(validate_report(str(call.args["mt"])), info={"level": state.task.level})
-        return Turn(banks.bic_info(str(call.args["bic"])), info={"level": state.task.level})
+            report = validate_report(str(call.args["mt"]))
+            return Turn(report, info={"difficulty": state.task.level})
+        return Turn(banks.bic_info(str(call.args["bic"])), info={"difficulty": state.task.level})
 
     def final_verdict(self, state: IsoState) -> Verdict:
         if state.verdict is not None:

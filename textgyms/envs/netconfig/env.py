@@ -6,7 +6,8 @@ verifier simulates the network (L2 domains, OSPF, static routes, FIB, ACLs, NAT)
 it semantically; see :mod:`textgyms.envs.netconfig.verify`.
 
 Kwargs: ``family`` (addressing, acl, routing, vlan, nat, repair, diagnosis, analysis; default
-"routing"), ``level`` (easy, medium, hard; easy also shows the requirements as JSON),
+"routing"), ``difficulty`` (easy, medium, hard; easy also shows the requirements as JSON),
+``split`` ("train" default, "test": the one task in five held out by a hash of the task, "all"),
 ``max_turns`` (default 30), plus the common TextEnv kwargs.
 
 Tools (tags or JSON tool calls; the last call of a reply counts): ``show_run``,
@@ -18,7 +19,7 @@ with a body of ``! device NAME`` sections (every managed device exactly once) it
 the candidate; ``<submit/>`` submits the candidate as edited; for diagnosis and analysis the
 body is the JSON answer. An episode cut short is scored on the candidate at half weight.
 
-Family info keys: ``family`` and ``level``.
+Family info keys: ``family`` and ``difficulty``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import json
 import numpy as np
 
 from textgyms.actions import Param, ParseError, ToolSpec, parse
-from textgyms.core import TextEnv, Turn, Verdict, check_choice
+from textgyms.core import SPLITS, TextEnv, Turn, Verdict, check_choice, generate_in_split
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS, NetTask, generate
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.prompt import render_prompt
@@ -106,21 +107,29 @@ class NetConfigEnv(TextEnv):
     tools = TOOLS
     # One variant per family (the issue's "conformance for every family"), levels mixed.
     conformance_variants = tuple(
-        {"family": f, "level": lvl}
+        {"family": f, "difficulty": lvl}
         for f, lvl in zip(FAMILIES, ("easy", "hard", "medium", "hard", "medium", "medium",
                                      "hard", "easy"))
     )
 
     def __init__(
-        self, *, family: str = "routing", level: str = "medium", max_turns: int = 30, **kwargs
+        self,
+        *,
+        family: str = "routing",
+        difficulty: str = "medium",
+        split: str = "train",
+        max_turns: int = 30,
+        **kwargs,
     ) -> None:
         self.family = check_choice("family", family, FAMILIES)
-        self.level = check_choice("level", level, LEVELS)
+        self.split = check_choice("split", split, SPLITS)
+        self.difficulty = check_choice("difficulty", difficulty, LEVELS)
         kwargs.setdefault("max_obs_chars", 32_768)
         super().__init__(max_turns=max_turns, **kwargs)
 
     def generate(self, rng: np.random.Generator) -> NetTask:
-        return generate(rng, self.family, self.level)
+        """A task of the configured family, difficulty and split (a hash partition of tasks)."""
+        return generate_in_split(lambda: generate(rng, self.family, self.difficulty), self.split)
 
     def prompt(self, task: NetTask) -> str:
         return render_prompt(task)
@@ -211,7 +220,7 @@ class NetConfigEnv(TextEnv):
         )
 
     def _extra(self) -> dict[str, str]:
-        return {"family": self.family, "level": self.level}
+        return {"family": self.family, "difficulty": self.difficulty}
 
 
 __all__ = ["NetConfigEnv", "NetState", "TOOLS"]

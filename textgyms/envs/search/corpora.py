@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from textgyms.core import generate_in_split
 from textgyms.envs.search.backends import Doc, index_path, open_backend
 from textgyms.envs.search.tasks.generate import SearchTask
 from textgyms.envs.search.world import World, cache_dir, load_world
@@ -56,7 +57,8 @@ class CorpusSpec:
             return geo_task(rng, world, difficulty, self.split, results)
         from textgyms.envs.search.jsonl import qa_task
 
-        return qa_task(rng, world, difficulty, results)
+        # A task file has no splits of its own: hold out a fixed hash share of its questions.
+        return generate_in_split(lambda: qa_task(rng, world, difficulty, results), self.split)
 
     def data_sha256(self) -> dict[str, str]:
         """sha256 of the data the corpus reads."""
