@@ -258,7 +258,7 @@ def test_serial_and_multiprocessing_batches_match(env_id):
     results = []
     for backend in ("serial", "multiprocessing"):
         with textgyms.make_vec(
-            env_id, 4, backend=backend, group_size=2, **_VARIANT.get(env_id, {})
+            env_id, 4, backend=backend, group_size=2, env_kwargs=_VARIANT.get(env_id, {})
         ) as vec:
             obs, infos = vec.reset(seed=11)
             trace = [(obs, infos)]

@@ -432,3 +432,12 @@ def test_call_env_misuse_raises():
             vec.call_env(0, "oracle_actions")
         vec.recv()
         assert isinstance(vec.call_env(1, "oracle_actions"), list)
+
+
+def test_env_kwargs_pass_names_that_clash_with_make_vec_options() -> None:
+    with make_vec(ENV, 2, env_kwargs={"length": 6}, hard_mode=True) as vec:
+        obs, _ = vec.reset(seed=0)
+        assert "secret 6-letter" in obs[0]
+        assert all(len(a) == len("<guess>xxxxxx</guess>") for a in vec.call_env(0, "oracle_actions"))
+    with pytest.raises(ConfigError, match="length given twice"):
+        make_vec(ENV, 2, env_kwargs={"length": 6}, length=5)

@@ -235,7 +235,7 @@ def _play_vec(
     from textgyms.vector import make_vec
 
     n = min(concurrency, len(todo))
-    with make_vec(env_id, n, backend=backend, autoreset="disabled", **env_kwargs) as vec:
+    with make_vec(env_id, n, backend=backend, autoreset="disabled", env_kwargs=env_kwargs) as vec:
         meta["envs"][env_id] = {
             "version": env_version(env_id),
             "data_sha256": vec.call_env(0, "data_sha256"),

@@ -20,7 +20,7 @@ reset costs no extra round trip and serial and multiprocessing produce the very 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from textgyms.errors import BackendError, ConfigError
@@ -80,7 +80,8 @@ def make_vec(
     num_workers: int | None = None,
     batch_size: int | None = None,
     context: str | None = None,
-    **env_kwargs: Any,
+    env_kwargs: Mapping[str, Any] | None = None,
+    **more_env_kwargs: Any,
 ) -> VecEnv:
     """Make a vector of ``num_envs`` envs ``gymnasium.make(env_id, **env_kwargs)``.
 
@@ -88,9 +89,14 @@ def make_vec(
     :class:`MultiprocessingVecEnv` for ``num_workers``, ``batch_size`` and ``context``) or
     ``"ray"``. ``group_size=G``: the G consecutive envs of a group play the same tasks (GRPO).
     ``autoreset``: ``"same_step"`` (default), ``"next_step"`` or ``"disabled"``.
-    Every other keyword goes to the env (so an env kwarg cannot share a name with the ones
-    above). Bad settings raise :class:`~textgyms.errors.ConfigError` at once.
+    Every other keyword goes to the env; ``env_kwargs={...}`` passes env kwargs whose names
+    clash with the ones above (e.g. Search's ``backend="fts5"``). Bad settings raise
+    :class:`~textgyms.errors.ConfigError` at once.
     """
+    clash = set(env_kwargs or ()) & set(more_env_kwargs)
+    if clash:
+        raise ConfigError(f"env kwarg(s) {', '.join(sorted(clash))} given twice")
+    env_kwargs = {**(env_kwargs or {}), **more_env_kwargs}
     if backend not in _BACKENDS:
         raise ConfigError(f"unknown backend {backend!r}; choose one of: {', '.join(_BACKENDS)}")
     _check_config(num_envs, group_size, autoreset, batch_size)

@@ -100,7 +100,7 @@ class SearchEnv(TextEnv):
     tools = TOOLS_BROWSE + (CLARIFY,)  # the full set (schemas per instance: see reset)
     conformance_variants = (
         {"corpus": "fictionweb", "pages": 1500},
-        {"corpus": "fictionweb", "pages": 1500, "search_backend": "fts5", "render": "json"},
+        {"corpus": "fictionweb", "pages": 1500, "backend": "fts5", "render": "json"},
         {"corpus": "geoweb", "min_population": 2_000_000},
         {"corpus": "sample", "search_only": True},
     )
@@ -110,7 +110,6 @@ class SearchEnv(TextEnv):
         *,
         corpus: str = "fictionweb",
         backend: str = "tantivy",
-        search_backend: str | None = None,
         difficulty: str = "medium",
         split: str = "train",
         world_seed: int = 0,
@@ -136,9 +135,6 @@ class SearchEnv(TextEnv):
         self.split = check_choice("split", split, SPLITS)
         self.render_as = check_choice("render", render, RENDER_MODES)
         self.noise = check_choice("noise", noise, NOISE_LEVELS)
-        # ``search_backend`` is an alias of ``backend`` for textgyms.make_vec, whose own
-        # ``backend`` argument names the vector backend.
-        backend = search_backend if search_backend is not None else backend
         self.backend_name = check_choice("backend", backend, ("tantivy", "fts5", "elasticsearch"))
         _check_ints(
             pages=(pages, 100),
