@@ -1,8 +1,9 @@
-"""The ``textgyms`` command: ``list``, ``play`` and ``eval``.
+"""The ``textgyms`` command: ``list``, ``play``, ``eval`` and ``index``.
 
 textgyms list                                   # ids, descriptions and kwargs
 textgyms play textgyms/Wordle-v0 --seed 3       # play in the terminal
-textgyms eval --policy oracle --envs all --episodes 50 --out runs/oracle
+textgyms eval --policy oracle --envs all --episodes 50 --split test --out runs/oracle
+textgyms index build fictionweb --pages 100000  # build a Search index ahead of training
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 import gymnasium as gym
 
 import textgyms
+from textgyms.envs.search import cli as search_cli
 from textgyms.errors import TextgymsError
 from textgyms.policies.base import POLICY_SPECS
 
@@ -164,13 +166,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--out", required=True, help="run directory (resumed if it exists)")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
+    search_cli.add_parser(sub)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; configuration errors are printed without a traceback."""
     args = build_parser().parse_args(argv)
-    commands = {"list": cmd_list, "play": cmd_play, "eval": cmd_eval}
+    commands = {"list": cmd_list, "play": cmd_play, "eval": cmd_eval, "index": search_cli.run}
     try:
         return commands[args.command](args)
     except (TextgymsError, json.JSONDecodeError, gym.error.Error) as exc:
