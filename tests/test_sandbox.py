@@ -1,0 +1,240 @@
+"""The sandbox's machinery: wire formats, value comparison, server life cycle, confinement
+policy and limits (the attacks are in test_sandbox_attacks.py)."""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from textgyms.errors import SandboxError
+from textgyms.sandbox import Sandbox, confine, protocol, release, server, shared, values_equal
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.text() | st.floats(
+    allow_nan=False, allow_infinity=False
+)
+values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=4)
+    | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    | st.dictionaries(st.integers(), inner, max_size=3),
+    max_leaves=20,
+)
+
+
+@pytest.fixture(scope="module")
+def box():
+    sandbox = Sandbox()
+    yield sandbox
+    sandbox.close()
+
+
+@given(values)
+@settings(max_examples=100, deadline=None)
+def test_encode_decode_round_trip(value):
+    import json
+
+    wire = json.loads(json.dumps(protocol.encode_value(value)))
+    back = protocol.decode_value(wire)
+    assert values_equal(back, value) and type(back) is type(value)
+
+
+def test_encoder_reduces_subclasses_and_refuses_objects():
+    class Rigged(int):
+        def __eq__(self, other):
+            return True
+
+    assert type(protocol.encode_value(Rigged(3))) is int
+    with pytest.raises(TypeError, match="cannot be returned"):
+        protocol.encode_value({1, 2})
+    with pytest.raises(TypeError):
+        protocol.encode_value(object())
+
+
+def test_values_equal_checks_types_and_tolerance():
+    assert values_equal(0.1 + 0.2, 0.3)
+    assert values_equal(2, 2.0) and not values_equal(1, True) and not values_equal(True, 1)
+    assert not values_equal([1, 2], (1, 2)) and values_equal((1, [2.0]), (1, [2]))
+    assert not values_equal("1", 1) and not values_equal(None, 0)
+    assert values_equal(math.nan, math.nan) and not values_equal(1.0, 1.001)
+    assert not values_equal({"a": 1}, {"a": 1, "b": 2})
+    assert not values_equal(10**20 + 1, 10**20)  # ints compare exactly
+
+
+def test_message_framing_round_trip():
+    r, w = os.pipe()
+    protocol.send(w, {"a": [1, "é", None]})
+    os.close(w)
+    assert protocol.recv(r) == {"a": [1, "é", None]}
+    assert protocol.recv(r) is None
+    os.close(r)
+
+
+def test_run_returns_output_and_exit_status(box):
+    ex = box.run("import sys\nprint('out')\nprint('err', file=sys.stderr)\nsys.exit(3)")
+    assert (ex.status, ex.exit_code, ex.stdout, ex.stderr) == ("error", 3, "out\n", "err\n")
+    ex = box.run("def f():\n    return 1 / 0\nf()")
+    assert ex.status == "error" and "ZeroDivisionError" in ex.stderr
+    assert 'File "<solution>", line 2, in f' in ex.stderr and "return 1 / 0" in ex.stderr
+    assert "child.py" not in ex.stderr  # the harness's own frame is not shown
+    assert box.run("def f(:\n").stderr.startswith('  File "<solution>", line 1')
+
+
+def test_call_reports_each_input(box):
+    ex = box.call(
+        "def f(x):\n    if x == 2:\n        raise KeyError('k')\n    return (x, [x])",
+        "f",
+        [[1], [2], [3]],
+    )
+    assert ex.calls[0].value == (1, [1]) and ex.calls[2].value == (3, [3])
+    assert not ex.calls[1].ok and ex.calls[1].error == "KeyError: 'k'"
+    ex = box.call("def g(a, b=0):\n    return a - b", "g", [{"a": 5, "b": 2}], by_name=True)
+    assert ex.calls[0].value == 3
+    assert box.call("x = 1", "g", [[1]]).missing_entry
+
+
+def test_per_call_alarm_fails_only_that_call(box):
+    code = "import time\ndef f(x):\n    if x:\n        time.sleep(10)\n    return x"
+    ex = box.call(code, "f", [[0], [1], [0]], test_timeout=0.2)
+    assert ex.calls[0].value == 0 and ex.calls[2].value == 0
+    assert "TimeoutError" in ex.calls[1].error
+
+
+def test_wall_deadline_kills_code_that_ignores_the_alarm(box):
+    code = "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\nwhile True:\n    pass"
+    ex = box.run(code, timeout=0.5)
+    assert ex.status == "timeout" and ex.exit_code == -signal.SIGKILL
+
+
+def test_output_is_truncated_head_and_tail(box):
+    ex = box.run("for i in range(20000):\n    print(i)")
+    assert ex.status == "ok" and ex.stdout.startswith("0\n1\n") and ex.stdout.endswith("19999\n")
+    assert "bytes cut" in ex.stdout and len(ex.stdout) < 70_000
+
+
+def test_numpy_and_common_modules_are_warm(box):
+    ex = box.run("import numpy as np, collections, heapq\nprint(int(np.arange(4).sum()))")
+    assert ex.stdout == "6\n"
+
+
+def test_hash_seed_is_fixed_so_runs_are_reproducible(box):
+    code = "print(list({'apple', 'pear', 'fig', 'kiwi', 'plum'}))"
+    assert box.run(code).stdout == box.run(code).stdout == Sandbox().run(code).stdout
+
+
+def test_server_restarts_when_it_dies(box):
+    first = box.ping()
+    os.kill(first, signal.SIGKILL)
+    os.waitpid(first, 0)
+    assert box.run("print(1)").stdout == "1\n"
+    assert box.pid != first
+
+
+def test_close_stops_the_server():
+    sandbox = Sandbox()
+    pid = sandbox.ping()
+    sandbox.close()
+    assert sandbox.pid is None
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # already reaped: it exited
+
+
+def test_shared_sandbox_is_reference_counted(monkeypatch):
+    import textgyms.sandbox.client as client_mod
+
+    monkeypatch.setattr(client_mod, "_shared", {})  # no users left by other tests' envs
+    a, b = shared(), shared()
+    assert a is b
+    a.ping()
+    release(a)
+    assert b.pid is not None  # one user left
+    release(b)
+    assert b.pid is None
+    assert shared() is not a
+    release(shared())
+
+
+def test_server_that_cannot_start_raises_sandbox_error(monkeypatch):
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python")
+    with pytest.raises(SandboxError, match="could not start"):
+        Sandbox().ping()
+
+
+def test_refuses_without_confinement_unless_opted_out(monkeypatch):
+    srv = server.Server()
+    try:
+        srv.support = confine.Support(landlock_abi=0, seccomp=False, root=False)
+        srv.unsafe = False
+        assert "refusing" in srv.hello()["error"] and server.UNSAFE_ENV in srv.hello()["error"]
+        srv.unsafe = True
+        assert "error" not in srv.hello()
+    finally:
+        srv.close()
+
+
+def test_this_kernel_confines(box):
+    box.ping()
+    support = box.hello["support"]
+    assert support["landlock_abi"] >= 1 and support["seccomp"]
+
+
+def test_seccomp_program_is_well_formed():
+    prog = confine._bpf_program()
+    assert len(prog) % 8 == 0 and len(prog) // 8 < 256
+    # every jump lands inside the program
+    import struct
+
+    ins = [struct.unpack("=HBBI", prog[i : i + 8]) for i in range(0, len(prog), 8)]
+    for pc, (code, jt, jf, _) in enumerate(ins):
+        if code & 0x07 == 0x05:  # BPF_JMP
+            assert pc + 1 + max(jt, jf) < len(ins)
+    assert ins[-1][0] == 0x06 and ins[-2][0] == 0x06  # ends in returns
+
+
+def test_no_child_outlives_a_killed_server():
+    sandbox = Sandbox()
+    pid = sandbox.ping()
+    sandbox.run("print(1)")  # the zygote keeps a forked child waiting for the next request
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    zygotes = [p for p in pids if _ppid(p) == pid]
+    children = zygotes + [p for p in pids if _ppid(p) in zygotes]
+    assert len(zygotes) == 1 and len(children) >= 2, "a zygote and children kept ready"
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    import time
+
+    for _ in range(100):
+        if not any(os.path.exists(f"/proc/{c}") and _state(c) != "Z" for c in children):
+            break
+        time.sleep(0.05)
+    assert not any(os.path.exists(f"/proc/{c}") and _state(c) != "Z" for c in children)
+    sandbox.close()
+
+
+def _ppid(pid: int) -> int:
+    try:
+        return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return -1
+
+
+def _state(pid: int) -> str:
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+def test_a_dead_zygote_means_a_fresh_server(box):
+    first = box.ping()
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    (zygote,) = [p for p in pids if _ppid(p) == first]
+    os.kill(zygote, signal.SIGKILL)
+    assert box.run("print(2)").stdout == "2\n"  # answered by a restarted server
+    assert box.pid != first

@@ -1,0 +1,1 @@
+"""``textgyms/Code-v0``: a multi-turn coding environment over a fast, safe local sandbox."""

@@ -1,0 +1,11 @@
+"""The only place in textgyms that runs agent code: a pre-warmed fork server whose children are
+confined by the kernel (rlimits, Landlock, seccomp, no-new-privs, dropped privileges).
+
+Use :func:`shared` to get this process's sandbox, then :meth:`Sandbox.run` (a script) or
+:meth:`Sandbox.call` (a function on a list of inputs). See ``docs/code.md`` for the threat model.
+"""
+
+from textgyms.sandbox.client import CallResult, Execution, Sandbox, release, shared
+from textgyms.sandbox.protocol import values_equal
+
+__all__ = ["Sandbox", "Execution", "CallResult", "shared", "release", "values_equal"]

