@@ -410,3 +410,22 @@ class VecEnv(abc.ABC):
 
 def _is_seed(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0
+
+
+def choose_workers(num_envs: int, num_workers: int | None, cpus: int) -> int:
+    """Validate ``num_workers``: a divisor of ``num_envs`` (every worker runs as many envs).
+    The default is the largest divisor of ``num_envs`` that is at most ``cpus``."""
+    if num_workers is None:
+        cap = max(1, min(num_envs, cpus))
+        return max(d for d in range(1, cap + 1) if num_envs % d == 0)
+    if (
+        not isinstance(num_workers, (int, np.integer))
+        or isinstance(num_workers, bool)
+        or not 1 <= num_workers <= num_envs
+        or num_envs % num_workers
+    ):
+        raise ConfigError(
+            f"num_workers must be a divisor of num_envs={num_envs} (each worker "
+            f"runs the same number of envs), got {num_workers!r}"
+        )
+    return int(num_workers)

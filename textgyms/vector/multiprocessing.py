@@ -31,6 +31,7 @@ from textgyms.vector.base import (
     _make_batch,
     _reset_runners,
     _step_runners,
+    choose_workers,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -147,24 +148,6 @@ def _start_method(context: str | None) -> mp.context.BaseContext:
     return ctx
 
 
-def _choose_workers(num_envs: int, num_workers: int | None) -> int:
-    """Validate ``num_workers``; the default is the largest divisor of num_envs <= CPU count."""
-    if num_workers is None:
-        cap = min(num_envs, os.cpu_count() or 1)
-        return max(d for d in range(1, cap + 1) if num_envs % d == 0)
-    if (
-        not isinstance(num_workers, (int, np.integer))
-        or isinstance(num_workers, bool)
-        or not 1 <= num_workers <= num_envs
-        or num_envs % num_workers
-    ):
-        raise ConfigError(
-            f"num_workers must be a divisor of num_envs={num_envs} (each worker "
-            f"runs the same number of envs), got {num_workers!r}"
-        )
-    return int(num_workers)
-
-
 class MultiprocessingVecEnv(VecEnv):
     """Envs spread over ``num_workers`` processes, ``num_envs // num_workers`` envs each.
 
@@ -194,7 +177,7 @@ class MultiprocessingVecEnv(VecEnv):
         env_kwargs)."""
         self._workers: list[_Worker] = []
         super().__init__(env_id, num_envs, **common)
-        self.num_workers = _choose_workers(self.num_envs, num_workers)
+        self.num_workers = choose_workers(self.num_envs, num_workers, os.cpu_count() or 1)
         self.envs_per_worker = self.num_envs // self.num_workers
         if self.batch_size % self.envs_per_worker:
             raise ConfigError(

@@ -38,6 +38,7 @@ from textgyms.vector.base import (
     _reset_runners,
     _Result,
     _step_runners,
+    choose_workers,
 )
 
 __all__ = ["RayVecEnv"]
@@ -106,24 +107,6 @@ class _Handle:
     actor_id: str = "?"  # known once the actor has started
 
 
-def _choose_workers(num_envs: int, num_workers: int | None) -> int:
-    """Validate ``num_workers``; the default is the largest divisor of num_envs <= cluster CPUs."""
-    if num_workers is None:
-        cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
-        return max(d for d in range(1, min(num_envs, cpus) + 1) if num_envs % d == 0)
-    if (
-        not isinstance(num_workers, (int, np.integer))
-        or isinstance(num_workers, bool)
-        or not 1 <= num_workers <= num_envs
-        or num_envs % num_workers
-    ):
-        raise ConfigError(
-            f"num_workers must be a divisor of num_envs={num_envs} (each worker "
-            f"runs the same number of envs), got {num_workers!r}"
-        )
-    return int(num_workers)
-
-
 class RayVecEnv(VecEnv):
     """Envs spread over ``num_workers`` Ray actors, ``num_envs // num_workers`` envs each.
 
@@ -151,7 +134,8 @@ class RayVecEnv(VecEnv):
         super().__init__(env_id, num_envs, **common)
         if not ray.is_initialized():
             ray.init()  # a local instance, or the cluster named by RAY_ADDRESS
-        self.num_workers = _choose_workers(self.num_envs, num_workers)
+        cpus = int(ray.cluster_resources().get("CPU", 1)) or 1
+        self.num_workers = choose_workers(self.num_envs, num_workers, cpus)
         self.envs_per_worker = self.num_envs // self.num_workers
         if self.batch_size % self.envs_per_worker:
             raise ConfigError(
