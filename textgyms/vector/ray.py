@@ -81,6 +81,13 @@ class _Worker:
         """The actor's process id (for monitoring, and for tests that kill it)."""
         return os.getpid()
 
+    def close(self) -> None:
+        """Close this actor's envs (e.g. a sandbox server), then end the actor gracefully."""
+        for runner in self.runners:
+            with contextlib.suppress(Exception):
+                runner.env.close()
+        ray.actor.exit_actor()
+
 
 _RemoteWorker: Any = None
 
@@ -218,8 +225,16 @@ class RayVecEnv(VecEnv):
         return self._get(h, h.actor.call.remote(env_id - h.start, method, args))
 
     def _close(self) -> None:
+        # Ask each actor to close its envs and exit (ray.kill alone skips the envs' close and
+        # makes every worker print a SIGTERM stack dump); kill whatever has not gone in time.
+        refs = []
         for h in self._handles:
             with contextlib.suppress(Exception):  # already dead, or Ray shut down
+                refs.append(h.actor.close.remote())
+        with contextlib.suppress(Exception):
+            ray.wait(refs, num_returns=len(refs), timeout=10)
+        for h in self._handles:
+            with contextlib.suppress(Exception):
                 ray.kill(h.actor, no_restart=True)
         self._handles = []
 
