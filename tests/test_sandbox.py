@@ -5,15 +5,26 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import signal
 import sys
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from textgyms.errors import SandboxError
-from textgyms.sandbox import Sandbox, confine, protocol, release, server, shared, values_equal
+from textgyms.sandbox import (
+    Sandbox,
+    bwrap,
+    confine,
+    protocol,
+    release,
+    server,
+    shared,
+    values_equal,
+)
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.text() | st.floats(
     allow_nan=False, allow_infinity=False
@@ -166,22 +177,84 @@ def test_server_that_cannot_start_raises_sandbox_error(monkeypatch):
         Sandbox().ping()
 
 
+NONE = confine.Support(landlock_abi=0, seccomp=False, root=False)
+FULL = confine.Support(landlock_abi=4, seccomp=True, root=False)
+
+
 def test_refuses_without_confinement_unless_opted_out(monkeypatch):
+    monkeypatch.setattr(bwrap, "available", lambda: False)
+    monkeypatch.setattr(confine, "probe", lambda: NONE)
+    monkeypatch.delenv(bwrap.MODE_ENV, raising=False)
+    monkeypatch.delenv(server.UNSAFE_ENV, raising=False)
     srv = server.Server()
     try:
-        srv.support = confine.Support(landlock_abi=0, seccomp=False, root=False)
-        srv.unsafe = False
-        assert "refusing" in srv.hello()["error"] and server.UNSAFE_ENV in srv.hello()["error"]
-        srv.unsafe = True
-        assert "error" not in srv.hello()
+        error = srv.hello()["error"]
+        assert "refusing" in error and server.UNSAFE_ENV in error and "bubblewrap" in error
+        assert srv.mode is None
     finally:
         srv.close()
+    assert server.select_mode("auto", NONE, unsafe=True) == "unsafe"
+
+
+def test_mode_selection(monkeypatch):
+    monkeypatch.setattr(bwrap, "available", lambda: True)
+    assert server.select_mode("auto", FULL, unsafe=False) == "kernel"  # the default
+    assert server.select_mode("auto", NONE, unsafe=False) == "bwrap"  # the fallback
+    assert server.select_mode("auto", replace(FULL, seccomp=False), unsafe=True) == "bwrap"
+    assert server.select_mode("bwrap", FULL, unsafe=False) == "bwrap"  # forced
+    assert server.select_mode("kernel", FULL, unsafe=False) == "kernel"
+    with pytest.raises(SandboxError, match="TEXTGYMS_SANDBOX=kernel, but kernel confinement"):
+        server.select_mode("kernel", replace(FULL, landlock_abi=0), unsafe=True)
+    with pytest.raises(SandboxError, match="'docker'.*auto, kernel, bwrap"):
+        server.select_mode("docker", FULL, unsafe=False)
+    monkeypatch.setattr(bwrap, "available", lambda: False)
+    with pytest.raises(SandboxError, match="apt-get install bubblewrap"):
+        server.select_mode("bwrap", FULL, unsafe=True)
+    assert server.select_mode("auto", FULL, unsafe=False) == "kernel"
+
+
+def test_unknown_mode_is_a_sandbox_error(monkeypatch):
+    monkeypatch.setenv(bwrap.MODE_ENV, "off")
+    with pytest.raises(SandboxError, match="'off' is not a sandbox mode; use one of auto, kernel"):
+        Sandbox().ping()
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="apt-get install bubblewrap")
+def test_forced_bubblewrap_reports_its_mode(monkeypatch):
+    assert bwrap.available()
+    monkeypatch.setenv(bwrap.MODE_ENV, "bwrap")
+    sandbox = Sandbox()
+    try:
+        assert sandbox.confinement == "bwrap" and "bubblewrap alone" in sandbox.hello["describe"]
+        code = "import os, numpy\nprint(os.getuid(), os.getpid(), sorted(os.listdir('/dev')))"
+        uid, pid, devices = sandbox.run(code).stdout.split(" ", 2)
+        assert uid == "65534" and devices == "['null', 'shm', 'urandom']\n"
+        assert 1 < int(pid) < 1000  # in its own PID namespace, where the zygote is PID 1
+        ex = sandbox.run("open('/dev/shm/x', 'w')")  # shm: just the work root's mount point
+        assert "Read-only file system" in ex.stderr
+    finally:
+        sandbox.close()
+
+
+def test_bubblewrap_command_mirrors_the_landlock_rules():
+    paths = server.allowed_read_paths()
+    args = bwrap.command(paths, "/dev/shm/root", ["python"])
+    binds = {args[i + 1] for i, a in enumerate(args) if a == "--ro-bind"}
+    assert binds == {p for p in paths if not p.startswith("/dev/")}
+    assert not any("site-packages" in p and not p.endswith(("/numpy", "/numpy.libs"))
+                   for p in binds)  # fmt: skip
+    assert args[args.index("--bind") + 1 : args.index("--bind") + 3] == ["/dev/shm/root"] * 2
+    for flag in ("--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+                 "--die-with-parent", "--new-session", "--as-pid-1", "--remount-ro"):  # fmt: skip
+        assert flag in args
+    assert args[args.index("--cap-drop") + 1] == "ALL" and args[-2:] == ["--", "python"]
 
 
 def test_this_kernel_confines(box):
     box.ping()
     support = box.hello["support"]
     assert support["landlock_abi"] >= 1 and support["seccomp"]
+    assert box.confinement == "kernel"  # the default when both are available
 
 
 def test_seccomp_program_is_well_formed():
@@ -238,3 +311,27 @@ def test_a_dead_zygote_means_a_fresh_server(box):
     os.kill(zygote, signal.SIGKILL)
     assert box.run("print(2)").stdout == "2\n"  # answered by a restarted server
     assert box.pid != first
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="apt-get install bubblewrap")
+def test_no_bubblewrap_process_outlives_a_killed_server(monkeypatch):
+    monkeypatch.setenv(bwrap.MODE_ENV, "bwrap")
+    sandbox = Sandbox()
+    pid = sandbox.ping()
+    sandbox.run("print(1)")
+    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+    tree, grew = {pid}, True
+    while grew:  # the server's descendants: bwrap, the zygote
+        new = {p for p in pids if _ppid(p) in tree} - tree
+        tree, grew = tree | new, bool(new)
+    assert len(tree) >= 3, "bwrap and the zygote under the server"
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    import time
+
+    for _ in range(100):
+        if not any(os.path.exists(f"/proc/{c}") and _state(c) != "Z" for c in tree):
+            break
+        time.sleep(0.05)
+    assert not any(os.path.exists(f"/proc/{c}") and _state(c) != "Z" for c in tree)
+    sandbox.close()

@@ -1,5 +1,6 @@
 """The only place in textgyms that runs agent code: a pre-warmed fork server whose children are
-confined by the kernel (rlimits, Landlock, seccomp, no-new-privs, dropped privileges).
+confined by the kernel (rlimits, Landlock, seccomp, no-new-privs, dropped privileges), or by
+bubblewrap when Landlock or seccomp is unavailable (:mod:`textgyms.sandbox.bwrap`).
 
 Use :func:`shared` to get this process's sandbox, then :meth:`Sandbox.run` (a script) or
 :meth:`Sandbox.call` (a function on a list of inputs). See ``docs/code.md`` for the threat model.

@@ -3,7 +3,7 @@
 ``Sandbox`` starts ``python -m textgyms.sandbox.server`` with ``subprocess`` (not
 ``multiprocessing``: vector-env workers are daemonic and may not have children of their own),
 with a scrubbed environment, and talks to it over pipes. A server that dies is restarted once
-per request; a second failure, a protocol fault or missing kernel confinement raises
+per request; a second failure, a protocol fault or no usable confinement raises
 :class:`~textgyms.errors.SandboxError`. Agent outcomes (errors, timeouts, output overflow) are
 data in the returned :class:`Execution`, never exceptions.
 
@@ -26,6 +26,7 @@ from typing import Any
 
 from textgyms.errors import SandboxError
 from textgyms.sandbox import protocol
+from textgyms.sandbox.bwrap import MODE_ENV
 from textgyms.sandbox.confine import UNSAFE_ENV
 
 __all__ = ["Sandbox", "Execution", "CallResult", "shared", "release"]
@@ -71,7 +72,7 @@ def _server_env() -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
     }
-    for name in (UNSAFE_ENV, "TEXTGYMS_SANDBOX_TMP"):
+    for name in (UNSAFE_ENV, MODE_ENV, "TEXTGYMS_SANDBOX_TMP"):
         if os.environ.get(name):
             env[name] = os.environ[name]
     return env
@@ -103,7 +104,7 @@ class Sandbox:
         if "error" in hello:
             self._stop()
             raise SandboxError(hello["error"])
-        if not hello["support"]["landlock_abi"] or not hello["support"]["seccomp"]:
+        if hello.get("mode") == "unsafe":
             warnings.warn(
                 f"textgyms sandbox running WITHOUT full kernel confinement ({hello['describe']}) "
                 f"because {UNSAFE_ENV}=1: agent code can read and change this machine.",
@@ -197,6 +198,14 @@ class Sandbox:
         """Stop the server (it exits when its stdin closes)."""
         with self._lock:
             self._stop()
+
+    @property
+    def confinement(self) -> str:
+        """How children are confined: ``"kernel"`` (Landlock and seccomp), ``"bwrap"``
+        (bubblewrap) or ``"unsafe"`` (opted out); starts the server if it is not running."""
+        if self._proc is None:
+            self.ping()
+        return str(self.hello["mode"])
 
     @property
     def pid(self) -> int | None:

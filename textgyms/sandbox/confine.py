@@ -13,10 +13,13 @@ Everything here runs in a freshly forked child, in this order (:func:`confine`):
    or abstract Unix sockets outside the child (ABI >= 6);
 5. seccomp: a deny-list filter (``EPERM``) on sockets, process creation (``clone`` is allowed
    only for threads), exec, ptrace and cross-process memory access, signals to other
-   processes, mount and namespace calls, kernel modules, keyrings, bpf and io_uring.
+   processes, mount and namespace calls, kernel modules, keyrings, bpf, io_uring, and System V
+   IPC and POSIX message queues (they outlive a run).
 
 :func:`probe` reports what the running kernel supports, and :class:`Prepared` builds the
-ruleset and the filter, once, in the server.
+ruleset and the filter, once, in the server (or, under bubblewrap, in the zygote, which then
+applies only the layers the kernel has, or none when bubblewrap is forced; there, a child
+that is not root still gets ``RLIMIT_NPROC``).
 """
 
 from __future__ import annotations
@@ -30,7 +33,9 @@ import signal
 import struct
 from dataclasses import dataclass
 
-__all__ = ["Limits", "Support", "Prepared", "probe", "confine", "NOBODY", "UNSAFE_ENV"]
+__all__ = [
+    "Limits", "Support", "Prepared", "probe", "confine", "set_dumpable", "NOBODY", "UNSAFE_ENV"
+]
 
 NOBODY = 65534
 UNSAFE_ENV = "TEXTGYMS_SANDBOX_UNSAFE"  # "1": run without full confinement (loud warning)
@@ -52,6 +57,7 @@ _FILE_RIGHTS = _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | _FS_TRUNCATE | _FS
 
 # --- seccomp (include/uapi/linux/seccomp.h, filter.h, audit.h) --------------------------------
 _PR_SET_NO_NEW_PRIVS, _PR_SET_SECCOMP, _PR_GET_SECCOMP, _PR_SET_PDEATHSIG = 38, 22, 21, 1
+_PR_SET_DUMPABLE = 4
 _SECCOMP_MODE_FILTER = 2
 _AUDIT_ARCH_X86_64 = 0xC000003E
 _RET_ALLOW, _RET_KILL, _RET_ERRNO = 0x7FFF0000, 0x80000000, 0x00050000
@@ -80,6 +86,12 @@ _DENIED_X86_64 = {
     "add_key": 248, "request_key": 249, "keyctl": 250, "bpf": 321, "perf_event_open": 298,
     "userfaultfd": 323, "name_to_handle_at": 303, "open_by_handle_at": 304,
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+    # System V IPC and POSIX message queues outlive the process that made them, so one run
+    # could leave state for a later run (of any episode) to read.
+    "shmget": 29, "shmat": 30, "shmctl": 31, "semget": 64, "semop": 65, "semctl": 66,
+    "shmdt": 67, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "semtimedop": 220,
+    "mq_open": 240, "mq_unlink": 241, "mq_timedsend": 242, "mq_timedreceive": 243,
+    "mq_notify": 244, "mq_getsetattr": 245,
 }  # fmt: skip
 _CLONE, _CLONE3 = 56, 435
 
@@ -99,9 +111,10 @@ class Limits:
 class Support:
     """What the running kernel offers, probed once by the server."""
 
-    landlock_abi: int  # 0 when Landlock is unavailable
+    landlock_abi: int  # 0 when Landlock is unavailable (or not applied)
     seccomp: bool
     root: bool
+    mode: str = "kernel"  # "kernel", "bwrap" or "unsafe": see textgyms.sandbox.server
 
     @property
     def confined(self) -> bool:
@@ -112,7 +125,8 @@ class Support:
         """One line for logs and error messages."""
         ll = f"Landlock ABI {self.landlock_abi}" if self.landlock_abi else "no Landlock"
         sc = "seccomp-BPF" if self.seccomp else "no seccomp-BPF"
-        return f"{ll}, {sc}, {'root (drops to nobody)' if self.root else 'unprivileged'}"
+        who = "root (drops to nobody)" if self.root else "unprivileged"
+        return f"{ll}, {sc}, {who}" + (", inside bubblewrap" if self.mode == "bwrap" else "")
 
 
 def probe() -> Support:
@@ -148,6 +162,8 @@ def confine(prepared: Prepared, limits: Limits, support: Support) -> None:
     _set_rlimits(limits)
     if support.root:
         _drop_privileges(limits)
+    elif support.mode == "bwrap":  # nobody in its own user namespace: the count is the sandbox's
+        resource.setrlimit(resource.RLIMIT_NPROC, (limits.threads,) * 2)
     if _prctl(_PR_SET_NO_NEW_PRIVS, 1) != 0:
         _raise("prctl(PR_SET_NO_NEW_PRIVS)")
     if support.landlock_abi:
@@ -162,6 +178,13 @@ def confine(prepared: Prepared, limits: Limits, support: Support) -> None:
 def die_with_parent() -> None:
     """SIGKILL this process when the server that forked it dies."""
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def set_dumpable(flag: bool) -> None:
+    """PR_SET_DUMPABLE: a process that is not dumpable (nor its forks) cannot be ptraced, nor
+    its /proc files read, by another process of the same user without CAP_SYS_PTRACE."""
+    if _prctl(_PR_SET_DUMPABLE, int(flag)) != 0:
+        _raise("prctl(PR_SET_DUMPABLE)")
 
 
 def _set_rlimits(limits: Limits) -> None:

@@ -12,37 +12,36 @@ parent compares results.
 
 The server itself is trusted code: it is started with a scrubbed environment, so forked
 children inherit no secrets, and it pre-imports common modules so children start warm.
+
+Which confinement (:func:`select_mode`, ``TEXTGYMS_SANDBOX=auto|kernel|bwrap``): Landlock and
+seccomp when the kernel offers both (``kernel``, the default); otherwise bubblewrap
+(``bwrap``, :mod:`textgyms.sandbox.bwrap`): the zygote and its children run in a bwrap
+sandbox while this server stays outside, so no child can reach the server's memory, and
+the zygote kills every process of the sandbox after each run; otherwise it refuses, unless
+``TEXTGYMS_SANDBOX_UNSAFE=1`` (``unsafe``, with a loud warning in the client). The mode is
+in the first message (``hello["mode"]``, :attr:`textgyms.sandbox.Sandbox.confinement`).
 """
 
 from __future__ import annotations
 
 import gc
-import importlib
 import importlib.util
 import json
 import os
 import select
 import shutil
-import signal
 import socket
+import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import asdict
 from typing import Any
 
-from textgyms.sandbox import child, confine, protocol
+from textgyms.errors import SandboxError
+from textgyms.sandbox import bwrap, confine, protocol, zygote
 
-# Imported once here so that every child starts with them loaded (and needs no file access).
-# (The stdlib list follows what the CodeI/O reference solutions import.)
-PREIMPORT = (
-    "abc array ast base64 binascii bisect calendar cmath collections collections.abc "
-    "concurrent.futures concurrent.futures.thread contextlib copy csv dataclasses datetime "
-    "decimal difflib enum fnmatch fractions functools glob hashlib heapq inspect io itertools "
-    "json math numbers operator os pathlib pickle pprint queue random re secrets shutil "
-    "statistics string struct sys tempfile textwrap threading time traceback types typing "
-    "unicodedata uuid warnings weakref zlib numpy"
-).split()
+PREIMPORT = zygote.PREIMPORT
 UNSAFE_ENV = confine.UNSAFE_ENV
 _STREAM_CAP = 1 << 16  # head + tail bytes kept of stdout and of stderr
 _HARD_CAP = 4 << 20  # more output than this (any stream) kills the child
@@ -84,23 +83,32 @@ class Server:
     def __init__(self) -> None:
         self.support = confine.probe()
         self.unsafe = os.environ.get(UNSAFE_ENV) == "1"
+        self.requested = os.environ.get(bwrap.MODE_ENV) or "auto"
+        self.refusal: str | None = None
+        try:
+            self.mode: str | None = select_mode(self.requested, self.support, self.unsafe)
+        except SandboxError as exc:
+            self.mode, self.refusal = None, str(exc)
         self.read_paths = allowed_read_paths()
         base = _work_base()
         _remove_stale_workroots(base or tempfile.gettempdir())
         self.workroot = tempfile.mkdtemp(prefix=f"textgyms-sandbox-{os.getpid()}-", dir=base)
         os.chmod(self.workroot, 0o711)  # nobody must reach its own working directory
-        self.prepared = confine.Prepared(self.workroot, self.read_paths, self.support)
+        self.prepared: confine.Prepared | None = None
+        if self.mode in ("kernel", "unsafe"):  # (under bubblewrap the zygote builds its own)
+            self.prepared = confine.Prepared(self.workroot, self.read_paths, self.support)
         self.zygote: Zygote | None = None
 
     def hello(self) -> dict[str, Any]:
-        """The first message: what confinement this server applies."""
-        info = {"support": asdict(self.support), "describe": self.support.describe()}
-        if not self.support.confined and not self.unsafe:
-            info["error"] = (
-                f"kernel confinement unavailable ({self.support.describe()}); refusing to run "
-                f"agent code. Landlock (Linux >= 5.13) and seccomp-BPF on x86_64 are needed; "
-                f"set {UNSAFE_ENV}=1 to run with whatever layers remain, at your own risk."
-            )
+        """The first message: what confinement this server applies (``mode``), or why it
+        refuses to run agent code (``error``)."""
+        describe = f"kernel: {self.support.describe()}"
+        if self.mode == "bwrap":
+            layers = "with the kernel layers above" if self.requested == "auto" else "alone"
+            describe = f"bubblewrap {layers}; {describe}"
+        info = {"support": asdict(self.support), "describe": describe, "mode": self.mode}
+        if self.refusal is not None:
+            info["error"] = self.refusal
         return info
 
     def handle(self, request: dict[str, Any]) -> dict[str, Any]:
@@ -146,8 +154,8 @@ class Server:
                 os.unlink(entry.path)
 
     def start_zygote(self, close_fds: tuple[int, ...]) -> None:
-        """Fork the zygote now, while this process has seen no request (see :class:`Zygote`);
-        it closes ``close_fds`` (the client's pipes)."""
+        """Start the zygote now, while this process has seen no request (see :class:`Zygote`);
+        a forked one closes ``close_fds`` (the client's pipes)."""
         self.zygote = Zygote(self, close_fds)
 
     def close(self) -> None:
@@ -155,6 +163,37 @@ class Server:
             self.zygote.close()
             self.zygote = None
         shutil.rmtree(self.workroot, ignore_errors=True)
+
+
+def select_mode(requested: str, support: confine.Support, unsafe: bool) -> str:
+    """The confinement to use: ``"kernel"`` (Landlock and seccomp), ``"bwrap"`` (bubblewrap,
+    see :mod:`textgyms.sandbox.bwrap`) or ``"unsafe"`` (whatever layers remain, opted into
+    with ``TEXTGYMS_SANDBOX_UNSAFE=1``). ``requested`` is ``TEXTGYMS_SANDBOX``: ``auto``
+    tries them in that order; ``kernel`` and ``bwrap`` insist. Raises SandboxError (naming the
+    valid values, or what is missing) when the request cannot be met."""
+    if requested not in bwrap.MODES:
+        raise SandboxError(
+            f"{bwrap.MODE_ENV}={requested!r} is not a sandbox mode; use one of "
+            + ", ".join(bwrap.MODES)
+        )
+    missing = f"kernel confinement unavailable ({support.describe()})"
+    need = "Landlock (Linux >= 5.13) and seccomp-BPF on x86_64 are needed"
+    if requested != "bwrap" and support.confined:
+        return "kernel"
+    if requested == "kernel":
+        raise SandboxError(f"{bwrap.MODE_ENV}=kernel, but {missing}: {need}")
+    if bwrap.available():
+        return "bwrap"
+    no_bwrap = "bubblewrap is not installed or cannot make namespaces here"
+    if requested == "bwrap":
+        raise SandboxError(f"{bwrap.MODE_ENV}=bwrap, but {no_bwrap} (apt-get install bubblewrap)")
+    if unsafe:
+        return "unsafe"
+    raise SandboxError(
+        f"{missing} and {no_bwrap}; refusing to run agent code. {need}, or bubblewrap "
+        f"(apt-get install bubblewrap); set {UNSAFE_ENV}=1 to run with whatever layers "
+        "remain, at your own risk."
+    )
 
 
 def _unlock_and_retry(func: Any, path: str, _exc: Any) -> None:
@@ -171,15 +210,16 @@ def _unlock_and_retry(func: Any, path: str, _exc: Any) -> None:
 
 
 class _Spare:
-    """A forked child waiting for its request: its pid, the read ends of its stdout, stderr,
-    result and setup pipes, and the write end of its request pipe."""
+    """A forked child waiting for its request: its pid (in the zygote's PID namespace), the
+    read ends of its stdout, stderr, result and setup pipes, and the write end of its request
+    pipe."""
 
     def __init__(self, pid: int, fds: list[int], request_fd: int) -> None:
         self.pid, self.fds, self.request_fd = pid, fds, request_fd
 
     def discard(self, zygote: Zygote) -> None:
         """Kill the child, wait for the zygote to reap it and close its pipes."""
-        _kill(self.pid)
+        zygote.kill(self.pid)
         zygote.wait_exit(self.pid)
         for fd in [*self.fds, self.request_fd]:
             try:
@@ -193,24 +233,25 @@ class ZygoteLost(OSError):
 
 
 class Zygote:
-    """The process that forks the children, from the server's handle on it.
-
-    A child inherits the memory of the process that forks it. The server has seen earlier
-    requests (their inputs and code) and replies (their outputs): freed or not, those bytes
-    are in its heap, and Python frames and ctypes can reach them. So children are forked by
-    a zygote, forked from the server once at start-up before any request, that never
-    receives anything but one-byte commands. It keeps one child ready (forked ahead, off the
-    critical path), hands over its pipes with ``SCM_RIGHTS``, reaps children and reports
-    their exit statuses. It dies with the server, and children die with it."""
+    """The server's handle on the zygote (:mod:`textgyms.sandbox.zygote`): forked from this
+    process at start-up, before any request, or started in a bubblewrap sandbox. It dies with
+    the server, and children die with it."""
 
     def __init__(self, srv: Server, close_fds: tuple[int, ...]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        pid = os.fork()
-        if pid == 0:  # the zygote: never returns
-            ours.close()
-            for fd in close_fds:
-                os.close(fd)
-            _zygote_main(theirs, srv)
+        self.isolated = srv.mode == "bwrap"
+        self.proc: subprocess.Popen | None = None
+        if self.isolated:
+            self.proc = bwrap.spawn(theirs.fileno(), srv.read_paths, srv.workroot,
+                                    srv.requested != "bwrap", dict(os.environ))  # fmt: skip
+            pid = self.proc.pid
+        else:
+            pid = os.fork()
+            if pid == 0:  # the zygote: never returns
+                ours.close()
+                for fd in close_fds:
+                    os.close(fd)
+                zygote.zygote_main(theirs, srv, isolated=False)
         theirs.close()
         self.sock, self.pid = ours, pid
         self.exits: dict[int, int] = {}
@@ -218,22 +259,32 @@ class Zygote:
         self.asked = 0  # children asked for and not received yet
 
     def spawn(self) -> _Spare:
-        """A child waiting for its request; the next one is asked for at once, so that its
-        hand-over is off the critical path of the next request."""
+        """A child waiting for its request. Outside bubblewrap the next one is asked for at
+        once, so that its hand-over is off the critical path of the next request; inside, no
+        child may exist while another runs (see :mod:`textgyms.sandbox.zygote`)."""
         if not self.ready and not self.asked:
             self._ask()
         while not self.ready:
             self._message()
         spare = self.ready.pop(0)
-        self._ask()
+        if not self.isolated:
+            self._ask()
         return spare
 
-    def _ask(self) -> None:
+    def _ask(self, command: bytes = b"S") -> None:
         try:
-            self.sock.send(b"S")
+            self.sock.send(command)
         except OSError as exc:
             raise ZygoteLost(f"the sandbox zygote is gone: {exc}") from exc
-        self.asked += 1
+        self.asked += command == b"S"
+
+    def kill(self, pid: int) -> None:
+        """SIGKILL child ``pid`` and its process group (by the zygote, under bubblewrap: the
+        pid is one of its PID namespace)."""
+        if self.isolated:
+            self._ask(b"K%d" % pid)
+        else:
+            zygote.kill(pid)
 
     def _message(self) -> None:
         try:
@@ -269,90 +320,10 @@ class Zygote:
             for fd in [*spare.fds, spare.request_fd]:
                 os.close(fd)
         self.sock.close()
-        os.waitpid(self.pid, 0)
-
-
-def _zygote_main(sock: socket.socket, srv: Server) -> None:
-    """Serve spawn commands and report exits until the server goes away."""
-    try:
-        confine.die_with_parent()
-        poller = select.poll()
-        poller.register(sock, select.POLLIN)
-        children: dict[int, int] = {}  # pidfd -> pid
-        spare = None
-        while True:
-            if spare is None:
-                spare = _fork_child(srv)
-                children[os.pidfd_open(spare.pid)] = spare.pid
-                poller.register(list(children)[-1], select.POLLIN)
-            for fd, _ in poller.poll():
-                if fd != sock.fileno():
-                    pid = children.pop(fd)
-                    poller.unregister(fd)
-                    os.close(fd)
-                    _, status = os.waitpid(pid, 0)
-                    sock.send(b"X%d,%d" % (pid, status))
-                elif sock.recv(16):  # "S": hand the ready child over
-                    socket.send_fds(sock, [b"P%d" % spare.pid], [*spare.fds, spare.request_fd])
-                    for own in [*spare.fds, spare.request_fd]:
-                        os.close(own)
-                    spare = None
-                else:  # the server is gone
-                    for pid in children.values():
-                        _kill(pid)
-                    os._exit(0)
-    finally:
-        os._exit(1)
-
-
-def _fork_child(srv: Server) -> _Spare:
-    """Fork a child that waits for its request (see :func:`_child_main`)."""
-    pipes = [os.pipe() for _ in range(5)]  # stdout, stderr, results, setup, request
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        _child_main(pipes, srv)
-    for _, w in pipes[:4]:
-        os.close(w)
-    os.close(pipes[4][0])
-    try:
-        os.setpgid(pid, pid)
-    except OSError:  # the child already did it (or already exited)
-        pass
-    return _Spare(pid, [r for r, _ in pipes[:4]], pipes[4][1])
-
-
-def _child_main(pipes: list, srv: Server) -> None:
-    """Set up descriptors, wait for the request, confine, run. Any failure before the agent's
-    code runs is reported on the setup pipe, which is closed before that code runs."""
-    status = 70
-    try:
-        os.setpgid(0, 0)
-        devnull = os.open(os.devnull, os.O_RDONLY)
-        (_, out), (_, err), (_, res), (_, setup), (req, req_w) = pipes
-        for fd, target in ((devnull, 0), (out, 1), (err, 2), (res, 3), (setup, 4), (req, 5)):
-            os.dup2(fd, target)
-        os.close(req_w)  # so that a server that dies leaves this child an end of file
-        confine.die_with_parent()
-        request = protocol.recv(5)
-        if request is None:  # the server discarded this child
-            os._exit(0)
-        # The environment is the server's, which the client scrubbed: nothing to clear (and
-        # every page a child writes is a copy-on-write fault, the main cost of a child).
-        os.chdir(request["workdir"])
-        limits = confine.Limits(**request.get("limits", {}))
-        # Every layer the kernel offers (all of them unless the user opted out loudly).
-        confine.confine(srv.prepared, limits, srv.support)
-        os.closerange(5, 1 << 16)  # every inherited descriptor, the request pipes included
-        os.write(4, b"K")
-        os.close(4)
-        status = child.run(request, 3)
-    except BaseException as exc:  # noqa: BLE001 - report, then exit without unwinding
-        try:
-            os.write(4, f"E{type(exc).__name__}: {exc}".encode()[:4000])
-        except BaseException:  # noqa: BLE001 - the setup pipe is gone: agent code raised
-            pass
-    finally:
-        os._exit(status if isinstance(status, int) and 0 <= status < 256 else 1)
+        if self.proc is not None:
+            self.proc.wait()
+        else:
+            os.waitpid(self.pid, 0)
 
 
 def _supervise(spare: _Spare, budget: float, zygote: Zygote) -> dict[str, Any]:
@@ -391,21 +362,11 @@ def _supervise(spare: _Spare, budget: float, zygote: Zygote) -> dict[str, Any]:
             if streams[k].total > caps[k]:
                 reason = "output_limit"
     if reason is not None:
-        _kill(pid)
+        zygote.kill(pid)
     wstatus = zygote.wait_exit(pid)
     for fd in fds:
         os.close(fd)
     return _reply(streams, wstatus, reason)
-
-
-def _kill(pid: int) -> None:
-    """SIGKILL the child's process group and the child itself (it cannot leave the group:
-    setpgid and setsid are denied by seccomp, and it cannot fork)."""
-    for target, kill in ((pid, os.killpg), (pid, os.kill)):
-        try:
-            kill(target, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def _reply(streams: list[_Stream], wstatus: int, reason: str | None) -> dict[str, Any]:
@@ -509,14 +470,6 @@ def allowed_read_paths() -> list[str]:
     return sorted(p for p in paths if os.path.exists(p))
 
 
-def _preimport() -> None:
-    for name in PREIMPORT:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            pass
-
-
 def main() -> None:
     """Serve on stdin/stdout until the client closes stdin."""
     rfd, wfd = os.dup(0), os.dup(1)
@@ -525,8 +478,12 @@ def main() -> None:
     os.dup2(devnull, 1)  # a stray print can never corrupt the protocol
     os.set_inheritable(rfd, False)
     os.set_inheritable(wfd, False)
-    _preimport()
+    zygote.preimport()
     server = Server()
+    if server.mode is None:  # refused: say why, and exit
+        protocol.send(wfd, server.hello())
+        server.close()
+        return
     gc.freeze()  # children share the warm heap copy-on-write
     server.start_zygote((rfd, wfd))
     protocol.send(wfd, server.hello())
