@@ -18,12 +18,12 @@ $(STAMP): pyproject.toml
 	$(PIP) install -q --no-deps pufferlib-core
 	touch $(STAMP)
 
-## demo: the oracle and a random-guess baseline over Wordle, with a table of results
+## demo: the oracle and a random baseline over every env's test split, with tables of results
 demo: $(STAMP)
 	$(PY) -m textgyms.cli list
 	rm -rf runs/demo-oracle runs/demo-random
-	$(PY) -m textgyms.cli eval --policy oracle --envs textgyms/Wordle-v0 --episodes 200 --out runs/demo-oracle
-	$(PY) -m textgyms.cli eval --policy random --envs textgyms/Wordle-v0 --episodes 200 --out runs/demo-random
+	$(PY) -m textgyms.cli eval --policy oracle --envs all --split test --episodes 30 --out runs/demo-oracle
+	$(PY) -m textgyms.cli eval --policy random --envs all --split test --episodes 30 --out runs/demo-random
 
 ## test: lint, then the whole suite on 2 CPU cores (no GPU, no network)
 test: $(STAMP)

@@ -111,16 +111,15 @@ class Iso20022Env(TextEnv):
         return [f"<answer>\n{task.reference}\n</answer>"]
 
     def sample_action(self, rng: np.random.Generator) -> str:
-        """The reference with one random block-4 line dropped (a near miss), or, in
-        multi-turn, sometimes a validate or bic_info call."""
-        task: IsoTask = self.state.task
+        """A well-formed MT103 of another, random payment of the same level (the random
+        baseline knows the format but not this message), or, in multi-turn, sometimes a
+        validate or bic_info call on it."""
+        other = generate(rng, self.level, rule_card=self.rule_card, multi_turn=self.multi_turn)
         if self.multi_turn and rng.random() < 0.4:
             if rng.random() < 0.5:
-                return f"<bic_info>{task.reference[6:14]}</bic_info>"
-            return f"<validate>\n{task.reference}\n</validate>"
-        lines = task.reference.split("\n")
-        drop = 1 + int(rng.integers(len(lines) - 2))
-        return "<answer>\n" + "\n".join(lines[:drop] + lines[drop + 1:]) + "\n</answer>"
+                return f"<bic_info>{other.reference[6:14]}</bic_info>"
+            return f"<validate>\n{other.reference}\n</validate>"
+        return f"<answer>\n{other.reference}\n</answer>"
 
     def data_sha256(self) -> dict[str, str]:
         return xsd.data_sha256()
