@@ -15,7 +15,7 @@ from textgyms.errors import IndexCorruptError, SearchBackendError
 
 @pytest.fixture(scope="module")
 def world():
-    return load_world("fictionweb", (("pages", 3000), ("seed", 5)))
+    return load_world("fictionweb", (("distractors", False), ("pages", 3000), ("seed", 5)))
 
 
 @pytest.fixture(scope="module")

@@ -78,17 +78,173 @@ def test_search_only_matches_golden():
 
 
 def test_noise_gives_transient_errors_then_success_and_boilerplate():
-    env = make(noise=2)
+    env = make(noise=3)
     env.reset(seed=0)
     b = env.unwrapped.browser
     urls = [p.url for p in b.world.pages[:200]]
     failing = [u for u in urls if b.transient(env.unwrapped.task.task_id, u, 0)]
-    assert 20 <= len(failing) <= 80  # about a quarter at noise level 2
+    assert 20 <= len(failing) <= 80  # about a quarter at noise level 3
     first = env.step(f"<open>{failing[0]}</open>")
     assert first[4]["status"] in (429, 503) and "Retry-After:" in first[0]
     second = env.step(f"<open>{failing[0]}</open>")
     assert second[4]["status"] == 200 and "Cookie notice" in second[0]
     check_golden("noise.txt", first[0] + "\n\n" + second[0] + "\n")
+
+
+def _noise_profile(noise: int, seeds=range(12), **kw) -> dict:
+    """What an episode at ``noise`` shows: transient statuses of the first search and first
+    opens, boilerplate, and the distractor pages of the world."""
+    env = make(noise=noise, **kw)
+    statuses, boiler = [], False
+    for seed in seeds:
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        for action in [
+            f"<search>{task.start}</search>",
+            *(f"<open>{u}</open>" for u in task.support),
+        ]:
+            obs, *_, info = env.step(action)
+            statuses.append(info["status"])
+            boiler |= "Cookie notice" in obs
+    world = env.unwrapped.browser.world
+    kinds = {p.kind for p in world.pages}
+    return {"statuses": statuses, "boiler": boiler, "kinds": kinds, "world": world}
+
+
+@functools.cache
+def _profiles() -> dict:
+    return {n: _noise_profile(n) for n in (0, 1, 2, 3)}
+
+
+def test_noise_zero_is_a_clean_web():
+    p = _profiles()[0]
+    assert set(p["statuses"]) == {200} and not p["boiler"]
+    assert p["kinds"].isdisjoint({"stale", "forum"}) and "news" in p["kinds"]
+    world = p["world"]
+    hosts = {pg.host for pg in world.pages}
+    assert "forum.example" not in hosts
+    assert not any("Archived" in pg.title or "archived" in pg.body for pg in world.pages)
+
+
+def test_each_noise_level_adds_what_it_says():
+    ps = _profiles()
+    fails = {n: sum(s in (429, 503) for s in ps[n]["statuses"]) for n in ps}
+    assert fails[0] == 0 and fails[1] > 0 and fails[3] > fails[1]
+    assert [ps[n]["boiler"] for n in (0, 1, 2, 3)] == [False, False, True, True]
+    for n in (0, 1, 2):
+        assert ps[n]["kinds"].isdisjoint({"stale", "forum"}), n
+    assert {"stale", "forum"} <= ps[3]["kinds"] and "news" not in ps[3]["kinds"]
+    # Levels 0-2 share one world (and index); level 3 is another world with another cache key,
+    # whose entity, list and disambiguation pages are the same as the clean world's.
+    clean, noisy = ps[0]["world"], ps[3]["world"]
+    assert ps[1]["world"].key == ps[2]["world"].key == clean.key != noisy.key
+    keep = ("news", "stale", "forum")
+    assert [p for p in clean.pages if p.kind not in keep] == [
+        p for p in noisy.pages if p.kind not in keep
+    ]
+    assert len(clean.pages) == len(noisy.pages)
+
+
+def test_stale_and_conflicting_pages_contradict_the_wiki_detectably():
+    world = _profiles()[3]["world"]
+    g = world.data
+    stale = [p for p in world.pages if p.kind == "stale"]
+    forum = [p for p in world.pages if p.kind == "forum"]
+    assert stale and forum
+    for p in stale[:50]:
+        year = p.title.split(":", 1)[0].removeprefix("Archived ")
+        assert year.isdigit() and int(year) < 2026 and f"/{year}/" in p.url
+        marker, fact = p.body.split("\n")[:2]
+        assert fact.startswith(f"{year}. ")
+        assert marker.startswith(f"Archived article from {year};") and "out of date" in marker
+    by_name = {e.name: e for e in g.entities if e.type == "person" and e.name not in g.homonyms}
+    checked = 0
+    for p in forum:
+        person = by_name.get(p.title.removeprefix("Where was ").removesuffix(" born?"))
+        if person is None:
+            continue
+        claimed = p.body.split(" was born in ", 1)[1].split(", I am sure")[0]
+        assert claimed != g.entities[person.rel["born_in"]].name, p.url
+        checked += 1
+    assert checked >= 20
+
+
+def test_search_calls_get_transient_errors_and_a_retry_succeeds():
+    env = make(noise=3)
+    seen = set()
+    for seed in range(40):
+        env.reset(seed=seed)
+        for q in ("office expansion", "university founded", env.unwrapped.task.start):
+            obs, *_, info = env.step(f"<search>{q}</search>")
+            if info["status"] in (429, 503):
+                seen.add(info["status"])
+                assert "Retry-After:" in obs and "URL: https://search.example/search?q=" in obs
+                assert info["error"] is None and "Search results" not in obs
+                obs, *_, info = env.step(f"<search>{q}</search>")
+                assert info["status"] == 200 and "Search results" in obs
+    assert seen == {429, 503}
+
+
+def test_search_only_gets_transient_errors_and_the_oracle_retries():
+    env = make(noise=3, search_only=True)
+    retried = 0
+    for seed in range(15):
+        env.reset(seed=seed)
+        plan = env.unwrapped.solve(env.unwrapped.task)
+        searches = [a for a in plan if a.startswith("<search>")]
+        retried += len(searches) != len(set(searches))
+        info, outs = None, []
+        for action in plan:
+            obs, *_, info = env.step(action)
+            outs.append(obs)
+        assert info["score"] == 1.0, seed
+    assert retried >= 1
+
+
+@pytest.mark.parametrize("noise", [0, 1, 2, 3])
+def test_oracle_scores_one_at_every_noise_level(noise):
+    env = make(noise=noise)
+    retries, search_failures = 0, 0
+    for seed in range(16):
+        env.reset(seed=seed)
+        plan = env.unwrapped.solve(env.unwrapped.task)
+        retries += len(plan) != len(set(plan))
+        info = None
+        for action in plan:
+            info = env.step(action)[4]
+            search_failures += action.startswith("<search>") and info["status"] in (429, 503)
+        assert info["score"] == 1.0, (noise, seed)
+    assert (retries > 0) == (noise > 0)
+    assert (search_failures > 0) == (noise > 0)
+
+
+def test_same_seed_same_noise():
+    def run(seed):
+        env = make(noise=3)
+        env.reset(seed=seed)
+        task = env.unwrapped.task
+        out = []
+        for q in ("office expansion", task.start, task.question):
+            out.append(env.step(f"<search>{q}</search>")[0])
+        out += [env.step(f"<open>{u}</open>")[0] for u in task.support]
+        return out
+
+    assert run(5) == run(5)
+    assert run(5) != run(6)
+
+
+def test_gold_never_leaks_at_top_noise_level():
+    env = make(noise=3)
+    for seed in range(15):
+        obs, _ = env.reset(seed=seed)
+        task = env.unwrapped.task
+        golds = [f" {normalize(a)} " for a in task.answers]
+        assert not any(g in f" {normalize(obs)} " for g in golds)
+        if task.family == "count":
+            continue
+        for _ in range(2):  # a transient failure first, maybe
+            o = env.step(f"<search>{task.question}</search>")[0]
+            assert not any(g in f" {normalize(o)} " for g in golds), seed
 
 
 def test_statuses_redirects_and_not_found():
@@ -291,7 +447,7 @@ def test_same_seed_same_transcript_in_another_process():
     [
         ({"corpus": "nope"}, "fictionweb, geoweb, sample"),
         ({"render": "xml"}, "text, json, http"),
-        ({"noise": 5}, "0, 1, 2"),
+        ({"noise": 5}, "0, 1, 2, 3"),
         ({"backend": "lucene"}, "tantivy, fts5, elasticsearch"),
         ({"difficulty": "insane"}, "easy, medium, hard"),
         ({"corpus": __file__.replace(".py", ".jsonl")}, "does not exist"),
@@ -326,7 +482,10 @@ def test_json_and_http_modes_are_well_formed():
     assert body.startswith("<html><head><title>") and '<a href="https://wiki.example/' in body
 
 
-@pytest.mark.parametrize("kw", [{"noise": 2}, {"clarify": True}, {"noise": 1, "render": "http"}])
+@pytest.mark.parametrize(
+    "kw",
+    [{"noise": 3, "render": "json"}, {"clarify": True, "noise": 2}, {"noise": 1, "render": "http"}],
+)
 def test_oracle_scores_one_under_noise_and_clarification(kw):
     env = make(**kw)
     for seed in range(6):

@@ -1,10 +1,12 @@
 """The emulated web browser: URLs, HTTP statuses, results pages, page windows and the page stack.
 
 Responses are deterministic: 200 for a page, 301 for an alias URL or ``http://`` (followed, and
-shown), 404 for an unknown URL, and with ``noise`` > 0 a transient 503/429 with ``Retry-After``
-on the first fetch of some URLs (decided by a hash of the task and URL, so a retry succeeds and
-every run is the same). Render modes: ``text`` (numbered lines ``L12: ...``, links as numbered
-anchors ``[3: anchor]``), ``json`` (an API-like object) and ``http`` (a raw response with HTML).
+shown), 404 for an unknown URL, and with ``noise`` >= 1 a transient 503/429 with ``Retry-After``
+on the first request of some URLs, pages and results pages alike (decided by a hash of the task
+and the URL, so a seed fixes them; the env has no clock, so the retry, the same call made again,
+succeeds). From ``noise`` 2 pages carry navigation and cookie boilerplate lines. Render modes:
+``text`` (numbered lines ``L12: ...``, links as numbered anchors ``[3: anchor]``), ``json`` (an
+API-like object) and ``http`` (a raw response with HTML).
 """
 
 from __future__ import annotations
@@ -19,11 +21,20 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 
 from textgyms.envs.search.world import LINK, World
 
-__all__ = ["View", "Response", "Browser", "snippet", "SEARCH_URL", "RENDER_MODES", "NOISE_LEVELS"]
+__all__ = [
+    "View",
+    "Response",
+    "Browser",
+    "snippet",
+    "results_url",
+    "SEARCH_URL",
+    "RENDER_MODES",
+    "NOISE_LEVELS",
+]
 
 SEARCH_URL = "https://search.example/search"
 RENDER_MODES = ("text", "json", "http")
-NOISE_LEVELS = (0, 1, 2)
+NOISE_LEVELS = (0, 1, 2, 3)
 _REASON = {
     200: "OK",
     301: "Moved Permanently",
@@ -31,7 +42,8 @@ _REASON = {
     429: "Too Many Requests",
     503: "Service Unavailable",
 }
-_FAIL_RATE = {0: 0.0, 1: 0.1, 2: 0.25}
+_FAIL_RATE = {0: 0.0, 1: 0.1, 2: 0.15, 3: 0.25}  # share of first requests that fail
+BOILERPLATE_LEVEL = 2
 _BOILER = (
     "[Skip to content] Home | Random page | Recent changes | Log in",
     "Cookie notice: this site uses cookies to improve your experience. [Accept] [Decline]",
@@ -105,6 +117,12 @@ def _best_line(text: str, stems: frozenset[str]) -> int:
     return min(counts, key=lambda i: (-counts[i], i)) if counts else 0
 
 
+def results_url(query: str, page: int = 1, site: str | None = None) -> str:
+    """The URL of a results page (also what transient errors of a search are keyed by)."""
+    args = {"q": query, "page": page, **({"site": site} if site else {})}
+    return f"{SEARCH_URL}?{urlencode(args)}"
+
+
 def _status(resp: Response) -> list[str]:
     lines = [f"HTTP/1.1 301 Moved Permanently -> {to}" for _, to in resp.redirects]
     lines.append(f"HTTP/1.1 {resp.status} {_REASON[resp.status]}")
@@ -125,7 +143,8 @@ class Browser:
 
     # --- fetching -----------------------------------------------------------------------------
     def transient(self, salt: str, url: str, attempt: int) -> int:
-        """503 or 429 when the first fetch of ``url`` fails under the noise level, else 0."""
+        """503 or 429 when the first request of ``url`` (a page or a results page) fails under
+        the noise level, else 0. ``salt`` is the task id, so the seed fixes which ones fail."""
         if not self.noise or attempt > 0:
             return 0
         h = int.from_bytes(hashlib.blake2b(f"{salt}|{url}".encode(), digest_size=8).digest())
@@ -146,8 +165,7 @@ class Browser:
             rows.append({"n": n, "title": p.title, "host": p.host, "url": p.url, "snippet": snip})
             lines += [f"[{n}: {p.title}]", f"    {p.host} | {p.url}", f"    {snip}"]
             links.append(p.url)
-        args = {"q": query, "page": page, **({"site": site} if site else {})}
-        url = f"{SEARCH_URL}?{urlencode(args)}"
+        url = results_url(query, page, site)
         more = hits.total > page * self.k
         head = f'Search results for "{query}": about {hits.total:,} results (page {page})'
         if not rows:
@@ -203,7 +221,7 @@ class Browser:
             return f"[{len(links)}: {m.group(2)}]"
 
         lines = [LINK.sub(anchor, line) for line in p.body.split("\n")]
-        if self.noise:
+        if self.noise >= BOILERPLATE_LEVEL:
             lines = [_BOILER[0], *lines, _BOILER[1]]
         self._cache[doc] = (lines, links)
         return lines, links

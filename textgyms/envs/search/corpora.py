@@ -23,6 +23,7 @@ DATA = Path(__file__).parent / "data"
 SAMPLE_CORPUS, SAMPLE_QA = DATA / "sample_corpus.jsonl", DATA / "sample_qa.jsonl"
 TEST_SEED_OFFSET = 1_000_003  # test worlds use other seeds than train worlds
 CORPORA = ("fictionweb", "geoweb", "sample", "<path to corpus.jsonl>")
+DISTRACTOR_LEVEL = 3  # the noise level from which FictionWeb has stale and conflicting pages
 
 
 @dataclass(frozen=True)
@@ -81,12 +82,23 @@ def check_data() -> None:
 
 
 def resolve(
-    corpus: str, *, split: str, world_seed: int, pages: int, min_population: int, qa: str | None
+    corpus: str,
+    *,
+    split: str,
+    world_seed: int,
+    pages: int,
+    min_population: int,
+    qa: str | None,
+    noise: int = 0,
 ) -> CorpusSpec:
-    """The spec of ``corpus``: fictionweb, geoweb, sample, or a path to a JSONL corpus."""
+    """The spec of ``corpus``: fictionweb, geoweb, sample, or a path to a JSONL corpus.
+
+    A FictionWeb world has stale and conflicting distractor pages only at the top noise level
+    (another world, so another cache key and index)."""
     if corpus == "fictionweb":
         seed = world_seed + (TEST_SEED_OFFSET if split == "test" else 0)
-        return CorpusSpec("fictionweb", (("pages", pages), ("seed", seed)), split, True)
+        params = (("distractors", noise >= DISTRACTOR_LEVEL), ("pages", pages), ("seed", seed))
+        return CorpusSpec("fictionweb", params, split, True)
     if corpus in ("geoweb", "sample"):
         check_data()
     if corpus == "geoweb":

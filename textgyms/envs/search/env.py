@@ -6,6 +6,21 @@ and with ``clarify=True`` also ``clarify(question)`` (a simulated user answers f
 hidden intent). ``search_only=True`` is the Search-R1 convention: ``<search>q</search>`` returns
 ``<information>Doc i(Title: t) text</information>`` and ``<answer>`` ends the episode.
 
+Noise levels (``noise``, a curriculum knob; each level adds to the one below):
+
+- ``0``: a clean web: no transient errors, no boilerplate, and FictionWeb has no stale or
+  conflicting pages (its news pages are neutral).
+- ``1``: transient ``503 Service Unavailable`` (``Retry-After: 1``) and ``429 Too Many Requests``
+  (``Retry-After: 2``) on 10% of first requests, on ``search`` and ``open`` alike. Which requests
+  fail is a hash of the task id and the URL (a results page has its own URL), so a seed fixes
+  them. The env has no clock: the retry is the same call made again, and it always succeeds.
+- ``2``: 15% transient errors, and pages carry navigation and cookie-notice boilerplate lines.
+- ``3``: 25% transient errors, boilerplate, and a FictionWeb world with distractors: stale news
+  (an older value of a mayor, headquarters or employer, dated and titled ``Archived YEAR: ...``)
+  and forum threads that contradict the wiki on a birthplace. This is another world (other
+  cache key and index); entity, list and disambiguation pages are the same as at level 0.
+  GeoWeb and your own corpora have no distractor pages to add, so level 3 is level 2 for them.
+
 Family info keys: ``url`` (the page shown, if any), ``status`` (its HTTP status), ``searches``
 (search calls so far).
 """
@@ -21,7 +36,14 @@ import numpy as np
 from textgyms.actions import Param, ParseError, ToolCall, ToolSpec, parse, tool_schemas
 from textgyms.core import TOOLS, TextEnv, Turn, Verdict, check_choice
 from textgyms.envs.search import corpora
-from textgyms.envs.search.browser import NOISE_LEVELS, RENDER_MODES, Browser, Response, View
+from textgyms.envs.search.browser import (
+    NOISE_LEVELS,
+    RENDER_MODES,
+    Browser,
+    Response,
+    View,
+    results_url,
+)
 from textgyms.envs.search.tasks.generate import DIFFICULTIES, SearchTask
 from textgyms.envs.search.verify import answer_penalty, grade, normalize
 from textgyms.errors import ConfigError
@@ -73,6 +95,7 @@ _ANSWER_R1 = ToolSpec(
 TOOLS_BROWSE = (_SEARCH, _OPEN, _FIND, _BACK, _ANSWER)
 TOOLS_SEARCH_ONLY = (_SEARCH_R1, _ANSWER_R1)
 SPLITS = ("train", "test")
+_RETRY_AFTER = {503: 1, 429: 2}  # seconds, as a server would say (the env has no clock)
 
 
 def _check_ints(**values: tuple[Any, int]) -> None:
@@ -100,7 +123,7 @@ class SearchEnv(TextEnv):
     tools = TOOLS_BROWSE + (CLARIFY,)  # the full set (schemas per instance: see reset)
     conformance_variants = (
         {"corpus": "fictionweb", "pages": 1500},
-        {"corpus": "fictionweb", "pages": 1500, "backend": "fts5", "render": "json"},
+        {"corpus": "fictionweb", "pages": 1500, "backend": "fts5", "render": "json", "noise": 3},
         {"corpus": "geoweb", "min_population": 2_000_000},
         {"corpus": "sample", "search_only": True},
     )
@@ -155,6 +178,7 @@ class SearchEnv(TextEnv):
             pages=pages,
             min_population=min_population,
             qa=qa,
+            noise=self.noise,
         )
         self.grounding = self.spec_corpus.grounded if grounding is None else bool(grounding)
         tools = TOOLS_SEARCH_ONLY if self.search_only else TOOLS_BROWSE
@@ -271,12 +295,29 @@ class SearchEnv(TextEnv):
         if not isinstance(page, int) or not 1 <= page <= 100:
             return "search: page must be an integer from 1 to 100.", "invalid", None
         state.searches += 1
+        site = str(site).strip() or None if site else None
+        url = results_url(query, page, site)
+        failed = self._transient(state, url)
         if self.search_only:
-            from textgyms.envs.search.prompts import information
+            from textgyms.envs.search.prompts import information, unavailable
 
+            if failed:
+                return unavailable(failed, _RETRY_AFTER[failed]), None, failed
             return information(self.browser, query), None, 200
-        resp = self.browser.results(query, page, str(site).strip() or None if site else None)
+        if failed:
+            return (
+                self.browser.show(Response(failed, url, retry_after=_RETRY_AFTER[failed])),
+                None,
+                failed,
+            )
+        resp = self.browser.results(query, page, site)
         return self._push(state, resp), None, 200
+
+    def _transient(self, state: SearchState, url: str) -> int:
+        """The transient status (503/429) of this request of ``url``, or 0; counts attempts."""
+        attempt = state.attempts.get(url, 0)
+        state.attempts[url] = attempt + 1
+        return self.browser.transient(state.task.task_id, url, attempt)
 
     def _open(self, state: SearchState, call: ToolCall) -> tuple[str, str | None, int | None]:
         from textgyms.envs.search.oracle import normalize_target
@@ -287,11 +328,9 @@ class SearchEnv(TextEnv):
         url, problem = normalize_target(target, state.stack[-1] if state.stack else None)
         if problem:
             return problem, "invalid", None
-        attempt = state.attempts.get(url, 0)
-        state.attempts[url] = attempt + 1
-        failed = self.browser.transient(state.task.task_id, url, attempt)
+        failed = self._transient(state, url)
         if failed:
-            resp = Response(failed, url, retry_after=1 if failed == 503 else 2)
+            resp = Response(failed, url, retry_after=_RETRY_AFTER[failed])
             return self.browser.show(resp), None, failed
         resp = self.browser.fetch(url)
         if resp.view is not None:

@@ -1,4 +1,9 @@
-"""Rendering the FictionWeb entity graph as pages: wiki, list, disambiguation, news, forum."""
+"""Rendering the FictionWeb entity graph as pages: wiki, list, disambiguation, news, forum.
+
+News pages are neutral unless the world has distractors (noise level 3): then they are stale
+archived news (an older value of a fact, dated and marked ``Archived YEAR: ...``) and the forum
+threads contradict the wiki.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from textgyms.envs.search.fictionweb import INDUSTRIES, WIKI, Entity, Graph
+from textgyms.envs.search.fictionweb import INDUSTRIES, RELATIONS, WIKI, Entity, Graph
 from textgyms.envs.search.world import Page, slug
 
 __all__ = ["render_all", "aliases", "list_url"]
@@ -174,52 +179,118 @@ def _disambiguation(g: Graph) -> list[Page]:
 
 
 def _news(g: Graph, rng: np.random.Generator, i: int) -> Page:
+    """A neutral news page (every noise level): an office opening, nothing that contradicts the
+    wiki."""
     E = g.entities
     co = E[g.by_type["company"][int(rng.integers(len(g.by_type["company"])))]]
     city = E[g.by_type["city"][int(rng.integers(len(g.by_type["city"])))]]
-    p = E[g.by_type["person"][int(rng.integers(len(g.by_type["person"])))]]
     year = int(rng.integers(max(co.year, 1990), 2026))
     title = f"{co.name} announces expansion to {city.name}"
     body = "\n".join(
         [
-            f"{city.name}, {year}. {co.name}, the {co.attr} firm, said it would open an office "
+            f"{city.name}, {year}. {_a(co)}, the {co.attr} firm, said it would open an office "
             f"in {_a(city)}.",
-            f"Spokesperson {_a(p)} said the move was years in the making.",
-            f"At the time, {co.name} was reportedly considering a move of its headquarters to "
-            f"{city.name}; plans can change.",
-            "This article is archived and may be out of date.",
+            "The company did not say how many people the new office would employ.",
         ]
     )
-    return Page(
-        f"https://news.example/{year}/{i % 12 + 1:02d}/{slug(title).lower()}-{i}",
-        title,
-        body,
-        "news",
+    return Page(_news_url(year, i, title), title, body, "news")
+
+
+def _report(g: Graph, rng: np.random.Generator, i: int) -> Page:
+    """A neutral news page of another kind (so no title word ends up on most pages, where the
+    index's common-term pruning would drop it)."""
+    E = g.entities
+    co = E[g.by_type["company"][int(rng.integers(len(g.by_type["company"])))]]
+    year = int(rng.integers(max(co.year, 1990), 2026))
+    title = f"{co.name} reports record sales for {year}"
+    body = "\n".join(
+        [
+            f"{year}. The {co.attr} firm reported record sales for the year.",
+            "Analysts said demand had been strong across the sector.",
+            f"More: [[{co.url}|company profile]]",  # the name only in the title: its wiki page
+            # stays the top result for the name
+        ]
     )
+    return Page(_news_url(year, i, title), title, body, "news")
+
+
+def _news_url(year: int, i: int, title: str) -> str:
+    return f"https://news.example/{year}/{i % 12 + 1:02d}/{slug(title).lower()}-{i}"
+
+
+def _other(g: Graph, rng: np.random.Generator, kind: str, not_eid: int) -> Entity:
+    """A random entity of ``kind`` whose name differs from ``not_eid``'s (the wrong value of a
+    stale or conflicting fact must really contradict the wiki, homonyms included)."""
+    ids, name = g.by_type[kind], g.entities[not_eid].name
+    at = int(rng.integers(len(ids)))
+    for step in range(len(ids)):
+        e = g.entities[ids[(at + step) % len(ids)]]
+        if e.name != name:
+            return e
+    raise ValueError(f"every {kind} is named {name}")  # impossible: names are drawn at random
+
+
+# Stale facts: (relation, source type, headline, sentence); the page states an older value.
+_STALE = (
+    ("mayor", "city", "{old} elected mayor of {src}", "{old} was elected mayor of {src}"),
+    ("hq", "company", "{src} moves its headquarters to {old}", "{src} is now based in {old}"),
+    ("employer", "person", "{src} joins {old}", "{src} has joined {old}"),
+)
+
+
+def _stale(g: Graph, rng: np.random.Generator, i: int) -> Page:
+    """A stale news page (noise level 3): an older value of a fact, dated and marked archived."""
+    E = g.entities
+    rel, kind, head, sentence = _STALE[int(rng.integers(len(_STALE)))]
+    src = E[g.by_type[kind][int(rng.integers(len(g.by_type[kind])))]]
+    old = _other(g, rng, RELATIONS[rel][1], src.rel[rel])
+    low = max(src.year, old.year, 1960)
+    year = int(rng.integers(low, max(low, 2015) + 1))
+    title = f"Archived {year}: " + head.format(old=old.name, src=src.name)
+    body = "\n".join(
+        [
+            f"Archived article from {year}; it has not been updated since and may be out of date.",
+            f"{year}. " + sentence.format(old=_a(old), src=_a(src)) + ".",
+            f"For current information see the wiki page of {_a(src)}.",
+        ]
+    )
+    return Page(_news_url(year, i, title), title, body, "stale")
 
 
 def _forum(g: Graph, rng: np.random.Generator, i: int) -> Page:
+    """A conflicting forum thread (noise level 3): a wrong birthplace stated with confidence."""
     E = g.entities
     p = E[g.by_type["person"][int(rng.integers(len(g.by_type["person"])))]]
-    wrong = E[g.by_type["city"][int(rng.integers(len(g.by_type["city"])))]]
+    wrong = _other(g, rng, "city", p.rel["born_in"])
     title = f"Where was {p.name} born?"
     body = "\n".join(
         [
             f"user{int(rng.integers(100, 999))}: Does anyone know where {p.name} was born?",
-            f"user{int(rng.integers(100, 999))}: I think it was {wrong.name}, but not sure.",
+            f"user{int(rng.integers(100, 999))}: {p.name} was born in {wrong.name}, I am sure.",
             f"user{int(rng.integers(100, 999))}: Check the wiki page: {_a(p)}",
         ]
     )
     return Page(f"https://forum.example/t/{i}/{slug(title).lower()}", title, body, "forum")
 
 
-def render_all(rng: np.random.Generator, g: Graph, n: dict[str, int]) -> list[Page]:
-    """Every page of the world, in a fixed order (entity pages first)."""
+def render_all(
+    rng: np.random.Generator, g: Graph, n: dict[str, int], distractors: bool = True
+) -> list[Page]:
+    """Every page of the world, in a fixed order (entity pages first).
+
+    With ``distractors`` the news share of the world is stale archived news and the forum share
+    conflicting threads; without, the same number of neutral news pages (office openings and
+    company results), so the size and every entity, list and disambiguation page are the same
+    either way.
+    """
     pages = [
         Page(e.url, e.title, f"{e.title}\n{_RENDER[e.type](g, e, rng)}", e.type) for e in g.entities
     ]
     pages += _lists(g) + _disambiguation(g)
-    pages += [_news(g, rng, i) for i in range(n["news"])]
+    if not distractors:
+        pages += [_news(g, rng, i) for i in range(n["news"])]
+        return pages + [_report(g, rng, n["news"] + i) for i in range(n["forum"])]
+    pages += [_stale(g, rng, i) for i in range(n["news"])]
     pages += [_forum(g, rng, i) for i in range(n["forum"])]
     return pages
 

@@ -5,8 +5,8 @@ Entities: countries, cities, people, companies and universities, with functional
 ``capital``, ``mayor``) and years. Names are made of random syllables, so near-duplicate names
 occur naturally and identical names (homonyms) get ``Name (qualifier)`` pages and a
 disambiguation page. The web has wiki pages (one per entity), list pages, disambiguation pages and
-distractor news and forum pages that mention real entities next to stale or wrong facts.
-Everything is a pure function of ``(seed, pages)``.
+news pages and, with ``distractors``, stale archived news and forum threads that contradict the
+wiki. Everything is a pure function of ``(seed, pages, distractors)``.
 """
 
 from __future__ import annotations
@@ -189,8 +189,9 @@ def _titles(ents: list[Entity]) -> dict[str, list[int]]:
     return homonyms
 
 
-def build_fictionweb(seed: int = 0, pages: int = 10_000) -> World:
-    """The FictionWeb world of about ``pages`` pages drawn from ``seed``."""
+def build_fictionweb(seed: int = 0, pages: int = 10_000, distractors: bool = False) -> World:
+    """The FictionWeb world of about ``pages`` pages drawn from ``seed``; ``distractors`` adds
+    stale and conflicting news and forum pages (see ``fictionpages.render_all``)."""
     from textgyms.envs.search import fictionpages
 
     rng = np.random.Generator(np.random.PCG64(seed))
@@ -206,8 +207,8 @@ def build_fictionweb(seed: int = 0, pages: int = 10_000) -> World:
         for rel, t in e.rel.items():
             inverse[(rel, t)].append(e.eid)
     graph = Graph(ents, dict(by_type), dict(inverse), {}, homonyms)
-    out: list[Page] = fictionpages.render_all(rng, graph, n)
-    params = {"seed": seed, "pages": pages}
+    out: list[Page] = fictionpages.render_all(rng, graph, n, distractors)
+    params = {"seed": seed, "pages": pages, "distractors": distractors}
     world = World("fictionweb", world_key("fictionweb", params), out, {}, graph, params)
     graph.doc_of = {e.eid: world.by_url[e.url] for e in ents}
     world.redirects = fictionpages.aliases(graph)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from textgyms.envs.search.browser import View
+from textgyms.envs.search.browser import View, results_url
 
 if TYPE_CHECKING:
     from textgyms.envs.search.env import SearchEnv
@@ -47,13 +47,22 @@ def plan(env: SearchEnv, task: SearchTask) -> list[str]:
             if u in env.browser.world.by_url
         ]
         queries = titles or [task.start or task.question]
-        return out + [f"<search>{q}</search>" for q in queries] + [f"<answer>{gold}</answer>"]
-    out.append(f"<search>{task.start or task.question}</search>")
+        for q in queries:
+            out += [f"<search>{q}</search>"] * _tries(env, task, results_url(q.strip()))
+        return out + [f"<answer>{gold}</answer>"]
+    query = task.start or task.question
+    out += [f"<search>{query}</search>"] * _tries(env, task, results_url(query.strip()))
     for url in task.support:
-        out.append(f"<open>{url}</open>")
-        if env.browser.transient(task.task_id, url, 0):  # a transient 503/429: retry once
-            out.append(f"<open>{url}</open>")
+        out += [f"<open>{url}</open>"] * _tries(env, task, url)
     return out + [f"<answer>{gold}</answer>"]
+
+
+def _tries(env: SearchEnv, task: SearchTask, url: str) -> int:
+    """2 when the first request of ``url`` gets a transient 503/429 (so retry once), else 1.
+
+    Assumes the episode has not requested ``url`` before (true along the oracle's own path,
+    except a repeated support URL, whose first request already succeeded or was retried)."""
+    return 2 if env.browser.transient(task.task_id, url, 0) else 1
 
 
 def random_action(env: SearchEnv, rng: np.random.Generator) -> str:

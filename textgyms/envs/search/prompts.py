@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textgyms.envs.search.browser import Browser
 
-__all__ = ["prompt", "information"]
+__all__ = ["prompt", "information", "unavailable"]
 
 _BROWSE = """\
 You are a research agent on a web of pages (hosts wiki.example, news.example and forum.example; \
@@ -56,3 +56,10 @@ def information(browser: Browser, query: str, words: int = 100) -> str:
         docs.append(f"Doc {i}(Title: {page.title}) {body}")
     inner = "\n".join(docs) if docs else "No documents found."
     return f"\n\n<information>{inner}</information>\n\n"
+
+
+def unavailable(status: int, retry_after: int) -> str:
+    """The Search-R1 observation of a search that hit a transient 503/429 (noise >= 1)."""
+    reason = "Service Unavailable" if status == 503 else "Too Many Requests"
+    msg = f"Search failed: {status} {reason} (Retry-After: {retry_after}). Search again."
+    return f"\n\n<information>{msg}</information>\n\n"
