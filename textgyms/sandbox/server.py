@@ -10,8 +10,9 @@ server enforces a wall-clock deadline and an output cap, kills the child's whole
 when either is hit, and reports what happened. It never holds expected outputs: only the
 parent compares results.
 
-The server itself is trusted code: it is started with a scrubbed environment, so forked
-children inherit no secrets, and it pre-imports common modules so children start warm.
+The server itself is trusted code: it is started with a scrubbed environment, which the
+zygote and its children inherit (so no secrets). The zygote is a fresh interpreter that never
+shares this server's memory; it pre-imports common modules so children start warm.
 
 Which confinement (:func:`select_mode`, ``TEXTGYMS_SANDBOX=auto|kernel|bwrap``): Landlock and
 seccomp when the kernel offers both (``kernel``, the default); otherwise bubblewrap
@@ -24,7 +25,6 @@ in the first message (``hello["mode"]``, :attr:`textgyms.sandbox.Sandbox.confine
 
 from __future__ import annotations
 
-import gc
 import importlib.util
 import json
 import os
@@ -94,9 +94,6 @@ class Server:
         _remove_stale_workroots(base or tempfile.gettempdir())
         self.workroot = tempfile.mkdtemp(prefix=f"textgyms-sandbox-{os.getpid()}-", dir=base)
         os.chmod(self.workroot, 0o711)  # nobody must reach its own working directory
-        self.prepared: confine.Prepared | None = None
-        if self.mode in ("kernel", "unsafe"):  # (under bubblewrap the zygote builds its own)
-            self.prepared = confine.Prepared(self.workroot, self.read_paths, self.support)
         self.zygote: Zygote | None = None
 
     def hello(self) -> dict[str, Any]:
@@ -153,10 +150,10 @@ class Server:
             else:
                 os.unlink(entry.path)
 
-    def start_zygote(self, close_fds: tuple[int, ...]) -> None:
+    def start_zygote(self) -> None:
         """Start the zygote now, while this process has seen no request (see :class:`Zygote`);
-        a forked one closes ``close_fds`` (the client's pipes)."""
-        self.zygote = Zygote(self, close_fds)
+        it inherits no descriptor but its end of the command socket."""
+        self.zygote = Zygote(self)
 
     def close(self) -> None:
         if self.zygote is not None:
@@ -232,12 +229,26 @@ class ZygoteLost(OSError):
     """The zygote died or stopped answering: the server exits and the client starts anew."""
 
 
-class Zygote:
-    """The server's handle on the zygote (:mod:`textgyms.sandbox.zygote`): forked from this
-    process at start-up, before any request, or started in a bubblewrap sandbox. It dies with
-    the server, and children die with it."""
+# The zygote's start in kernel mode: ``python -c _BOOT <socket fd> <spec> <textgyms dir>``.
+# The packages are stubs, so that only the sandbox modules the zygote needs are loaded (not
+# textgyms' __init__, with Gymnasium and every env): less memory for every fork to copy.
+_BOOT = """\
+import sys, types
+for name, path in (("textgyms", sys.argv[3]), ("textgyms.sandbox", sys.argv[3] + "/sandbox")):
+    sys.modules[name] = types.ModuleType(name)
+    sys.modules[name].__path__ = [path]
+from textgyms.sandbox import zygote
+zygote.start(int(sys.argv[1]), sys.argv[2])
+"""
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-    def __init__(self, srv: Server, close_fds: tuple[int, ...]) -> None:
+
+class Zygote:
+    """The server's handle on the zygote (:mod:`textgyms.sandbox.zygote`): a fresh interpreter
+    started by this process at start-up, before any request (:func:`zygote.start`), or started
+    in a bubblewrap sandbox. It dies with the server, and children die with it."""
+
+    def __init__(self, srv: Server) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.isolated = srv.mode == "bwrap"
         self.proc: subprocess.Popen | None = None
@@ -246,12 +257,18 @@ class Zygote:
                                     srv.requested != "bwrap", dict(os.environ))  # fmt: skip
             pid = self.proc.pid
         else:
-            pid = os.fork()
-            if pid == 0:  # the zygote: never returns
-                ours.close()
-                for fd in close_fds:
-                    os.close(fd)
-                zygote.zygote_main(theirs, srv, isolated=False)
+            # A fresh interpreter, not a fork of this one: the zygote's footprint is what every
+            # fork copies (page tables) and every child tears down at exit, and this server's
+            # own modules and heap would only add to it.
+            spec = {"workroot": srv.workroot, "read_paths": srv.read_paths,
+                    "support": asdict(srv.support)}  # fmt: skip
+            self.proc = subprocess.Popen(
+                [sys.executable, "-c", _BOOT, str(theirs.fileno()), json.dumps(spec),
+                 _PACKAGE_DIR],  # fmt: skip
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                pass_fds=(theirs.fileno(),), close_fds=True,
+            )  # fmt: skip
+            pid = self.proc.pid
         theirs.close()
         self.sock, self.pid = ours, pid
         self.exits: dict[int, int] = {}
@@ -478,14 +495,12 @@ def main() -> None:
     os.dup2(devnull, 1)  # a stray print can never corrupt the protocol
     os.set_inheritable(rfd, False)
     os.set_inheritable(wfd, False)
-    zygote.preimport()
     server = Server()
     if server.mode is None:  # refused: say why, and exit
         protocol.send(wfd, server.hello())
         server.close()
         return
-    gc.freeze()  # children share the warm heap copy-on-write
-    server.start_zygote((rfd, wfd))
+    server.start_zygote()
     protocol.send(wfd, server.hello())
     try:
         while (request := protocol.recv(rfd)) is not None:

@@ -10,9 +10,10 @@ hands each child's pipes to the server with ``SCM_RIGHTS`` and reports exit stat
 
 Two ways to run it (see :mod:`textgyms.sandbox.server`):
 
-* ``kernel`` (and ``unsafe``): forked from the server at start-up, before any request, in the
-  server's namespaces; it keeps one child forked ahead, and each child confines itself with
-  :func:`textgyms.sandbox.confine.confine`.
+* ``kernel`` (and ``unsafe``): a fresh interpreter the server starts at start-up, before any
+  request, in the server's namespaces (:func:`start`; not a fork of the server: a smaller
+  footprint makes every fork and every child's exit cheaper); it keeps one child forked ahead,
+  and each child confines itself with :func:`textgyms.sandbox.confine.confine`.
 * ``bwrap``: started by :mod:`textgyms.sandbox.bwrap` as PID 1 of its own bubblewrap sandbox
   (:func:`boot`), where the kernel ignores the signals its children send it, and not dumpable
   (no child may ptrace it or read its memory). Without seccomp a child can fork and signal, so
@@ -39,15 +40,19 @@ from typing import Any, NamedTuple
 
 from textgyms.sandbox import child, confine, protocol
 
-# Imported once so that every child starts with them loaded (and needs no file access).
-# (The stdlib list follows what the CodeI/O reference solutions import.)
+# Imported once so that every child starts with them loaded (and needs no file access: as
+# root, children run as nobody, who may not even reach an interpreter installed under /root).
+# The stdlib list follows what the CodeI/O reference solutions import, plus the modules
+# children had when the zygote was a fork of the server (subprocess, multiprocessing, ...).
 PREIMPORT = (
     "abc array ast base64 binascii bisect calendar cmath collections collections.abc "
     "concurrent.futures concurrent.futures.thread contextlib copy csv dataclasses datetime "
     "decimal difflib enum fnmatch fractions functools glob hashlib heapq inspect io itertools "
     "json math numbers operator os pathlib pickle pprint queue random re secrets shutil "
     "statistics string struct sys tempfile textwrap threading time traceback types typing "
-    "unicodedata uuid warnings weakref zlib numpy"
+    "unicodedata uuid warnings weakref zlib numpy mmap runpy subprocess multiprocessing "
+    "multiprocessing.connection multiprocessing.heap multiprocessing.reduction "
+    "multiprocessing.sharedctypes multiprocessing.synchronize"
 ).split()
 
 
@@ -194,6 +199,22 @@ def _child_main(pipes: list, conf: Any) -> None:
         os._exit(status if isinstance(status, int) and 0 <= status < 256 else 1)
 
 
+
+
+def start(sock_fd: int, spec_json: str) -> None:
+    """The zygote's start in ``kernel`` and ``unsafe`` mode: a fresh interpreter started by the
+    server before any request, talking to it on ``sock_fd``; never returns. ``spec_json``: the
+    work root, the Landlock read paths and the :class:`confine.Support` the server probed."""
+    import json
+
+    spec = json.loads(spec_json)
+    preimport()
+    support = confine.Support(**spec["support"])
+    prepared = confine.Prepared(spec["workroot"], spec["read_paths"], support)
+    gc.collect()
+    gc.freeze()  # children share the warm heap copy-on-write
+    setup = types.SimpleNamespace(prepared=prepared, support=support)
+    zygote_main(socket.socket(fileno=sock_fd), setup, isolated=False)
 
 
 def boot(sock_fd: int, spec: dict[str, Any]) -> None:
