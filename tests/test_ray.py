@@ -68,16 +68,19 @@ def test_same_batches_as_serial(env_id):
 
 
 def test_partial_batches_cover_every_env():
+    """Which actors answer first is a race, but oldest-request-first among the ready ones means
+    no env is starved: every env shows up within a bounded number of partial batches."""
     with textgyms.make_vec(ENV_IDS[0], 4, backend="ray", num_workers=4, batch_size=2) as vec:
         vec.async_reset(list(range(4)))
-        seen = []
-        for _ in range(6):
+        seen: set[int] = set()
+        for _ in range(40):
             batch = vec.recv()
             assert batch.env_ids.size == 2 and len(batch.observations) == 2
-            seen += batch.env_ids.tolist()
+            seen |= set(batch.env_ids.tolist())
+            if seen == {0, 1, 2, 3}:
+                break
             vec.send(["<guess>crane</guess>"] * 2, batch.env_ids)
-        vec.recv()
-        assert set(seen) == {0, 1, 2, 3}
+        assert seen == {0, 1, 2, 3}
 
 
 def test_killed_actor_raises_naming_the_worker():
