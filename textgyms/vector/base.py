@@ -429,3 +429,24 @@ def choose_workers(num_envs: int, num_workers: int | None, cpus: int) -> int:
             f"runs the same number of envs), got {num_workers!r}"
         )
     return int(num_workers)
+
+
+def split_by_worker(
+    actions: Sequence[str], env_ids: np.ndarray, envs_per_worker: int
+) -> list[tuple[int, list[str]]]:
+    """Group ``actions`` (one per id in ``env_ids``) by worker, as ``(worker, actions)`` pairs
+    in env order. ``env_ids`` must cover whole workers, as ``recv`` returns them."""
+    epw = envs_per_worker
+    order = np.argsort(env_ids, kind="stable")
+    blocks = env_ids[order].reshape(-1, epw) if env_ids.size % epw == 0 else None
+    if blocks is None or not (
+        np.all(blocks == blocks[:, :1] + np.arange(epw)) and np.all(blocks[:, 0] % epw == 0)
+    ):
+        raise ConfigError(
+            f"env_ids must cover whole workers ({epw} consecutive envs each, "
+            f"as returned by recv()), got {env_ids.tolist()}"
+        )
+    return [
+        (int(block[0]) // epw, [actions[j] for j in order[row * epw : (row + 1) * epw]])
+        for row, block in enumerate(blocks)
+    ]

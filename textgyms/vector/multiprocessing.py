@@ -32,6 +32,7 @@ from textgyms.vector.base import (
     _reset_runners,
     _step_runners,
     choose_workers,
+    split_by_worker,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -284,19 +285,8 @@ class MultiprocessingVecEnv(VecEnv):
     # -- pipe helpers ---------------------------------------------------------------------------
     def _split(self, actions: list[str], env_ids: np.ndarray) -> Iterator[tuple[_Worker, list]]:
         """Group actions by worker; ``env_ids`` must cover whole workers."""
-        epw = self.envs_per_worker
-        order = np.argsort(env_ids, kind="stable")
-        blocks = env_ids[order].reshape(-1, epw) if env_ids.size % epw == 0 else None
-        if blocks is None or not (
-            np.all(blocks == blocks[:, :1] + np.arange(epw)) and np.all(blocks[:, 0] % epw == 0)
-        ):
-            raise ConfigError(
-                f"env_ids must cover whole workers ({epw} consecutive envs each, "
-                f"as returned by recv()), got {env_ids.tolist()}"
-            )
-        for row, block in enumerate(blocks):
-            picked = order[row * epw : (row + 1) * epw]
-            yield self._workers[block[0] // epw], [actions[j] for j in picked]
+        for w, acts in split_by_worker(actions, env_ids, self.envs_per_worker):
+            yield self._workers[w], acts
 
     def _post(self, w: _Worker, message: tuple) -> None:
         try:

@@ -39,6 +39,7 @@ from textgyms.vector.base import (
     _Result,
     _step_runners,
     choose_workers,
+    split_by_worker,
 )
 
 __all__ = ["RayVecEnv"]
@@ -272,20 +273,8 @@ class RayVecEnv(VecEnv):
 
     def _split(self, actions: list[str], env_ids: np.ndarray) -> list[tuple[_Handle, list[str]]]:
         """Group actions by actor; ``env_ids`` must cover whole actors."""
-        epw = self.envs_per_worker
-        order = np.argsort(env_ids, kind="stable")
-        blocks = env_ids[order].reshape(-1, epw) if env_ids.size % epw == 0 else None
-        if blocks is None or not (
-            np.all(blocks == blocks[:, :1] + np.arange(epw)) and np.all(blocks[:, 0] % epw == 0)
-        ):
-            raise ConfigError(
-                f"env_ids must cover whole workers ({epw} consecutive envs each, "
-                f"as returned by recv()), got {env_ids.tolist()}"
-            )
-        return [
-            (self._handles[block[0] // epw], [actions[j] for j in order[r * epw : (r + 1) * epw]])
-            for r, block in enumerate(blocks)
-        ]
+        split = split_by_worker(actions, env_ids, self.envs_per_worker)
+        return [(self._handles[w], acts) for w, acts in split]
 
     def _envs_of(self, h: _Handle) -> str:
         return f"envs {h.start}..{h.start + self.envs_per_worker - 1}"
