@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 
 import numpy as np
 import pytest
@@ -83,10 +84,22 @@ def test_partial_batches_cover_every_env():
         assert seen == {0, 1, 2, 3}
 
 
+def _wait_until_dead(actor) -> None:
+    """``ray.kill`` is asynchronous: a call made right after it may still be served."""
+    for _ in range(200):
+        try:
+            ray.get(actor.pid.remote(), timeout=10)
+        except ray.exceptions.RayActorError:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the killed actor is still answering")
+
+
 def test_killed_actor_raises_naming_the_worker():
     vec = textgyms.make_vec(ENV_IDS[0], 4, backend="ray", num_workers=2)
     obs, infos = vec.reset(seed=0)
     ray.kill(vec.actors[1])
+    _wait_until_dead(vec.actors[1])
     with pytest.raises(WorkerDiedError, match=r"ray worker 1 \(actor [0-9a-f]+, envs 2..3\)"):
         vec.step(["<guess>crane</guess>"] * 4)
     with pytest.raises(WorkerDiedError, match="ray worker 1"):  # and it stays broken
@@ -98,6 +111,7 @@ def test_actor_killed_by_a_signal_mid_step_raises():
     vec = textgyms.make_vec(ENV_IDS[0], 2, backend="ray", num_workers=2)
     vec.reset(seed=0)
     pid = ray.get(vec.actors[0].pid.remote())
+    os.kill(pid, signal.SIGSTOP)  # frozen, so the step below is surely in flight when it dies
     vec.send(["<guess>crane</guess>"] * 2)
     os.kill(pid, signal.SIGKILL)
     with pytest.raises(WorkerDiedError, match=r"ray worker 0 .*envs 0..0"):
