@@ -270,6 +270,41 @@ def _make_call(spec: ToolSpec, body: str, attrs: str, start: int) -> ToolCall | 
 
 _JSON_START = re.compile(r'\{\s*"name"\s*:')
 _DECODER = json.JSONDecoder()
+# Deepest JSON nesting accepted in a tool call. json's C decoder raises RecursionError at a depth
+# that depends on the recursion limit and on how deep the caller's stack already is (both differ
+# between an env stepped in-process, under a test runner, or in a worker), so the same action
+# could parse differently; deeper text is refused here, by a check that depends on the text only.
+_MAX_DEPTH = 100
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[{\]}]')
+
+
+def _many_openers(text: str) -> bool:
+    """False for text with too few brackets to nest past _MAX_DEPTH (nearly all text: cheap)."""
+    return text.count("[") + text.count("{") > _MAX_DEPTH
+
+
+def _too_deep(text: str, start: int = 0) -> bool:
+    """True when the JSON value at ``start`` nests deeper than ``_MAX_DEPTH``: a scan of its
+    brackets outside strings that stops where the value closes, or past the limit."""
+    depth = 0
+    for token in _JSON_TOKEN.finditer(text, start):
+        char = text[token.start()]
+        if char in "[{":
+            depth += 1
+            if depth > _MAX_DEPTH:
+                return True
+        elif char != '"':
+            depth -= 1
+            if depth <= 0:
+                return False
+    return False
+
+
+def _loads(text: str) -> Any:
+    """``json.loads``, raising RecursionError for nesting past ``_MAX_DEPTH`` in every process."""
+    if _many_openers(text) and _too_deep(text, len(text) - len(text.lstrip())):
+        raise RecursionError("JSON nested too deeply")
+    return json.loads(text)
 
 
 def _json_calls(text: str, tools: Mapping[str, ToolSpec]) -> tuple[list[ToolCall], str | None]:
@@ -277,8 +312,11 @@ def _json_calls(text: str, tools: Mapping[str, ToolSpec]) -> tuple[list[ToolCall
     calls: list[ToolCall] = []
     error: str | None = None
     pos = 0
+    deep = _many_openers(text)
     while (m := _JSON_START.search(text, pos)) is not None:
         try:
+            if deep and _too_deep(text, m.start()):
+                raise RecursionError
             obj, end = _DECODER.raw_decode(text, m.start())
         except json.JSONDecodeError as exc:
             error = error or "A JSON tool call could not be decoded."
@@ -304,8 +342,8 @@ def _json_call(obj: Any, tools: Mapping[str, ToolSpec], start: int) -> ToolCall 
     args = obj.get("arguments", obj.get("parameters", {}))
     if isinstance(args, str):
         try:
-            args = json.loads(args) if args.strip() else {}
-        except json.JSONDecodeError:
+            args = _loads(args) if args.strip() else {}
+        except (json.JSONDecodeError, RecursionError):
             return f"The arguments of {name!r} are not valid JSON."
     if not isinstance(args, dict):
         return f"The arguments of {name!r} must be a JSON object."
@@ -364,9 +402,9 @@ def _coerce(p: Param, value: Any) -> Any:
                 return value
             return {"true": True, "false": False}.get(str(value).strip().lower(), _Bad())
         if p.type in ("array", "object"):
-            parsed = json.loads(value) if isinstance(value, str) else value
+            parsed = _loads(value) if isinstance(value, str) else value
             want = list if p.type == "array" else dict
             return parsed if isinstance(parsed, want) else _Bad()
-    except (ValueError, TypeError, OverflowError):
+    except (ValueError, TypeError, OverflowError, RecursionError):
         return _Bad()
     return _Bad()

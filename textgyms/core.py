@@ -30,6 +30,7 @@ import functools
 import hashlib
 import inspect
 import math
+import re
 import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -340,6 +341,8 @@ class TextEnv(gym.Env[str, str]):
             )
         if type(action) is not str:
             action = _as_text(action)
+        if not action.isascii():
+            action = _valid_unicode(action)
         ep.turn += 1
         if len(action) > self.max_action_chars:
             turn = Turn(
@@ -538,6 +541,24 @@ def valid_kwargs(cls: type) -> list[str]:
 def _check_positive_int(name: str, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ConfigError(f"{name} must be a positive integer, got {value!r}")
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _valid_unicode(text: str) -> str:
+    """``text`` with its surrogate code points replaced by U+FFFD.
+
+    No tokenizer decodes to a lone surrogate, but a Python caller can pass one, and it cannot be
+    encoded as UTF-8: every family's ``encode()`` (hashing, URLs, SQLite, the sandbox) would
+    raise, and so would writing the transcript to a file. Replaced once here, the env sees,
+    echoes and records valid text.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATES.sub("\ufffd", text)
+    return text
 
 
 def _as_text(action: Any) -> str:

@@ -339,6 +339,18 @@ def _ip_global(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, 
     return "unknown ip command", None
 
 
+# A number int() refuses: past its 4,300-digit limit, or a digit that is not decimal ("²" is
+# isdigit() but not int()-able). The commands check words with isdigit() then call int(), so such
+# a line is refused here, before any command sees it.
+_LONG_NUMBER = re.compile(r"\d{100}")
+
+
+def _bad_number(line: str) -> bool:
+    if _LONG_NUMBER.search(line) is not None:
+        return True
+    return not line.isascii() and any(c.isdigit() and not c.isdecimal() for c in line)
+
+
 def apply_lines(dev: DeviceConfig, text: str, device: str = "", first_line: int = 1) -> list[Issue]:
     """Apply IOS-lite ``text`` to ``dev`` in place; return the rejected lines."""
     issues: list[Issue] = []
@@ -347,6 +359,9 @@ def apply_lines(dev: DeviceConfig, text: str, device: str = "", first_line: int 
         line = raw.strip()
         if not line or line.startswith("!") or line.lower() in _NOOPS:
             mode = None if line.lower() in ("end", "exit") or line.startswith("!") else mode
+            continue
+        if _bad_number(line):
+            issues.append(Issue(device or dev.hostname or "?", lineno, raw, "bad number"))
             continue
         words = line.split()
         reason = _in_mode(dev, mode, words) if mode is not None else "not in a mode"

@@ -1,0 +1,34 @@
+"""Hypothesis profiles for the whole suite, chosen with the ``HYPOTHESIS_PROFILE`` env var.
+
+- ``ci`` (default, what ``make test`` runs): a bounded budget and ``derandomize=True``, so a CI
+  run explores the same examples every time and a red build reproduces locally.
+- ``fuzz`` (``make fuzz``): a long, randomized run (new examples each time; failures are kept
+  in Hypothesis' example database and replayed first on the next run).
+
+Tests with their own ``@settings(max_examples=...)`` keep their budget under both profiles; the
+profile sets everything else (deadline, derandomization) and the default budget.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+# Env steps run real code (sandboxed Python, index look-ups), so per-example time varies with
+# machine load: no deadline, and no health check for slow or large examples (1 MB actions are
+# the point of the fuzz suite, not an accident of the strategy).
+_SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
+
+settings.register_profile(
+    "ci", max_examples=30, deadline=None, derandomize=True, suppress_health_check=_SLOW_OK
+)
+settings.register_profile(
+    "fuzz", max_examples=1000, deadline=None, derandomize=False, suppress_health_check=_SLOW_OK
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# One intra-op thread per torch process: `make test` already runs two xdist workers on two cores,
+# and two torch threads per worker on top of that thrash (the training tests ran ~50x slower
+# under contention). Set before any test imports torch; an explicit setting is kept.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
