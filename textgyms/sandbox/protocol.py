@@ -107,12 +107,15 @@ def _hashable(key: Any) -> Any:
 def values_equal(got: Any, expected: Any, rel: float = 1e-6, abs_tol: float = 1e-9) -> bool:
     """Compare decoded values with type checks and float tolerance.
 
-    ``bool`` never equals a number; ``int`` and ``float`` compare numerically (with tolerance);
-    lists and tuples must match in kind; NaN equals NaN."""
+    ``bool`` never equals a number; an expected ``int`` is matched exactly (by an int or an
+    integral float, as Python's ``==`` in the original checks); an expected ``float`` with
+    tolerance; lists and tuples must match in kind; NaN equals NaN."""
     if type(expected) is bool or type(got) is bool:
         return type(got) is type(expected) and got == expected
     if isinstance(expected, (int, float)) and isinstance(got, (int, float)):
-        if isinstance(expected, int) and isinstance(got, int):
+        if isinstance(expected, int):
+            # Not within tolerance: 826600539.0 is not 826600538 (a float answer off by one
+            # passed the relative tolerance of a large integer).
             return got == expected
         if math.isnan(expected) or math.isnan(got):
             return math.isnan(expected) and math.isnan(got)

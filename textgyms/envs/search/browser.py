@@ -15,6 +15,7 @@ import hashlib
 import html
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -225,6 +226,40 @@ class Browser:
             lines = [_BOILER[0], *lines, _BOILER[1]]
         self._cache[doc] = (lines, links)
         return lines, links
+
+    # --- grounding evidence ---------------------------------------------------------------------
+    def evidence(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        obs: str,
+        before: View | None,
+        after: View | None,
+        search_only: bool = False,
+    ) -> str:
+        """What the *world* showed in a successful tool call, for the grounding gate.
+
+        Observations echo the agent's own words (a results page's ``Search results for
+        "QUERY"`` head and next-page hint, the ``URL:`` of a 404 or of a transient error, the
+        ``Found ... for "PATTERN"`` head of ``find``), so taking the observation as evidence
+        would let a guessed answer pass the gate by being searched, opened or found first.
+        ``before``/``after`` are the top of the page stack around the call.
+        """
+        if tool == "clarify" or (tool == "search" and search_only):
+            return obs  # the user's reply and Search-R1 documents repeat nothing the agent said
+        if tool == "find":
+            if after is None:
+                return ""
+            pattern = str(args.get("pattern", "")).strip().casefold()
+            return "\n".join([ln for ln in after.lines if pattern in ln.casefold()][:20])
+        if after is None or after is before:
+            return ""  # nothing was served (404, 503, 429): the response only echoes the URL
+        a, b = self._window(after)
+        shown = after.lines[a:b]
+        if after.results is not None:  # result rows only, not the head or the next-page hint
+            return "\n".join(ln for ln in shown if not ln.startswith("Next page: search("))
+        links = after.links if self.render == "json" else []  # json lists every link URL
+        return "\n".join([after.title, after.url, *shown, *links])
 
     # --- rendering ----------------------------------------------------------------------------
     def show(self, resp: Response) -> str:

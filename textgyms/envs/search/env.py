@@ -112,7 +112,8 @@ class SearchState:
     task: SearchTask
     stack: list[View] = field(default_factory=list)
     attempts: dict[str, int] = field(default_factory=dict)
-    seen: list[str] = field(default_factory=list)  # observations returned (grounding gate)
+    seen: list[str] = field(default_factory=list)  # what the world served (grounding gate)
+    read: set[str] = field(default_factory=set)  # URLs of the pages served (support gate)
     searches: int = 0
     clarified: bool = False
 
@@ -251,9 +252,15 @@ class SearchEnv(TextEnv):
             "back": self._back,
             "clarify": self._clarify,
         }[call.name]
+        top = state.stack[-1] if state.stack else None
         obs, error, status = handler(state, call)
-        if error is None:
-            state.seen.append(obs)  # normalised once, when the answer is graded
+        if error is None:  # the world's text only, never the agent's echoed words (see evidence)
+            after = state.stack[-1] if state.stack else None
+            if after is not None and after is not top and after.results is None:
+                state.read.add(after.url)
+            state.seen.append(
+                self.browser.evidence(call.name, call.args, obs, top, after, self.search_only)
+            )
         kind = "feedback" if error else "tool"
         return Turn(obs, error=error, obs_kind=kind, info=self._extra(state, status))
 
@@ -361,6 +368,18 @@ class SearchEnv(TextEnv):
         intent = state.task.intent or "The question is complete as asked; there is nothing to add."
         return f"User: {intent}", None, None
 
+    def _read_support(self, state: SearchState) -> bool:
+        """Whether a support page was served: opened (browse), or returned as a document
+        (``search_only``, where documents are whole page texts, found by their title)."""
+        if any(u in state.read for u in state.task.support):
+            return True
+        if not self.search_only:
+            return False
+        world = self.browser.world
+        titles = [world.pages[world.by_url[u]].title for u in state.task.support
+                  if u in world.by_url]
+        return any(f"(Title: {t})" in o for t in titles for o in state.seen)
+
     def _answer(self, state: SearchState, call: ToolCall) -> Turn:
         task = state.task
         urls = call.args.get("urls") or []
@@ -368,6 +387,8 @@ class SearchEnv(TextEnv):
         seen = None
         if self.grounding and task.grounded:
             seen = "".join(f" {normalize(o)} " for o in state.seen)
+        elif self.grounding and task.support and not self._read_support(state):
+            seen = ""  # an answer no page states (a count) needs the page it is counted on
         verdict = grade(
             str(call.args["text"]),
             task.answers,

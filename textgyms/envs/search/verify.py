@@ -5,11 +5,15 @@ punctuation dropped, English articles dropped, number words mapped to digits) an
 normalised gold answer or one of its aliases exactly; token F1 against the best alias is logged as
 a part but earns no credit (no containment credit). An empty answer, an answer that lists several
 candidates ("A or B", "A, B and C", "A/B") and an answer over the length cap score 0. With the
-grounding gate on, a correct answer that never appeared in anything the env returned this episode
-scores 0 (it was guessed or leaked, not found). "unknown" scores 0 with ``error="unknown"``; the
-env's ``wrong_penalty`` (see ``answer_penalty``) charges every other failed answer on the reward,
-outside the score, so guessing costs more than abstaining. Citation credit logs a ``cited`` part
-when a cited URL is a support page.
+grounding gate on, a correct answer that never appeared in what the world served this episode
+scores 0 (it was guessed or leaked, not found); the env passes as ``seen`` only the world's text
+(result rows, page lines shown, lines found, documents), never the agent's own query, URL or
+pattern echoed back (see ``Browser.evidence``). An answer no page states (a count) cannot be
+checked that way: the env then requires a support page to have been opened (or, in Search-R1
+mode, returned as a document) and passes ``seen=""`` when none was, which scores 0. "unknown"
+scores 0 with ``error="unknown"``; the env's ``wrong_penalty`` (see ``answer_penalty``) charges
+every other failed answer on the reward, outside the score, so guessing costs more than
+abstaining. Citation credit logs a ``cited`` part when a cited URL is a support page.
 """
 
 from __future__ import annotations
@@ -90,7 +94,7 @@ def grade(
 ) -> Verdict:
     """Score one final ``answer`` against ``golds`` (gold answer first, then aliases).
 
-    ``seen`` is the normalised text of everything the env returned this episode (``None``
+    ``seen`` is the normalised text of what the world served this episode (``None``
     turns the grounding gate off). The gold answer is never quoted in the feedback.
     """
     answer = answer if isinstance(answer, str) else str(answer)
@@ -114,7 +118,10 @@ def grade(
     grounded = seen is None or f" {norm} " in seen
     parts["grounded"] = float(grounded)
     if not grounded:
-        msg = "The answer never appeared in any page or result you saw: score 0."
+        msg = (
+            "The answer is not supported by anything you saw (it never appeared, or the page "
+            "it is counted on was never opened): score 0."
+        )
         return Verdict(0.0, False, msg, parts, "ungrounded")
     if cite_credit:
         canon = {u.rstrip("/") for u in support}
