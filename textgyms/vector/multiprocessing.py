@@ -363,7 +363,8 @@ class MultiprocessingVecEnv(VecEnv):
         how = f" (killed by {signal.Signals(-code).name})" if signalled else ""
         self._broken = WorkerDiedError(
             f"vector worker {w.index} (pid {w.process.pid}, envs {w.start}.."
-            f"{w.start + self.envs_per_worker - 1}) died with exit code {code}{how}; "
+            f"{w.start + self.envs_per_worker - 1}) of {self.env_id} died with exit code "
+            f"{code}{how}; "
             "the VecEnv cannot continue: close it and make a new one"
         )
         return self._broken

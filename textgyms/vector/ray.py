@@ -283,8 +283,9 @@ class RayVecEnv(VecEnv):
         """Record and return the error for an actor that died."""
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         self._broken = WorkerDiedError(
-            f"ray worker {h.index} (actor {h.actor_id[:16]}, {self._envs_of(h)}) "
-            f"died: {reason}; the VecEnv cannot continue: close it and make a new one"
+            f"ray worker {h.index} (actor {h.actor_id[:16]}, {self._envs_of(h)}) of "
+            f"{self.env_id} died: {reason}; the VecEnv cannot continue: close it and make a new "
+            "one"
         )
         return self._broken
 
