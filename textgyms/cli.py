@@ -1,8 +1,9 @@
-"""The ``textgyms`` command: ``list``, ``play``, ``eval`` and ``index``.
+"""The ``textgyms`` command: ``list``, ``play``, ``eval``, ``leaderboard`` and ``index``.
 
 textgyms list                                   # ids, descriptions and kwargs
 textgyms play textgyms/Wordle-v0 --seed 3       # play in the terminal
 textgyms eval --policy oracle --envs all --episodes 50 --split test --out runs/oracle
+textgyms leaderboard runs/ --out runs/           # leaderboard.md + leaderboard.html
 textgyms index build fictionweb --pages 100000  # build a Search index ahead of training
 """
 
@@ -98,28 +99,42 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Run a policy over envs and write a run directory."""
-    from textgyms.evaluate import evaluate, resolve_envs
+    """Run a policy over envs and write a run directory.
+
+    Ctrl-C stops it between two episode writes (exit status 130); the same command resumes.
+    """
+    from textgyms.evaluate import RESULTS, evaluate, load_results, resolve_envs
     from textgyms.policies import make_policy
 
     policy = make_policy(args.policy, seed=args.seed)
-    agg = evaluate(
-        policy,
-        resolve_envs(args.envs),
-        episodes=args.episodes,
-        out=Path(args.out),
-        split=args.split,
-        seed=args.seed,
-        concurrency=args.concurrency,
-        env_kwargs=json.loads(args.kwargs),
-        progress=not args.quiet,
-        backend=args.backend,
-    )
+    try:
+        agg = evaluate(
+            policy,
+            resolve_envs(args.envs),
+            episodes=args.episodes,
+            out=Path(args.out),
+            split=args.split,
+            seed=args.seed,
+            samples=args.samples,
+            concurrency=args.concurrency,
+            env_kwargs=json.loads(args.kwargs),
+            progress=not args.quiet,
+            backend=args.backend,
+        )
+    except KeyboardInterrupt:
+        saved = len(load_results(Path(args.out)))
+        print(
+            f"\ntextgyms eval: interrupted; {saved} episodes are saved in "
+            f"{Path(args.out) / RESULTS}; run the same command again to resume",
+            file=sys.stderr,
+        )
+        return 130
     rows = [
         (
             env_id,
             f"{a['score']:.3f} ± {a['score_ci95']:.3f}",
             f"{a['solve_rate']:.1%}",
+            " ".join(f"@{k}:{v:.2f}" for k, v in a["pass_at_k"].items()),
             f"{a['turns']:.2f}",
             f"{a['invalid']:.2f}",
             int(a["n"]),
@@ -128,9 +143,20 @@ def cmd_eval(args: argparse.Namespace) -> int:
     ]
     print_table(
         f"policy {args.policy} -> {args.out}",
-        ("env", "score (95% CI)", "solved", "turns", "invalid/ep", "episodes"),
+        ("env", "score (95% CI)", "solved", "pass@k", "turns", "invalid/ep", "episodes"),
         rows,
     )
+    return 0
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    """Rank runs by normalised score; write leaderboard.md and leaderboard.html."""
+    from textgyms.leaderboard import build, find_runs, write
+
+    board = build(find_runs([Path(p) for p in args.runs]))
+    md_path, html_path = write(board, Path(args.out))
+    print(md_path.read_text())
+    print(f"wrote {md_path}\nwrote {html_path}")
     return 0
 
 
@@ -155,6 +181,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--split", default="test", help="task split (default: test)")
     ev.add_argument("--seed", type=int, default=0, help="seed of episode 0")
+    ev.add_argument(
+        "--samples", type=int, default=1, help="plays per task, for pass@k with k <= samples"
+    )
     ev.add_argument("--concurrency", type=int, default=8, help="episodes in flight per env")
     ev.add_argument("--kwargs", default="{}", help="env kwargs as JSON, applied to every env")
     ev.add_argument(
@@ -166,6 +195,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--out", required=True, help="run directory (resumed if it exists)")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
+    lb = sub.add_parser(
+        "leaderboard", help="rank run directories; writes leaderboard.md + leaderboard.html"
+    )
+    lb.add_argument("runs", nargs="+", help="run directories, or directories holding runs")
+    lb.add_argument("--out", default=".", help="where to write the two files (default: .)")
     search_cli.add_parser(sub)
     return p
 
@@ -173,7 +207,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; configuration errors are printed without a traceback."""
     args = build_parser().parse_args(argv)
-    commands = {"list": cmd_list, "play": cmd_play, "eval": cmd_eval, "index": search_cli.run}
+    commands = {
+        "list": cmd_list,
+        "play": cmd_play,
+        "eval": cmd_eval,
+        "leaderboard": cmd_leaderboard,
+        "index": search_cli.run,
+    }
     try:
         return commands[args.command](args)
     except (TextgymsError, json.JSONDecodeError, gym.error.Error) as exc:

@@ -1,27 +1,37 @@
-"""Evaluation runs: ``results.jsonl`` (one episode per line) and ``metadata.json``.
+"""Evaluation runs under a versioned protocol: ``results.jsonl`` and ``metadata.json``.
 
-Episode ``j`` of an env is always played on ``reset(seed=seed + j)``, so two runs with the same
-seed see the same tasks, whatever the concurrency. A run directory can be resumed: episodes
-already in ``results.jsonl`` are skipped. The file format is fixed (DESIGN.md §5):
+Sample ``s`` of task ``j`` of an env is always played on ``reset(seed=seed + j)``, so two runs
+with the same seed see the same tasks, whatever the concurrency or backend. A run directory can
+be resumed (episodes already in ``results.jsonl`` are skipped) but only under the same protocol.
+The file format (DESIGN.md §5):
 
 results.jsonl
-    ``env_id``, ``env_version``, ``episode``, ``seed``, ``task_id``, ``actions``,
-    ``observations`` (the prompt first), ``rewards``, ``return``, ``score``, ``solved``,
-    ``parts``, ``turns``, ``invalid``, ``truncated``, ``tokens`` (policy-reported, or null),
-    ``action_chars``, ``wall_time`` (seconds).
+    one finished episode per line: ``env_id``, ``env_version``, ``episode`` (task index),
+    ``sample``, ``seed``, ``task_id``, ``actions``, ``observations`` (the prompt first),
+    ``rewards``, ``return``, ``score``, ``solved``, ``parts``, ``turns``, ``invalid``,
+    ``truncated``, ``tokens`` (policy-reported ``{"prompt", "completion"}``, or null),
+    ``action_chars``, ``wall_time`` (seconds). Each line is written with one ``write`` call
+    while SIGINT is held back, so Ctrl-C never leaves a torn line; a torn line left by a crash
+    is dropped on resume.
 metadata.json
-    ``textgyms_version``, ``created``, ``policy`` (its spec incl. sampling parameters),
-    ``split``, ``seed``, ``episodes``, ``concurrency``, ``env_kwargs``, ``envs`` (per id: version
-    and data sha256), ``aggregates`` (per id: n, mean score with 95% CI, solve rate, turns, ...).
+    ``protocol_version``, ``protocol`` (``version``; ``envs``, per env id the record of
+    :func:`env_protocol`: version, resolved kwargs, split, seed, episodes, samples, turn budget,
+    data sha256; ``sampling``, the policy's spec with its sampling parameters) and
+    ``protocol_id`` (see :func:`protocol_id`), ``policy`` (the same spec), ``textgyms_version``,
+    ``created``, ``split``, ``seed``, ``episodes``, ``samples``, ``concurrency``, ``backend``,
+    ``envs`` (per id: version and data sha256, a summary of the protocol) and ``aggregates``
+    (see :func:`aggregate`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
-import math
+import os
 import platform
-import re
+import signal
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -36,8 +46,19 @@ import textgyms
 from textgyms.core import ERROR, PARTS, SCORE, SOLVED, TASK_ID, check_choice
 from textgyms.errors import ConfigError
 from textgyms.policies.base import Policy
+from textgyms.protocol import (
+    PROTOCOL_VERSION,
+    RESUMABLE_CHANGES,
+    canonical,
+    env_protocol,
+    env_version,
+    protocol_diff,
+    protocol_id,
+)
+from textgyms.stats import aggregate
 
 RESULTS, METADATA = "results.jsonl", "metadata.json"
+Key = tuple[str, int, int]  # (env_id, episode, sample)
 
 
 @dataclass
@@ -45,19 +66,11 @@ class _Slot:
     """One env of the run and the episode it is playing."""
 
     env: gym.Env
-    episode: int = -1
+    key: Key | None = None
     obs: Any = None
     info: dict[str, Any] = field(default_factory=dict)
     record: dict[str, Any] = field(default_factory=dict)
     t0: float = 0.0
-
-
-def env_version(env_id: str) -> int:
-    """The ``N`` of ``...-vN``."""
-    m = re.search(r"-v(\d+)$", env_id)
-    if m is None:
-        raise ConfigError(f"env id {env_id!r} has no -vN version suffix")
-    return int(m.group(1))
 
 
 def resolve_envs(spec: str | Iterable[str]) -> list[str]:
@@ -74,8 +87,13 @@ def resolve_envs(spec: str | Iterable[str]) -> list[str]:
     return ids
 
 
+def record_key(row: dict[str, Any]) -> Key:
+    """``(env_id, episode, sample)``; runs written before ``--samples`` have sample 0."""
+    return row["env_id"], int(row["episode"]), int(row.get("sample", 0))
+
+
 def load_results(out: Path) -> list[dict[str, Any]]:
-    """The episodes recorded in ``out/results.jsonl`` (a torn last line is ignored)."""
+    """The episodes recorded in ``out/results.jsonl`` (a torn line is ignored)."""
     path = out / RESULTS
     if not path.exists():
         return []
@@ -84,36 +102,27 @@ def load_results(out: Path) -> list[dict[str, Any]]:
         try:
             rows.append(json.loads(line))
         except json.JSONDecodeError:
-            continue  # an interrupted write; that episode will be played again
+            continue  # a crash mid-write; that episode will be played again
     return rows
 
 
 def _repair(out: Path) -> list[dict[str, Any]]:
-    """Drop a torn last line left by an interrupted run, so appending starts on a clean line."""
+    """Drop a torn line left by a crashed run, so appending starts on a clean line."""
     rows = load_results(out)
     path = out / RESULTS
     if path.exists():
-        path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+        _atomic_write(path, "".join(json.dumps(r) + "\n" for r in rows))
     return rows
 
 
-def aggregate(rows: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Per env id: n, mean score with its 95% CI half-width, solve rate, turns, invalid."""
-    out: dict[str, dict[str, float]] = {}
-    for env_id in sorted({r["env_id"] for r in rows}):
-        mine = [r for r in rows if r["env_id"] == env_id]
-        scores = np.array([r["score"] for r in mine], dtype=float)
-        sem = scores.std(ddof=1) / math.sqrt(len(scores)) if len(scores) > 1 else 0.0
-        out[env_id] = {
-            "n": len(mine),
-            "score": float(scores.mean()),
-            "score_ci95": float(1.96 * sem),
-            "solve_rate": float(np.mean([r["solved"] for r in mine])),
-            "turns": float(np.mean([r["turns"] for r in mine])),
-            "invalid": float(np.mean([r["invalid"] for r in mine])),
-            "wall_time": float(np.mean([r["wall_time"] for r in mine])),
-        }
-    return out
+def _atomic_write(path: Path, text: str) -> None:
+    """Replace ``path`` by ``text`` so that readers (and a SIGINT) see the old or new file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+# --- running ---------------------------------------------------------------------------------
 
 
 def evaluate(
@@ -124,74 +133,172 @@ def evaluate(
     out: Path,
     split: str = "test",
     seed: int = 0,
+    samples: int = 1,
     concurrency: int = 8,
     env_kwargs: dict[str, Any] | None = None,
     progress: bool = True,
     backend: str | None = None,
-) -> dict[str, dict[str, float]]:
-    """Play ``episodes`` episodes of each env with ``policy``; write and return the aggregates.
+) -> dict[str, dict[str, Any]]:
+    """Play ``samples`` episodes of each of ``episodes`` tasks of each env; return aggregates.
 
     ``backend``: ``None`` (default) steps ``concurrency`` envs in this process; ``"serial"``,
     ``"multiprocessing"`` or ``"ray"`` steps them as a ``textgyms.make_vec`` vector on that
     backend (``"ray"`` spreads them over the connected Ray cluster). The results are the same.
+    A SIGINT stops the run with ``KeyboardInterrupt`` between two episode writes, leaving a
+    valid ``results.jsonl`` that the same call resumes.
     """
-    if episodes < 1 or concurrency < 1:
-        raise ConfigError("episodes and concurrency must be positive integers")
+    if min(episodes, concurrency, samples) < 1:
+        raise ConfigError("episodes, samples and concurrency must be positive integers")
+    if not env_ids:
+        raise ConfigError("no envs to evaluate")
     if backend is not None:
         from textgyms.vector import _BACKENDS
 
         check_choice("backend", backend, (None, *_BACKENDS))
     out.mkdir(parents=True, exist_ok=True)
     env_kwargs = {"split": split, **(env_kwargs or {})}
-    meta = _start_metadata(out, policy, env_ids, episodes, split, seed, concurrency, env_kwargs)
+    records = {
+        env_id: _probe(env_id, env_kwargs, seed=seed, episodes=episodes, samples=samples)
+        for env_id in env_ids
+    }
+    meta = _start_metadata(out, policy, records, split, seed, concurrency, env_kwargs)
     meta["backend"] = backend or "in-process"
     play = _play if backend is None else functools.partial(_play_vec, backend=backend)
-    done = {(r["env_id"], r["episode"]) for r in _repair(out)}
-    bar = _progress(len(env_ids) * episodes, len(done), progress)
-    with (out / RESULTS).open("a") as sink:
-        for env_id in env_ids:
-            todo = [j for j in range(episodes) if (env_id, j) not in done]
-            for record in play(policy, env_id, todo, seed, concurrency, env_kwargs, meta):
-                sink.write(json.dumps(record) + "\n")
-                sink.flush()
-                bar.update(1)
-    bar.close()
-    rows = [r for r in load_results(out) if r["env_id"] in env_ids and r["episode"] < episodes]
-    meta["aggregates"] = aggregate(rows)
-    (out / METADATA).write_text(json.dumps(meta, indent=2))
+    done = {record_key(r) for r in _repair(out)}
+    todo = {
+        env_id: [k for k in _keys(env_id, episodes, samples) if k not in done] for env_id in env_ids
+    }
+    bar = _progress(
+        len(env_ids) * episodes * samples,
+        len(env_ids) * episodes * samples - sum(map(len, todo.values())),
+        progress,
+    )
+    with _SigintGuard() as guard, _Sink(out / RESULTS) as sink:
+        try:
+            for env_id in env_ids:
+                for record in play(policy, env_id, todo[env_id], seed, concurrency, env_kwargs):
+                    with guard.held():
+                        sink.write(record)
+                    bar.update(1)
+        finally:
+            bar.close()
+    meta["aggregates"] = aggregate(protocol_rows(load_results(out), meta["protocol"]["envs"]))
+    _atomic_write(out / METADATA, json.dumps(meta, indent=2))
     return meta["aggregates"]
+
+
+def _keys(env_id: str, episodes: int, samples: int) -> list[Key]:
+    """Every episode key of one env, task-major."""
+    return [(env_id, j, s) for j in range(episodes) for s in range(samples)]
+
+
+def protocol_rows(rows: list[dict[str, Any]], envs: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows each env's protocol record covers (a run resumed with fewer tasks keeps the
+    extra episodes in its file, but they are not part of its results)."""
+    keep = []
+    for r in rows:
+        env_id, j, s = record_key(r)
+        rec = envs.get(env_id)
+        if rec is not None and j < rec["episodes"] and s < rec["samples"]:
+            keep.append(r)
+    return keep
+
+
+def _probe(env_id: str, kwargs: dict[str, Any], **fields: int) -> dict[str, Any]:
+    """Build the env once to read its protocol record (turn budget, data digests)."""
+    env = gym.make(env_id, **kwargs)
+    try:
+        return env_protocol(env, env_id, kwargs, **fields)
+    finally:
+        env.close()
+
+
+class _Sink:
+    """Appends one JSON line per record with a single ``os.write`` on an ``O_APPEND`` fd, so a
+    line is never interleaved or half-buffered when the process is stopped between writes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.fd = -1
+
+    def __enter__(self) -> _Sink:
+        self.fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        return self
+
+    def write(self, record: dict[str, Any]) -> None:
+        """Append ``record`` as one line."""
+        data = (json.dumps(record) + "\n").encode()
+        while data:  # a regular file takes it in one go; the loop covers short writes
+            data = data[os.write(self.fd, data) :]
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
+
+
+class _SigintGuard:
+    """While active (main thread only), SIGINT raises ``KeyboardInterrupt`` at once, except
+    inside :meth:`held` blocks, where it is remembered and raised when the block ends."""
+
+    def __init__(self) -> None:
+        self.busy = self.pending = False
+        self.previous: Any = None
+
+    def __enter__(self) -> _SigintGuard:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.busy:
+            self.pending = True
+        else:
+            raise KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """A block that a SIGINT does not cut short."""
+        self.busy = True
+        try:
+            yield
+        finally:
+            self.busy = False
+        if self.pending:
+            self.pending = False
+            raise KeyboardInterrupt
+
+    def __exit__(self, *exc: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)
 
 
 def _play(
     policy: Policy,
     env_id: str,
-    todo: list[int],
+    todo: list[Key],
     seed: int,
     concurrency: int,
     env_kwargs: dict[str, Any],
-    meta: dict[str, Any],
 ) -> Iterator[dict[str, Any]]:
     """Yield one record per finished episode, keeping ``concurrency`` episodes in flight."""
     if not todo:
         return
     queue = list(reversed(todo))
     slots = [_Slot(gym.make(env_id, **env_kwargs)) for _ in range(min(concurrency, len(todo)))]
-    meta["envs"][env_id] = {
-        "version": env_version(env_id),
-        "data_sha256": slots[0].env.unwrapped.data_sha256(),
-    }
-    active = [s for s in slots if _begin(s, queue, env_id, seed)]
-    while active:
-        actions = policy.act(
-            [s.obs for s in active], [s.info for s in active], envs=[s.env for s in active]
-        )
-        _count_tokens(policy, [s.record for s in active])
-        for slot, action in zip(active, actions):
-            if _advance(slot, action):
-                yield slot.record
-                if not _begin(slot, queue, env_id, seed):
-                    slot.env.close()
-        active = [s for s in active if s.episode >= 0]
+    try:
+        active = [s for s in slots if _begin(s, queue, seed)]
+        while active:
+            actions = policy.act(
+                [s.obs for s in active], [s.info for s in active], envs=[s.env for s in active]
+            )
+            _count_tokens(policy, [s.record for s in active])
+            for slot, action in zip(active, actions):
+                if _advance(slot, action):
+                    yield slot.record
+                    _begin(slot, queue, seed)
+            active = [s for s in active if s.key is not None]
+    finally:
+        for slot in slots:
+            slot.env.close()
 
 
 def _count_tokens(policy: Policy, records: list[dict[str, Any]]) -> None:
@@ -221,11 +328,10 @@ class _VecSubset:
 def _play_vec(
     policy: Policy,
     env_id: str,
-    todo: list[int],
+    todo: list[Key],
     seed: int,
     concurrency: int,
     env_kwargs: dict[str, Any],
-    meta: dict[str, Any],
     *,
     backend: str,
 ) -> Iterator[dict[str, Any]]:
@@ -236,11 +342,7 @@ def _play_vec(
 
     n = min(concurrency, len(todo))
     with make_vec(env_id, n, backend=backend, autoreset="disabled", env_kwargs=env_kwargs) as vec:
-        meta["envs"][env_id] = {
-            "version": env_version(env_id),
-            "data_sha256": vec.call_env(0, "data_sha256"),
-        }
-        yield from _VecRun(vec, env_id, list(reversed(todo)), seed).run(policy)
+        yield from _VecRun(vec, list(reversed(todo)), seed).run(policy)
 
 
 class _VecRun:
@@ -251,21 +353,19 @@ class _VecRun:
     policy call), because a vector steps all of its envs together.
     """
 
-    def __init__(self, vec: Any, env_id: str, queue: list[int], seed: int) -> None:
-        self.vec, self.env_id, self.queue, self.seed = vec, env_id, queue, seed
+    def __init__(self, vec: Any, queue: list[Key], seed: int) -> None:
+        self.vec, self.queue, self.seed = vec, queue, seed
         n = vec.num_envs
-        self.episodes = [queue.pop() for _ in range(n)]
-        obs, infos = vec.reset(seed=[seed + j for j in self.episodes])
+        self.keys: list[Key | None] = [queue.pop() for _ in range(n)]
+        obs, infos = vec.reset(seed=[seed + k[1] for k in self.keys])
         self.obs, self.infos = list(obs), list(infos)
-        self.records = [
-            _new_record(env_id, j, seed, o, i) for j, o, i in zip(self.episodes, obs, infos)
-        ]
+        self.records = [_new_record(k, seed, o, i) for k, o, i in zip(self.keys, obs, infos)]
         self.t0 = [time.perf_counter()] * n
 
     def run(self, policy: Policy) -> Iterator[dict[str, Any]]:
         """Step until every queued episode is recorded; yield each record as it completes."""
-        while any(j >= 0 for j in self.episodes):
-            live = [i for i, j in enumerate(self.episodes) if j >= 0]
+        while any(k is not None for k in self.keys):
+            live = [i for i, k in enumerate(self.keys) if k is not None]
             actions = [""] * self.vec.num_envs
             chosen = policy.act(
                 [self.obs[i] for i in live],
@@ -290,35 +390,36 @@ class _VecRun:
         """Start each finished env's next queued episode, or park it on an unseeded one."""
         seeds: list[int | None] = [None] * self.vec.num_envs
         for i in np.flatnonzero(done):
-            self.episodes[i] = self.queue.pop() if self.queue else -1
-            seeds[i] = self.seed + self.episodes[i] if self.episodes[i] >= 0 else None
+            key = self.keys[i] = self.queue.pop() if self.queue else None
+            seeds[i] = self.seed + key[1] if key is not None else None
         obs, infos = self.vec.reset(seed=seeds, options={"reset_mask": done})
         for i in np.flatnonzero(done):
             self.obs[i], self.infos[i], self.t0[i] = obs[i], infos[i], time.perf_counter()
-            if self.episodes[i] >= 0:
-                self.records[i] = _new_record(
-                    self.env_id, self.episodes[i], self.seed, obs[i], infos[i]
-                )
+            key = self.keys[i]
+            if key is not None:
+                self.records[i] = _new_record(key, self.seed, obs[i], infos[i])
 
 
-def _begin(slot: _Slot, queue: list[int], env_id: str, seed: int) -> bool:
+def _begin(slot: _Slot, queue: list[Key], seed: int) -> bool:
     """Start the next queued episode in ``slot``; False when the queue is empty."""
     if not queue:
-        slot.episode = -1
+        slot.key = None
         return False
-    slot.episode = queue.pop()
-    slot.obs, slot.info = slot.env.reset(seed=seed + slot.episode)
+    slot.key = queue.pop()
+    slot.obs, slot.info = slot.env.reset(seed=seed + slot.key[1])
     slot.t0 = time.perf_counter()
-    slot.record = _new_record(env_id, slot.episode, seed, slot.obs, slot.info)
+    slot.record = _new_record(slot.key, seed, slot.obs, slot.info)
     return True
 
 
-def _new_record(env_id: str, episode: int, seed: int, obs: Any, info: dict) -> dict[str, Any]:
-    """The record of an episode that just started with observation ``obs``."""
+def _new_record(key: Key, seed: int, obs: Any, info: dict) -> dict[str, Any]:
+    """The record of episode ``key`` that just started with observation ``obs``."""
+    env_id, episode, sample = key
     return {
         "env_id": env_id,
         "env_version": env_version(env_id),
         "episode": episode,
+        "sample": sample,
         "seed": seed + episode,
         "task_id": info[TASK_ID],
         "actions": [],
@@ -371,39 +472,68 @@ def _record_step(
 def _start_metadata(
     out: Path,
     policy: Policy,
-    env_ids: list[str],
-    episodes: int,
+    records: dict[str, dict[str, Any]],
     split: str,
     seed: int,
     concurrency: int,
     env_kwargs: dict[str, Any],
 ) -> dict[str, Any]:
     """Fresh metadata, or the previous run's after checking that resuming it is sound."""
-    previous = out / METADATA
-    meta = {
+    meta: dict[str, Any] = {
+        "protocol_version": PROTOCOL_VERSION,
+        "protocol_id": "",
+        "protocol": {
+            "version": PROTOCOL_VERSION,
+            "envs": dict(records),
+            "sampling": json.loads(canonical(policy.spec())),
+        },
         "textgyms_version": textgyms.__version__,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "python": platform.python_version(),
-        "policy": policy.spec(),
+        "policy": json.loads(canonical(policy.spec())),
         "split": split,
         "seed": seed,
-        "episodes": episodes,
+        "episodes": next(iter(records.values()))["episodes"],
+        "samples": next(iter(records.values()))["samples"],
         "concurrency": concurrency,
         "env_kwargs": env_kwargs,
-        "envs": {},
         "aggregates": {},
     }
+    previous = out / METADATA
     if previous.exists():
-        old = json.loads(previous.read_text())
-        for key in ("policy", "split", "seed", "env_kwargs"):
-            if old.get(key) != meta[key]:
-                raise ConfigError(
-                    f"{out} holds a run with a different {key} ({old.get(key)!r}); "
-                    "choose another --out directory to start a new run"
-                )
-        meta["created"], meta["envs"] = old["created"], old.get("envs", {})
-    previous.write_text(json.dumps(meta, indent=2))
+        _check_resume(out, json.loads(previous.read_text()), meta)
+    meta["protocol_id"] = protocol_id(meta["protocol"])
+    envs = meta["protocol"]["envs"]
+    # The short per-env summary of earlier metadata versions, kept for readers of those keys.
+    meta["envs"] = {
+        k: {"version": r["env_version"], "data_sha256": r["data_sha256"]} for k, r in envs.items()
+    }
+    _atomic_write(previous, json.dumps(meta, indent=2))
     return meta
+
+
+def _check_resume(out: Path, old: dict[str, Any], meta: dict[str, Any]) -> None:
+    """Refuse to resume ``old`` under a different protocol or policy; merge its env records."""
+    hint = "; choose another --out directory to start a new run"
+    if old.get("protocol_version") != PROTOCOL_VERSION:
+        raise ConfigError(
+            f"{out} holds a run of protocol version {old.get('protocol_version')!r}, "
+            f"this is version {PROTOCOL_VERSION!r}{hint}"
+        )
+    envs = meta["protocol"]["envs"]
+    for env_id, rec in old["protocol"]["envs"].items():
+        if env_id not in envs:
+            envs[env_id] = rec  # an env of an earlier invocation that this one does not play
+            continue
+        diff = protocol_diff(rec, envs[env_id], ignore=RESUMABLE_CHANGES)
+        if diff:
+            raise ConfigError(
+                f"{out} holds a run with a different protocol for {env_id} "
+                f"({'; '.join(diff)}){hint}"
+            )
+    if old.get("policy") != meta["policy"]:
+        raise ConfigError(f"{out} holds a run with a different policy ({old['policy']!r}){hint}")
+    meta["created"] = old["created"]
 
 
 def _progress(total: int, initial: int, enabled: bool) -> Any:
