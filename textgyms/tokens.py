@@ -32,7 +32,7 @@ from typing import Any
 
 from textgyms.errors import TextgymsError
 
-__all__ = ["ContextDriftError", "EpisodeTokens", "episode_tokens"]
+__all__ = ["ContextDriftError", "EpisodeTokens", "episode_tokens", "next_turn_ids"]
 
 
 class ContextDriftError(TextgymsError):
@@ -96,6 +96,35 @@ def episode_tokens(
         final = _render(tokenizer, messages, tools)
         _extend(out, tokenizer, _suffix(done, final, len(messages) - 1, "context"), 0)
     return out
+
+
+def next_turn_ids(
+    tokenizer: Any,
+    messages: Sequence[Mapping[str, Any]],
+    *,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    eos_emitted: bool = True,
+) -> list[int]:
+    """The ids a native multi-turn rollout appends after the policy's last turn (loss mask 0).
+
+    ``messages`` ends with the policy's last ``assistant`` message and the env's answer to it.
+    Returns the tokens of the text the chat template writes after that assistant content up to
+    and including the next generation prompt (the end-of-turn token is left out when the policy
+    emitted it itself, ``eos_emitted``), so ``previous ids + completion ids + these ids`` is the
+    next context, token-in/token-out, as :func:`episode_tokens` builds it.
+    """
+    i = max(j for j, m in enumerate(messages) if m["role"] == "assistant")
+    context = _render(tokenizer, messages[:i], tools, generation_prompt=True)
+    content = messages[i].get("content") or ""
+    if not _suffix(context, _render(tokenizer, messages[: i + 1], tools), i, "turn").startswith(
+        content
+    ):
+        raise ContextDriftError(f"the chat template does not render assistant message {i} as is")
+    rest = _suffix(context + content, _render(tokenizer, messages, tools, True), i, "context")
+    eos = tokenizer.eos_token or ""
+    if eos_emitted and eos and rest.startswith(eos):
+        rest = rest[len(eos) :]
+    return tokenizer.encode(rest, add_special_tokens=False) if rest else []
 
 
 def _policy_turn(
