@@ -1,0 +1,623 @@
+"""Native multi-turn GRPO over textgyms vector envs, in one file (CleanRL style).
+
+Every step plays ``num_groups`` tasks ``group_size`` times each with
+``textgyms.make_vec(..., group_size=G)``. An episode is one token sequence, built token-in /
+token-out: the prompt ids, the ids the policy sampled (loss mask 1), the ids of the env's answer
+as the chat template frames it (loss mask 0, :func:`textgyms.tokens.next_turn_ids`), the next
+sampled ids, and so on until the env says done. Earlier turns are never re-tokenised, so the
+policy is trained on exactly the tokens it saw and produced.
+
+Advantages: ``grpo`` normalises each episode's return within its group (every policy token of
+the episode gets it); ``rebn`` gives every turn its reward-to-go, normalised over the batch,
+which is what dense per-turn rewards (e.g. Wordle ``reward_mode="dense"``) need. Losses: the
+PPO-clipped surrogate with clip-higher (``eps_low`` / ``eps_high``), an optional k3 KL penalty to
+the initial model, and one of three normalisers: ``grpo`` (mean over each sequence's tokens,
+then over sequences), ``dapo`` (mean over all tokens of the batch) and ``dr_grpo`` (sum over
+tokens divided by a constant token budget; no std scaling of advantages).
+
+    python baselines/grpo.py --model tiny-random --env-id textgyms/Wordle-v0 --steps 10
+
+Writes OUT/metrics.jsonl, OUT/training.png, OUT/checkpoint-<step>/ and OUT/final/.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import torch
+
+from textgyms.errors import ConfigError
+
+
+@dataclass
+class Args:
+    model: str = "tiny-random"
+    """model preset (tiny-random, smollm2-135m) or a local save_pretrained directory"""
+    env_id: str = "textgyms/Wordle-v0"
+    """registered textgyms env id"""
+    env_kwargs: str = "{}"
+    """env kwargs as a JSON object, e.g. '{"vocab": "easy", "max_guesses": 3}'"""
+    num_groups: int = 4
+    """tasks per step (GRPO groups)"""
+    group_size: int = 4
+    """episodes per task (G); the members of a group play the same seed"""
+    steps: int = 20
+    """optimiser steps (one rollout batch each)"""
+    lr: float = 1e-5
+    """AdamW learning rate"""
+    max_new_tokens: int = 32
+    """token budget of one policy turn"""
+    temperature: float = 1.0
+    """sampling temperature (the loss scores tokens at the same temperature)"""
+    stop: tuple[str, ...] = ()
+    """stop strings that end a turn besides the EOS token, e.g. </guess>"""
+    tools_in_prompt: bool = False
+    """render the env's tool schemas into the prompt (textgyms prompts already state the format)"""
+    loss: Literal["dapo", "dr_grpo", "grpo"] = "dapo"
+    """loss normaliser: token mean (dapo), constant budget (dr_grpo), per-sequence mean (grpo)"""
+    advantage: Literal["grpo", "rebn"] = "grpo"
+    """group-normalised episode return, or per-turn reward-to-go normalised over the batch"""
+    gamma: float = 1.0
+    """discount of the per-turn reward-to-go (advantage rebn)"""
+    beta: float = 0.0
+    """weight of the k3 KL penalty to the initial model (0: no reference model is loaded)"""
+    eps_low: float = 0.2
+    """lower clip range: the ratio is clipped below 1 - eps_low"""
+    eps_high: float = 0.28
+    """upper clip range (clip-higher): the ratio is clipped above 1 + eps_high"""
+    dynamic_sampling: bool = False
+    """drop groups whose episodes all got the same return (they carry no signal)"""
+    num_iterations: int = 1
+    """optimiser steps on each rollout batch (ratios differ from 1 only after the first)"""
+    micro_batch: int = 0
+    """episodes per forward/backward pass, gradients accumulated (0: one group, whose shared
+    prompt is then encoded once)"""
+    max_grad_norm: float = 1.0
+    """gradient clipping"""
+    norm_tokens: int = 0
+    """dr_grpo's constant tokens per episode (0: max_new_tokens x the env's turn limit)"""
+    generator: Literal["hf", "vllm"] = "hf"
+    """hf: model.generate (CPU/GPU); vllm: a colocated vLLM engine (CUDA only)"""
+    vllm_gpu_memory: float = 0.3
+    """fraction of GPU memory the colocated vLLM engine may take"""
+    out: str = "runs/grpo"
+    """output directory"""
+    resume: bool = False
+    """continue from the latest OUT/checkpoint-<step>"""
+    save_every: int = 0
+    """write a checkpoint every this many steps (0: only the final model)"""
+    seed: int = 0
+    """seeds the tasks (step t plays seeds seed + t * num_groups + group) and the sampling"""
+
+
+# ----------------------------------------------------------------------------------------------
+# The maths: pure functions, imported by the tests.
+
+
+def group_advantages(returns: Sequence[float], group_size: int, scale: bool = True) -> np.ndarray:
+    """``(R - mean of its group)``, divided by the group's std when ``scale`` (zero-variance
+    groups get 0, not a division by ~0)."""
+    r = np.asarray(returns, np.float64).reshape(-1, group_size)
+    std = r.std(axis=1, keepdims=True)
+    centred = (r - r.mean(axis=1, keepdims=True)) / (np.where(std > 1e-8, std, 1.0) if scale else 1)
+    # exactly 0 for equal returns: the mean of equal floats can differ from them by an ulp
+    return np.where(std > 1e-8, centred, 0.0).reshape(-1)
+
+
+def rebn_advantages(
+    turn_rewards: Sequence[Sequence[float]], gamma: float = 1.0
+) -> list[list[float]]:
+    """ReBN: each turn's discounted reward-to-go, normalised over every turn of the batch."""
+    togo: list[list[float]] = []
+    for rewards in turn_rewards:
+        g, row = 0.0, []
+        for r in reversed(rewards):
+            g = r + gamma * g
+            row.append(g)
+        togo.append(row[::-1])
+    flat = np.asarray([g for row in togo for g in row], np.float64)
+    mean, std = (flat.mean(), flat.std()) if flat.size else (0.0, 0.0)
+    return [[(g - mean) / std if std > 1e-8 else 0.0 for g in row] for row in togo]
+
+
+def informative_groups(returns: Sequence[float], group_size: int) -> np.ndarray:
+    """One bool per group: do its episodes' returns differ (DAPO's dynamic sampling)?"""
+    r = np.asarray(returns, np.float64).reshape(-1, group_size)
+    return r.max(axis=1) - r.min(axis=1) > 1e-8
+
+
+def clipped_token_loss(
+    logp: torch.Tensor, old_logp: torch.Tensor, adv: torch.Tensor, eps_low: float, eps_high: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token PPO-clip loss ``-min(r A, clip(r, 1-eps_low, 1+eps_high) A)`` and a bool mask
+    of the tokens whose clipped term is the active one (no gradient flows through those)."""
+    ratio = torch.exp(logp - old_logp)
+    unclipped = ratio * adv
+    clipped = torch.clamp(ratio, 1 - eps_low, 1 + eps_high) * adv
+    return -torch.minimum(unclipped, clipped), clipped < unclipped
+
+
+def kl_k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
+    """Per-token k3 estimator of KL(policy || reference): ``exp(d) - d - 1``, ``d = ref - logp``."""
+    d = ref_logp - logp
+    return torch.exp(d) - d - 1
+
+
+def loss_weights(mask: torch.Tensor, kind: str, norm_tokens: int = 0) -> torch.Tensor:
+    """Per-token weights ``w`` (shape of ``mask``, rows are episodes) so the loss is
+    ``sum(w * token_loss)``; micro-batches can then be summed without renormalising."""
+    mask = mask.float()
+    rows = mask.shape[0]
+    if kind == "dapo":
+        return mask / mask.sum().clamp(min=1)
+    if kind == "grpo":
+        return mask / (mask.sum(dim=1, keepdim=True).clamp(min=1) * rows)
+    if kind == "dr_grpo":
+        if norm_tokens < 1:
+            raise ConfigError("dr_grpo needs norm_tokens >= 1")
+        return mask / (rows * norm_tokens)
+    raise ConfigError(f"unknown loss {kind!r}; choose one of: dapo, dr_grpo, grpo")
+
+
+# ----------------------------------------------------------------------------------------------
+# Episodes: one token sequence each, built token-in / token-out.
+
+
+@dataclass
+class Episode:
+    """One episode as a token sequence; ``turn_of[t]`` is the policy turn of token t (-1 off
+    the loss mask); ``rewards[k]`` is the env reward after turn k."""
+
+    ids: list[int]
+    mask: list[int] = field(default_factory=list)
+    turn_of: list[int] = field(default_factory=list)
+    rewards: list[float] = field(default_factory=list)
+    info: dict[str, Any] = field(default_factory=dict)
+    done: bool = False
+
+    def __post_init__(self) -> None:
+        self.mask = self.mask or [0] * len(self.ids)
+        self.turn_of = self.turn_of or [-1] * len(self.ids)
+
+    def add(self, ids: Sequence[int], policy: bool) -> None:
+        """Append generated (``policy``) or template/env ids."""
+        self.ids += ids
+        self.mask += [int(policy)] * len(ids)
+        self.turn_of += [len(self.rewards) if policy else -1] * len(ids)
+
+
+def cut_completion(tok: Any, ids: list[int], stop: Sequence[str]) -> list[int]:
+    """A sampled row up to its EOS or the end of its first stop string (inclusive). A row with
+    neither ran to the token budget, so it holds no padding."""
+    end = ids.index(tok.eos_token_id) + 1 if tok.eos_token_id in ids else len(ids)
+    if stop and any(s in tok.decode(ids[:end]) for s in stop):
+        end = next(j + 1 for j in range(end) if any(s in tok.decode(ids[: j + 1]) for s in stop))
+    return ids[:end]
+
+
+class HFGenerator:
+    """Sampling with ``model.generate`` on the training model itself (left-padded batches)."""
+
+    def __init__(self, model: Any, tok: Any, args: Args) -> None:
+        self.model, self.tok, self.args = model, tok, args
+
+    def generate(self, contexts: Sequence[list[int]], seed: int) -> list[list[int]]:
+        """One completion per context; reproducible from ``seed`` (torch's RNG is forked).
+
+        Identical contexts (a group's first turn) are sampled together from one encoding of
+        the context; the others go in one left-padded batch.
+        """
+        same: dict[tuple[int, ...], list[int]] = {}
+        for i, c in enumerate(contexts):
+            same.setdefault(tuple(c), []).append(i)
+        out: list[list[int]] = [[] for _ in contexts]
+        alone = [rows[0] for rows in same.values() if len(rows) == 1]
+        if alone:
+            for i, ids in zip(alone, self._sample([contexts[i] for i in alone], seed)):
+                out[i] = ids
+        for k, (context, rows) in enumerate(same.items()):
+            if len(rows) > 1:
+                for i, ids in zip(rows, self._sample([list(context)] * len(rows), seed + k + 1,
+                                                     shared=True)):
+                    out[i] = ids
+        return out
+
+    def _sample(self, contexts: Sequence[list[int]], seed: int, shared: bool = False
+                ) -> list[list[int]]:
+        """``model.generate`` on a left-padded batch; ``shared``: the rows are one context,
+        encoded once (its KV cache is repeated over the rows)."""
+        tok, args, device = self.tok, self.args, self.model.device
+        width = max(map(len, contexts))
+        pad = tok.pad_token_id
+        ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts], device=device)
+        attn = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts],
+                            device=device)
+        kwargs: dict[str, Any] = {"max_new_tokens": args.max_new_tokens, "pad_token_id": pad,
+                                  "eos_token_id": tok.eos_token_id,
+                                  "do_sample": args.temperature > 0}
+        if args.temperature > 0:
+            kwargs.update(temperature=args.temperature, top_p=1.0, top_k=0)
+        if args.stop:
+            kwargs.update(stop_strings=list(args.stop), tokenizer=tok)
+        self.model.eval()
+        with torch.random.fork_rng(devices=[]), torch.no_grad():
+            torch.manual_seed(seed)
+            if shared and width > 1:
+                cache = self.model(input_ids=ids[:1, :-1], use_cache=True,
+                                   logits_to_keep=1).past_key_values
+                cache.batch_repeat_interleave(len(contexts))
+                kwargs["past_key_values"] = cache
+            out = self.model.generate(input_ids=ids, attention_mask=attn, **kwargs)
+        return [cut_completion(tok, row[width:].tolist(), args.stop) for row in out]
+
+    def before_update(self) -> None:
+        """Nothing to free: generation and training share the model."""
+
+    def after_update(self, model: Any) -> None:
+        """Nothing to push: generation and training share the model."""
+
+
+class VLLMGenerator(HFGenerator):
+    """A colocated vLLM engine: sleeps during the backward pass, gets the new weights after
+    each optimiser step. CUDA only (vLLM is imported here, never at module level)."""
+
+    def __init__(self, model: Any, tok: Any, args: Args) -> None:
+        if not torch.cuda.is_available():
+            raise ConfigError("--generator vllm needs a CUDA GPU; use --generator hf on CPU")
+        try:
+            import vllm
+        except ImportError as exc:
+            raise ConfigError("--generator vllm needs `pip install vllm` (textgyms[vllm])") from exc
+        super().__init__(model, tok, args)
+        self.vllm = vllm
+        # The engine must live in this process so its model can take our weights in place.
+        os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        self.llm = vllm.LLM(model=_saved(model, tok, Path(args.out) / "vllm-init"),
+                            enable_sleep_mode=True, gpu_memory_utilization=args.vllm_gpu_memory,
+                            seed=args.seed, dtype="auto")
+
+    def generate(self, contexts: Sequence[list[int]], seed: int) -> list[list[int]]:
+        """Sample from token ids (no re-tokenisation); one seeded request per context."""
+        params = [self.vllm.SamplingParams(temperature=self.args.temperature, top_p=1.0,
+                                           max_tokens=self.args.max_new_tokens,
+                                           stop=list(self.args.stop) or None,
+                                           include_stop_str_in_output=True, seed=seed + i)
+                  for i in range(len(contexts))]
+        prompts = [{"prompt_token_ids": list(c)} for c in contexts]
+        outs = self.llm.generate(prompts, params, use_tqdm=False)
+        return [cut_completion(self.tok, list(o.outputs[0].token_ids), self.args.stop)
+                for o in outs]
+
+    def before_update(self) -> None:
+        """Free the engine's KV cache and weights' GPU memory for the backward pass."""
+        self.llm.sleep(level=1)
+
+    def after_update(self, model: Any) -> None:
+        """Wake the engine and load the updated weights into it, in place."""
+        self.llm.wake_up()
+        runner = self.llm.llm_engine.model_executor.driver_worker.worker.model_runner
+        runner.model.load_weights(((k, v) for k, v in model.state_dict().items()))
+        self.llm.reset_prefix_cache()  # cached KV blocks came from the old weights
+
+
+def _saved(model: Any, tok: Any, path: Path) -> str:
+    """Write the model where vLLM can load it from; return the directory."""
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
+def rollout(gen: HFGenerator, tok: Any, vec: Any, args: Args, step: int) -> list[Episode]:
+    """Play one episode per env, all envs in lock step, each turn one batched generation."""
+    from textgyms.tokens import next_turn_ids
+
+    _, infos = vec.reset(seed=args.seed + step * vec.num_groups)
+    tools = infos[0].get("tools") if args.tools_in_prompt else None
+    episodes = [Episode(list(tok.apply_chat_template(
+        list(info["messages"]), tools=tools, add_generation_prompt=True, tokenize=True,
+        return_dict=False))) for info in infos]
+    turn = 0
+    while active := [i for i, e in enumerate(episodes) if not e.done]:
+        seed = (args.seed * 1_000_003 + step) * 1_009 + turn
+        completions = gen.generate([episodes[i].ids for i in active], seed)
+        actions = [""] * len(episodes)  # finished envs idle: their autoreset episode is unused
+        for i, ids in zip(active, completions):
+            episodes[i].add(ids, policy=True)
+            actions[i] = tok.decode(ids, skip_special_tokens=True)
+        batch = vec.step(actions)
+        for i, ids in zip(active, completions):
+            ep, info = episodes[i], batch.infos[i]
+            ep.rewards.append(float(batch.rewards[i]))
+            if batch.terminated[i] or batch.truncated[i]:
+                ep.done, ep.info = True, info.get("final_info", info)
+            else:
+                emitted = bool(ids) and ids[-1] == tok.eos_token_id
+                ep.add(next_turn_ids(tok, info["messages"], tools=tools, eos_emitted=emitted),
+                       policy=False)
+        turn += 1
+    return episodes
+
+
+# ----------------------------------------------------------------------------------------------
+# The update.
+
+
+def token_advantages(episodes: Sequence[Episode], args: Args) -> list[list[float]]:
+    """Each episode's per-token advantage (0 off the loss mask)."""
+    if args.advantage == "rebn":
+        per_turn = rebn_advantages([e.rewards for e in episodes], args.gamma)
+    else:
+        adv = group_advantages([sum(e.rewards) for e in episodes], args.group_size,
+                               scale=args.loss != "dr_grpo")
+        per_turn = [[float(a)] * len(e.rewards) for a, e in zip(adv, episodes)]
+    return [[turns[k] if k >= 0 else 0.0 for k in e.turn_of]
+            for e, turns in zip(episodes, per_turn)]
+
+
+def pad_right(rows: Sequence[Sequence[float]], value: float, dtype: torch.dtype) -> torch.Tensor:
+    """Rows of different lengths as one right-padded (rows, longest) tensor."""
+    width = max(map(len, rows))
+    return torch.tensor([list(r) + [value] * (width - len(r)) for r in rows], dtype=dtype)
+
+
+def shared_prefix(ids: torch.Tensor, mask: torch.Tensor) -> int:
+    """How many leading tokens every row shares before its first policy token (the prompt of
+    a group's task, or of every task in Wordle)."""
+    first = int(mask.float().argmax(dim=1).min())
+    same = (ids[:, :first] == ids[:1, :first]).all(dim=0)
+    return first if bool(same.all()) else int((~same).float().argmax())
+
+
+def token_logps(model: Any, ids: torch.Tensor, mask: torch.Tensor, temperature: float
+                ) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Log-probs of ``ids[:, s:]`` (right-padded with -1) under ``model`` at ``temperature``,
+    the matching mask and ``s``, the length of the prefix the rows share.
+
+    The shared prefix is encoded once and its KV cache repeated over the rows, so a group's
+    prompt costs one forward and one backward pass instead of G; gradients still flow through
+    the prefix's keys and values, so the result equals a full forward of every row.
+    """
+    s = shared_prefix(ids, mask)
+    rows, width = ids.shape
+    attn = (torch.arange(width)[None] < ids.ne(-1).sum(1, keepdim=True)).long()
+    if s < 1:
+        logits = model(input_ids=ids.clamp(min=0), attention_mask=attn).logits[:, :-1]
+        s = 1
+    else:  # position p predicts token p + 1: the prefix's last logit scores token s
+        head = model(input_ids=ids[:1, :s], use_cache=True, logits_to_keep=1)
+        cache = head.past_key_values
+        cache.batch_repeat_interleave(rows)
+        tail = model(input_ids=ids[:, s:].clamp(min=0), attention_mask=attn,
+                     past_key_values=cache).logits[:, :-1]
+        logits = torch.cat([head.logits.expand(rows, -1, -1), tail], dim=1)
+    logits = logits.float() / max(temperature, 1e-6)
+    targets = ids[:, s:].clamp(min=0)
+    logp = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return logp, mask[:, s:], s
+
+
+def chunk_loss(model: Any, ref: Any, x: torch.Tensor, mask: torch.Tensor, adv: torch.Tensor,
+               weights: torch.Tensor, args: Args, cache: dict[str, torch.Tensor]
+               ) -> tuple[torch.Tensor, dict[str, float]]:
+    """The weighted loss of one micro-batch (``x`` right-padded with -1) and its statistics.
+    ``cache`` keeps the micro-batch's old and reference log-probs across iterations."""
+    logp, m, s = token_logps(model, x, mask, args.temperature)
+    old = cache.setdefault("old", logp.detach()) if args.num_iterations > 1 else logp.detach()
+    per_token, clipped = clipped_token_loss(logp, old, adv[:, s:], args.eps_low, args.eps_high)
+    kl = torch.zeros_like(logp)
+    if ref is not None:
+        if "ref" not in cache:
+            with torch.no_grad():
+                cache["ref"] = token_logps(ref, x, mask, args.temperature)[0]
+        kl = kl_k3(logp, cache["ref"])
+        per_token = per_token + args.beta * kl
+    loss = (per_token * weights[:, s:]).sum()
+    return loss, {"kl": float((kl.detach() * m).sum()), "tokens": float(m.sum()),
+                  "clipped": float((clipped & m.bool()).sum())}
+
+
+def update(model: Any, ref: Any, opt: Any, episodes: Sequence[Episode], args: Args,
+           norm_tokens: int) -> dict[str, float]:
+    """``num_iterations`` optimiser steps on the batch (micro-batched, gradients accumulated)."""
+    ids = pad_right([e.ids for e in episodes], -1, torch.long)  # -1 marks padding
+    mask = pad_right([e.mask for e in episodes], 0, torch.long)
+    adv = pad_right(token_advantages(episodes, args), 0.0, torch.float32)
+    weights = loss_weights(mask, args.loss, norm_tokens)
+    size = args.micro_batch or args.group_size
+    chunks = [slice(i, i + size) for i in range(0, len(episodes), size)]
+    caches: list[dict[str, torch.Tensor]] = [{} for _ in chunks]
+    sums = {"loss": 0.0, "kl": 0.0, "clipped": 0.0, "tokens": 0.0, "grad_norm": 0.0}
+    model.train()
+    for it in range(args.num_iterations):
+        opt.zero_grad(set_to_none=True)
+        for rows, cache in zip(chunks, caches):
+            width = int(ids[rows].ne(-1).sum(1).max())
+            loss, stats = chunk_loss(model, ref, ids[rows, :width], mask[rows, :width],
+                                     adv[rows, :width], weights[rows, :width], args, cache)
+            loss.backward()
+            sums["clipped"] += stats["clipped"]  # over every iteration
+            sums["tokens"] += stats["tokens"]
+            if it == 0:  # loss and KL as measured before any update on this batch
+                sums["loss"] += float(loss.detach())
+                sums["kl"] += stats["kl"]
+        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+        sums["grad_norm"] = sums["grad_norm"] or float(norm)
+        opt.step()
+    model.eval()
+    tokens = max(sums["tokens"], 1.0)
+    first = tokens / args.num_iterations
+    return {"loss": sums["loss"], "kl": sums["kl"] / first, "clip_frac": sums["clipped"] / tokens,
+            "grad_norm": sums["grad_norm"]}
+
+
+# ----------------------------------------------------------------------------------------------
+# Metrics, plot, checkpoints.
+
+
+def episode_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
+    """Batch means: return, final score, success, turns, policy and total tokens."""
+    return {
+        "reward": float(np.mean([sum(e.rewards) for e in episodes])),
+        "score": float(np.mean([e.info.get("score", 0.0) for e in episodes])),
+        "success": float(np.mean([bool(e.info.get("solved")) for e in episodes])),
+        "turns": float(np.mean([len(e.rewards) for e in episodes])),
+        "policy_tokens": float(np.mean([sum(e.mask) for e in episodes])),
+        "tokens": float(np.mean([len(e.ids) for e in episodes])),
+    }
+
+
+PLOTTED = ("reward", "success", "turns", "policy_tokens", "kl", "clip_frac")
+
+
+def plot_metrics(rows: Sequence[dict[str, Any]], path: Path) -> None:
+    """One panel per metric of :data:`PLOTTED` against the step, as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: write files only
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 3, figsize=(12, 6.5))
+    steps = [r["step"] for r in rows]
+    for ax, key in zip(axes.flat, PLOTTED):
+        ax.plot(steps, [r.get(key, float("nan")) for r in rows], marker="o", markersize=3)
+        ax.set_title(key)
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def latest_checkpoint(out: Path) -> tuple[int, Path | None]:
+    """``(step, directory)`` of the newest ``checkpoint-<step>`` in ``out``, or ``(0, None)``."""
+    found = [(int(m.group(1)), p) for p in out.glob("checkpoint-*")
+             if (m := re.fullmatch(r"checkpoint-(\d+)", p.name)) and (p / "trainer.pt").exists()]
+    return max(found) if found else (0, None)
+
+
+def save_checkpoint(out: Path, step: int, model: Any, tok: Any, opt: Any) -> Path:
+    """Model, tokenizer, optimiser state, step and torch RNG state in ``out/checkpoint-<step>``
+    (``trainer.pt`` is written last: a checkpoint without it is incomplete and ignored)."""
+    path = out / f"checkpoint-{step}"
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    torch.save({"optimizer": opt.state_dict(), "step": step, "rng": torch.get_rng_state()},
+               path / "trainer.pt")
+    return path
+
+
+def read_metrics(path: Path, upto: int) -> list[dict[str, Any]]:
+    """The logged rows of steps ``<= upto`` (a resumed run drops what came after its checkpoint)."""
+    if not path.exists():
+        return []
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [r for r in rows if r["step"] <= upto]
+
+
+# ----------------------------------------------------------------------------------------------
+# The script.
+
+
+def setup(args: Args, out: Path) -> tuple[Any, Any, Any, Any, int]:
+    """``(model, tokenizer, reference or None, optimiser, first step)``, resumed if asked."""
+    from textgyms.models import load_model
+
+    start, ckpt = latest_checkpoint(out) if args.resume else (0, None)
+    model, tok = load_model(str(ckpt) if ckpt else args.model, seed=args.seed)
+    ref = None
+    if args.beta > 0:  # the reference is always the initial model, resumed or not
+        ref = load_model(args.model, seed=args.seed)[0].eval().requires_grad_(False)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0)
+    if ckpt is not None:
+        state = torch.load(ckpt / "trainer.pt", weights_only=False)
+        opt.load_state_dict(state["optimizer"])
+        torch.set_rng_state(state["rng"])
+    return model, tok, ref, opt, start
+
+
+def check_args(args: Args) -> dict[str, Any]:
+    """Validate the arguments; return the parsed env kwargs."""
+    try:
+        env_kwargs = json.loads(args.env_kwargs)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--env-kwargs must be a JSON object: {exc}") from exc
+    if not isinstance(env_kwargs, dict):
+        raise ConfigError("--env-kwargs must be a JSON object")
+    for name in ("num_groups", "group_size", "steps", "max_new_tokens", "num_iterations"):
+        if getattr(args, name) < 1:
+            raise ConfigError(f"--{name.replace('_', '-')} must be >= 1")
+    if not (0 <= args.eps_low < 1 and args.eps_high >= 0 and args.beta >= 0):
+        raise ConfigError("need 0 <= eps_low < 1, eps_high >= 0 and beta >= 0")
+    return env_kwargs
+
+
+def main(args: Args) -> dict[str, Any]:
+    """Train; return the last step's metrics plus ``first``/``last`` mean rewards."""
+    import gymnasium as gym
+
+    import textgyms
+
+    env_kwargs = check_args(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    model, tok, ref, opt, start = setup(args, out)
+    gen = (VLLMGenerator if args.generator == "vllm" else HFGenerator)(model, tok, args)
+    vec = textgyms.make_vec(args.env_id, args.num_groups * args.group_size,
+                            group_size=args.group_size, env_kwargs=env_kwargs)
+    norm_tokens = args.norm_tokens or args.max_new_tokens * int(
+        gym.make(args.env_id, **env_kwargs).unwrapped.max_turns)
+    rows = read_metrics(out / "metrics.jsonl", start)
+    (out / "config.json").write_text(json.dumps(asdict(args), indent=2))
+    with vec, open(out / "metrics.jsonl", "w") as log:
+        log.writelines(json.dumps(r) + "\n" for r in rows)
+        for step in range(start, args.steps):
+            rows.append(train_step(gen, model, ref, opt, tok, vec, args, step, norm_tokens))
+            log.write(json.dumps(rows[-1]) + "\n")
+            log.flush()
+            print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                           for k, v in rows[-1].items()), flush=True)
+            if args.save_every and (step + 1) % args.save_every == 0:
+                save_checkpoint(out, step + 1, model, tok, opt)
+    model.save_pretrained(out / "final")
+    tok.save_pretrained(out / "final")
+    plot_metrics(rows, out / "training.png")
+    k = max(1, len(rows) // 4)
+    return {**rows[-1], "first_reward": float(np.mean([r["reward"] for r in rows[:k]])),
+            "last_reward": float(np.mean([r["reward"] for r in rows[-k:]]))}
+
+
+def train_step(gen: HFGenerator, model: Any, ref: Any, opt: Any, tok: Any, vec: Any, args: Args,
+               step: int, norm_tokens: int) -> dict[str, Any]:
+    """Roll out, filter (dynamic sampling), update, push weights; return the step's metrics."""
+    t0 = time.perf_counter()
+    episodes = rollout(gen, tok, vec, args, step)
+    t1 = time.perf_counter()
+    row: dict[str, Any] = {"step": step + 1, **episode_metrics(episodes)}
+    keep = np.ones(len(episodes) // args.group_size, bool)
+    if args.dynamic_sampling:
+        keep = informative_groups([sum(e.rewards) for e in episodes], args.group_size)
+    kept = [e for i, e in enumerate(episodes) if keep[i // args.group_size]]
+    row["groups_kept"] = int(keep.sum())
+    stats = {"loss": 0.0, "kl": 0.0, "clip_frac": 0.0, "grad_norm": 0.0}
+    if kept:
+        gen.before_update()
+        stats = update(model, ref, opt, kept, args, norm_tokens)
+        gen.after_update(model)
+    row.update(stats, gen_s=round(t1 - t0, 2), train_s=round(time.perf_counter() - t1, 2))
+    return {k: (round(v, 6) if isinstance(v, float) and math.isfinite(v) else v)
+            for k, v in row.items()}
+
+
+if __name__ == "__main__":
+    import tyro
+
+    main(tyro.cli(Args))
