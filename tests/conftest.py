@@ -12,7 +12,10 @@ profile sets everything else (deadline, derandomization) and the default budget.
 from __future__ import annotations
 
 import os
+import signal
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # Env steps run real code (sandboxed Python, index look-ups), so per-example time varies with
@@ -32,3 +35,31 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 # and two torch threads per worker on top of that thrash (the training tests ran ~50x slower
 # under contention). Set before any test imports torch; an explicit setting is kept.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+@pytest.fixture
+def deadline() -> Iterator[None]:
+    """Fail (instead of hanging the suite) if a test blocks for more than 120 s: a fault that
+    hangs (a dead worker, a stuck sandbox) is what the tests that use this are there to catch."""
+
+    def on_alarm(signum: int, frame: object) -> None:
+        raise TimeoutError("test exceeded its 120 s deadline: something hung")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.alarm(120)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture(scope="module")
+def ray_cluster() -> Iterator[None]:
+    """One small local Ray cluster per test module (starting Ray takes seconds)."""
+    import ray
+
+    started = not ray.is_initialized()
+    if started:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield
+    if started:
+        ray.shutdown()

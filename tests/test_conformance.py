@@ -5,7 +5,6 @@ A new env is covered by registering it: nothing here names a family.
 
 from __future__ import annotations
 
-import importlib
 import math
 import pickle
 import warnings
@@ -14,6 +13,7 @@ import gymnasium as gym
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from support import conformance_cases
 
 import textgyms
 from textgyms.core import TOOLS
@@ -23,19 +23,7 @@ ENV_IDS = textgyms.env_ids()
 SEEDS = (0, 1, 7)
 
 
-def _cases() -> list[tuple[str, dict]]:
-    """Every id, once per variant its env class declares in ``conformance_variants``."""
-    cases = []
-    for env_id in ENV_IDS:
-        cls = gym.spec(env_id).entry_point
-        if isinstance(cls, str):
-            module, _, name = cls.partition(":")
-            cls = getattr(importlib.import_module(module), name)
-        cases += [(env_id, dict(kw)) for kw in cls.conformance_variants]
-    return cases
-
-
-CASES = _cases()
+CASES = conformance_cases()
 _VARIANT: dict[str, dict] = {}  # env_id -> the variant kwargs of the running test
 
 

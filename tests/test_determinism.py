@@ -12,7 +12,6 @@ actor start-up is what costs time there).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import pickle
 from typing import Any
@@ -20,7 +19,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pytest
-import ray
+from support import conformance_cases
 
 import textgyms
 from textgyms.policies import ScriptedPolicy
@@ -30,19 +29,7 @@ SEEDS = list(range(3))
 KINDS = ("oracle", "random")
 
 
-def _cases() -> list[tuple[str, dict[str, Any]]]:
-    """Every id, once per variant its env class declares in ``conformance_variants``."""
-    cases = []
-    for env_id in ENV_IDS:
-        cls = gym.spec(env_id).entry_point
-        if isinstance(cls, str):
-            module, _, name = cls.partition(":")
-            cls = getattr(importlib.import_module(module), name)
-        cases += [(env_id, dict(kw)) for kw in cls.conformance_variants]
-    return cases
-
-
-CASES = _cases()
+CASES = conformance_cases()
 CASE_IDS = [e + "".join(f"-{k}={v}" for k, v in sorted(kw.items())) for e, kw in CASES]
 
 
@@ -133,19 +120,8 @@ def test_multiprocessing_agrees_with_a_single_env(env_id: str) -> None:
         assert play_vec(vec) == reference(env_id, {})
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """One small local Ray cluster for the module (starting Ray takes seconds)."""
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    if started:
-        ray.shutdown()
-
-
 @pytest.mark.parametrize("env_id", ENV_IDS)
-def test_ray_agrees_with_a_single_env(env_id: str, cluster: None) -> None:
+def test_ray_agrees_with_a_single_env(env_id: str, ray_cluster: None) -> None:
     """The Ray backend gives the reference bytes too. Two actors (the batch is split) for the
     first id, one for the others: actors are slow to start on a busy 2-core machine."""
     workers = 2 if env_id == ENV_IDS[0] else 1

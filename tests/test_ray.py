@@ -22,16 +22,7 @@ ENV_IDS = textgyms.env_ids()
 # `textgyms eval` passes split= to every env: evaluate on the first id that takes it.
 EVAL_ID = next(i for i in ENV_IDS if "split=" in env_kwargs_doc(i))
 
-
-@pytest.fixture(scope="module", autouse=True)
-def cluster():
-    """One small local cluster for the whole module (starting Ray takes seconds)."""
-    started = not ray.is_initialized()
-    if started:
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-    yield
-    if started:
-        ray.shutdown()
+pytestmark = pytest.mark.usefixtures("ray_cluster")
 
 
 def _same(a, b) -> None:

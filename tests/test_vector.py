@@ -7,7 +7,6 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Iterator
 
 import gymnasium as gym
 import numpy as np
@@ -17,25 +16,14 @@ import textgyms
 from textgyms.errors import BackendError, ConfigError, ResetNeeded, WorkerDiedError
 from textgyms.vector import Batch, MultiprocessingVecEnv, SerialVecEnv, VecEnv, make_vec
 
+# A hung VecEnv fails its test after 120 s instead of hanging the suite.
+pytestmark = pytest.mark.usefixtures("deadline")
+
 ENV = "textgyms/Wordle-v0"
 BAD_KWARGS = {"length": 99}  # the env rejects it at construction with a ConfigError
 JUNK = "no tool call here"  # an invalid action: a turn with feedback, never an exception
 GUESS = "<guess>crane</guess>"
 BACKENDS = ["serial", "multiprocessing"]
-
-
-@pytest.fixture(autouse=True)
-def deadline() -> Iterator[None]:
-    """Fail (instead of hanging the suite) if a test blocks for more than 120 s."""
-
-    def on_alarm(signum: int, frame: object) -> None:
-        raise TimeoutError("test exceeded its 120 s deadline: the VecEnv hung")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.alarm(120)
-    yield
-    signal.alarm(0)
-    signal.signal(signal.SIGALRM, previous)
 
 
 def single(seed: int) -> gym.Env:
@@ -268,7 +256,7 @@ def test_killed_worker_raises_worker_died_error() -> None:
     vec.reset(seed=0)
     os.kill(vec.worker_pids[1], signal.SIGKILL)
     with pytest.raises(WorkerDiedError, match=r"worker 1 .*exit code -9"):
-        vec.step([GUESS] * 4)  # the autouse deadline fails the test if this hangs
+        vec.step([GUESS] * 4)  # the deadline fixture fails the test if this hangs
     with pytest.raises(WorkerDiedError):  # the VecEnv stays unusable, and says why
         vec.reset(seed=0)
     vec.close()
