@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from textgyms.errors import ConfigError
+from textgyms.tokens import shared_prefix_len
 
 
 @dataclass
@@ -369,14 +370,6 @@ def pad_right(rows: Sequence[Sequence[float]], value: float, dtype: torch.dtype)
     return torch.tensor([list(r) + [value] * (width - len(r)) for r in rows], dtype=dtype)
 
 
-def shared_prefix(ids: torch.Tensor, mask: torch.Tensor) -> int:
-    """How many leading tokens every row shares before its first policy token (the prompt of
-    a group's task, or of every task in Wordle)."""
-    first = int(mask.float().argmax(dim=1).min())
-    same = (ids[:, :first] == ids[:1, :first]).all(dim=0)
-    return first if bool(same.all()) else int((~same).float().argmax())
-
-
 def token_logps(model: Any, ids: torch.Tensor, mask: torch.Tensor, temperature: float
                 ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Log-probs of ``ids[:, s:]`` (right-padded with -1) under ``model`` at ``temperature``,
@@ -386,7 +379,7 @@ def token_logps(model: Any, ids: torch.Tensor, mask: torch.Tensor, temperature: 
     prompt costs one forward and one backward pass instead of G; gradients still flow through
     the prefix's keys and values, so the result equals a full forward of every row.
     """
-    s = shared_prefix(ids, mask)
+    s = shared_prefix_len(ids, mask)
     rows, width = ids.shape
     attn = (torch.arange(width)[None] < ids.ne(-1).sum(1, keepdim=True)).long()
     if s < 1:

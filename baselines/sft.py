@@ -30,6 +30,7 @@ from typing import Any
 import torch
 
 from textgyms.errors import ConfigError
+from textgyms.tokens import shared_prefix_len
 
 
 @dataclass
@@ -166,10 +167,8 @@ def masked_nll(
 def shared_prefix(batch: dict[str, torch.Tensor]) -> int:
     """Length of the token prefix every row of the batch shares, stopped before the position
     that predicts the batch's first policy token (so every loss position lies after it)."""
-    ids, mask = batch["input_ids"], batch["loss_mask"]
-    first = int(mask.float().argmax(-1).min())  # earliest policy token of any row
-    common = int((ids == ids[:1]).all(0).long().cumprod(0).sum())
-    return max(0, min(common, first - 1))
+    first = int(batch["loss_mask"].float().argmax(-1).min())  # earliest policy token of any row
+    return max(0, min(shared_prefix_len(batch["input_ids"], batch["loss_mask"]), first - 1))
 
 
 def batch_loss(model: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -95,6 +95,12 @@ def test_normalise():
 # --- runs, protocol, rendering -------------------------------------------------------------------
 
 
+def _eval_argv(out: Path, episodes: int, *extra: str) -> list[str]:
+    """``textgyms eval`` of the random policy on ``ID`` into ``out``, plus ``extra`` options."""
+    return ["eval", "--policy", "random", "--envs", ID, "--episodes", str(episodes),
+            "--out", str(out), "--quiet", *extra]
+
+
 def _run(out: Path, kind="oracle", policy_seed=0, episodes=6, samples=1, **kw):
     policy = ScriptedPolicy(kind, seed=policy_seed)
     return evaluate(
@@ -147,20 +153,7 @@ def test_resume_only_under_the_same_protocol(tmp_path, capsys):
         (["--samples", "2"], "samples"),
         (["--seed", "1"], "seed"),
     ]:
-        argv = [
-            "eval",
-            "--policy",
-            "random",
-            "--envs",
-            ID,
-            "--episodes",
-            "4",
-            "--out",
-            str(out),
-            "--quiet",
-            *extra,
-        ]
-        assert main(argv) == 2
+        assert main(_eval_argv(out, 4, *extra)) == 2
         err = capsys.readouterr().err
         assert f"different protocol for {ID}" in err and f"{field}:" in err, err
 
@@ -242,22 +235,7 @@ def _without_wall_time(out):
 
 def test_sigint_leaves_a_valid_resumable_run(tmp_path):
     out = tmp_path / "int"
-    argv = [
-        "eval",
-        "--policy",
-        "random",
-        "--envs",
-        ID,
-        "--episodes",
-        "300",
-        "--concurrency",
-        "2",
-        "--seed",
-        "3",
-        "--quiet",
-        "--out",
-        str(out),
-    ]
+    argv = _eval_argv(out, 300, "--concurrency", "2", "--seed", "3")
     proc = subprocess.Popen(
         [sys.executable, "-m", "textgyms.cli", *argv],
         stdout=subprocess.PIPE,
@@ -276,6 +254,6 @@ def test_sigint_leaves_a_valid_resumable_run(tmp_path):
     assert text.endswith("\n") and all(json.loads(line) for line in text.splitlines())
     assert 4 <= len(text.splitlines()) < 300
     assert main(argv) == 0  # resume
-    assert main([*argv[:-1], str(tmp_path / "ref")]) == 0  # uninterrupted
+    assert main(_eval_argv(tmp_path / "ref", 300, "--concurrency", "2", "--seed", "3")) == 0
     assert _without_wall_time(out) == _without_wall_time(tmp_path / "ref")
     assert len(load_results(out)) == 300

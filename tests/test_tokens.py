@@ -7,7 +7,7 @@ import pytest
 
 import textgyms
 from textgyms.models import tiny_tokenizer
-from textgyms.tokens import ContextDriftError, episode_tokens
+from textgyms.tokens import ContextDriftError, episode_tokens, shared_prefix_len
 
 pytest.importorskip("transformers")
 
@@ -139,3 +139,16 @@ def test_wrong_number_of_completions_is_an_error(tok):
     messages = [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]
     with pytest.raises(ValueError, match="1 assistant turns"):
         episode_tokens(tok, messages, completion_ids=[[1], [2]])
+
+
+def test_shared_prefix_len_stops_at_the_first_difference_or_policy_token():
+    import torch
+
+    ids = torch.tensor([[5, 6, 7, 8, 9], [5, 6, 7, 1, 2], [5, 6, 7, 8, 3]])
+    mask = torch.tensor([[0, 0, 0, 0, 1], [0, 0, 0, 0, 1], [0, 0, 0, 0, 1]])
+    assert shared_prefix_len(ids, mask) == 3  # rows part at position 3
+    early = mask.clone()
+    early[2] = torch.tensor([0, 0, 1, 1, 1])
+    assert shared_prefix_len(ids, early) == 2  # never past any row's first policy token
+    same = torch.tensor([[5, 6, 7], [5, 6, 7]])
+    assert shared_prefix_len(same, torch.tensor([[0, 0, 1], [0, 0, 1]])) == 2

@@ -127,6 +127,19 @@ def next_turn_ids(
     return tokenizer.encode(rest, add_special_tokens=False) if rest else []
 
 
+def shared_prefix_len(ids: Any, loss_mask: Any) -> int:
+    """How many leading tokens every row of a ``(rows, length)`` batch of token ids shares
+    before the first policy token (``loss_mask`` 1) of any row.
+
+    That prefix (a task's prompt for a GRPO group, an env's instructions for an SFT batch) can
+    be encoded once and its KV cache repeated over the rows. Takes torch tensors; imports
+    nothing.
+    """
+    first = int(loss_mask.float().argmax(dim=1).min())
+    same = (ids[:, :first] == ids[:1, :first]).all(dim=0)
+    return first if bool(same.all()) else int((~same).float().argmax())
+
+
 def _policy_turn(
     out: EpisodeTokens, tokenizer: Any, rendered: str, ids: list[int] | None, i: int
 ) -> str:
