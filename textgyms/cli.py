@@ -1,6 +1,6 @@
 """The ``textgyms`` command: ``list``, ``play``, ``eval``, ``leaderboard`` and ``index``.
 
-textgyms list                                   # ids, descriptions and kwargs
+textgyms list                                   # ids, descriptions, kwargs, missing extras
 textgyms play textgyms/Wordle-v0 --seed 3       # play in the terminal
 textgyms eval --policy oracle --envs all --episodes 50 --split test --out runs/oracle
 textgyms leaderboard runs/ --out runs/           # leaderboard.md + leaderboard.html
@@ -10,8 +10,10 @@ textgyms index build fictionweb --pages 100000  # build a Search index ahead of 
 from __future__ import annotations
 
 import argparse
+import ast
 import inspect
 import json
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,9 +22,15 @@ from typing import Any
 import gymnasium as gym
 
 import textgyms
+from textgyms import extras
 from textgyms.envs.search import cli as search_cli
-from textgyms.errors import TextgymsError
+from textgyms.errors import ConfigError, TextgymsError
 from textgyms.policies.base import POLICY_SPECS
+from textgyms.protocol import resolved_kwargs
+
+#: Tools that end the episode: ``play`` never sends stray text to them (they need explicit tags).
+FINAL_TOOLS = ("answer", "submit")
+from textgyms.view import cli as view_cli
 
 
 def env_class(env_id: str) -> type:
@@ -32,21 +40,31 @@ def env_class(env_id: str) -> type:
 
 
 def env_kwargs_doc(env_id: str) -> str:
-    """``name=default`` for each keyword of the env's constructor."""
+    """``name=default`` for every constructor kwarg: the family's own first, then the ones
+    every textgyms env takes (``max_turns``, ``reward_mode``, ...)."""
     params = inspect.signature(env_class(env_id).__init__).parameters.values()
-    return ", ".join(
-        f"{p.name}={p.default!r}"
-        for p in params
-        if p.kind is p.KEYWORD_ONLY and p.default is not p.empty
-    )
+    own = [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.default is not p.empty]
+    every = resolved_kwargs(env_id, {})
+    order = own + sorted(k for k in every if k not in own)
+    return ", ".join(f"{k}={every[k]!r}" for k in order if k in every)
 
 
 def env_summary(env_id: str) -> str:
-    """The first line of the env module's docstring, without a leading ``id``: prefix."""
-    doc = (inspect.getdoc(inspect.getmodule(env_class(env_id))) or "").splitlines()
+    """The first line of the env module's docstring, without a leading ``id``: prefix.
+
+    Read from the source file, so it works when the env's extra is not installed."""
+    module = gym.spec(env_id).entry_point.split(":")[0]
+    rel = Path(*module.split(".")[1:]).with_suffix(".py")  # the path inside the package
+    source = Path(textgyms.__file__).parent / rel
+    doc = (ast.get_docstring(ast.parse(source.read_text())) or "").splitlines()
     first = doc[0] if doc else ""
     prefix = f"``{env_id}``:"
     return first[len(prefix) :].strip() if first.startswith(prefix) else first
+
+
+def env_needs(env_id: str) -> str:
+    """What this install still lacks for ``env_id``: the pip command and what it is for."""
+    return "; ".join(f"{extras.install_hint(n.extra)} {n.purpose}" for n in extras.missing(env_id))
 
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
@@ -69,29 +87,101 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    """Print every registered env."""
+    """Print every registered env, its kwargs and the extras this install still lacks."""
     rows = []
     for env_id in textgyms.env_ids():
-        rows.append((env_id, env_summary(env_id), env_kwargs_doc(env_id)))
-    print_table("textgyms environments", ("id", "description", "kwargs"), rows)
+        try:
+            kwargs = env_kwargs_doc(env_id)
+        except ImportError:  # the env's extra is missing: its module cannot be imported
+            kwargs = "(listed once the extra is installed)"
+        rows.append((env_id, env_summary(env_id), kwargs, env_needs(env_id) or "-"))
+    print_table("textgyms environments", ("id", "description", "kwargs", "needs"), rows)
     return 0
 
 
-def cmd_play(args: argparse.Namespace) -> int:
-    """Play an env in the terminal. A bare word is sent as a call of the env's first tool."""
-    env = gym.make(args.env_id, **json.loads(args.kwargs))
-    obs, info = env.reset(seed=args.seed)
-    tool = env.unwrapped.tools[0].name if env.unwrapped.tools else None
-    print(obs)
+def parse_kwargs(text: str) -> dict[str, Any]:
+    """The JSON object given to ``--kwargs``; a ConfigError naming ``--kwargs`` otherwise."""
+    example = """e.g. --kwargs '{"hard_mode": true}'"""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--kwargs is not valid JSON ({exc}); {example}") from None
+    if not isinstance(value, dict):
+        raise ConfigError(f"--kwargs must be a JSON object, got {text!r}; {example}")
+    return value
+
+
+def split_kwargs(kwargs: dict[str, Any], env_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Each env's kwargs: keys that are env ids hold that env's own kwargs (an object); every
+    other key applies to every env. ``{"max_invalid": 1, "textgyms/Wordle-v0": {"length": 4}}``
+    """
+    shared = {k: v for k, v in kwargs.items() if "/" not in k}
+    own = {k: v for k, v in kwargs.items() if "/" in k}
+    for env_id, value in own.items():
+        if env_id not in env_ids:
+            raise ConfigError(f"--kwargs names {env_id!r}, which is not among --envs: {env_ids}")
+        if not isinstance(value, dict):
+            raise ConfigError(f"--kwargs: the value of {env_id!r} must be a JSON object")
+    return {env_id: {**shared, **own.get(env_id, {})} for env_id in env_ids}
+
+
+def read_action(read: Any = input) -> str | None:
+    """One action typed (or pasted) in the terminal; None at end of input.
+
+    Empty lines are skipped. An action goes on over several lines while a tag is open
+    (``<answer>`` before ``</answer>``), a brace is open (a JSON call, an MT103's ``{4:``
+    block before ``-}``) or inside a block that starts and ends with a line ``\"\"\"``.
+    """
+    lines: list[str] = []
     while True:
         try:
-            text = input("\n> ")
+            line = read("\n> " if not lines else "... ")
         except (EOFError, KeyboardInterrupt):
+            return None
+        if not lines and not line.strip():
+            continue
+        if line.strip() == '"""':
+            if lines and lines[0].strip() == '"""':
+                return "\n".join(lines[1:])
+            if not lines:
+                lines.append(line)
+                continue
+        lines.append(line)
+        text = "\n".join(lines)
+        if lines[0].strip() != '"""' and not unfinished(text):
+            return text
+
+
+def unfinished(text: str) -> bool:
+    """True while ``text`` has a tag or a brace that is opened and not yet closed."""
+    opened = re.findall(r"<([A-Za-z_]\w*)>", text)
+    if any(f"</{tag}>" not in text for tag in opened):
+        return True
+    return text.count("{") > text.count("}")
+
+
+def as_call(text: str, tools: Sequence[Any]) -> str:
+    """A bare word (no tag, no JSON) becomes a call of the env's first tool, so ``crane``
+    plays ``<guess>crane</guess>``; anything else, and any text for a tool that ends the
+    episode, is sent as typed (stray text then gets the env's format feedback)."""
+    word = re.fullmatch(r"\s*([\w'.-]+)\s*", text)
+    if not tools or tools[0].name in FINAL_TOOLS or word is None:
+        return text
+    return f"<{tools[0].name}>{word.group(1)}</{tools[0].name}>"
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    """Play an env in the terminal (see :func:`read_action` and :func:`as_call`)."""
+    env = gym.make(args.env_id, **parse_kwargs(args.kwargs))
+    obs, info = env.reset(seed=args.seed)
+    print(obs)
+    print('\n(multi-line answers: open a tag or a block with a line """; Ctrl-D quits)')
+    while True:
+        text = read_action()
+        if text is None:
             print("\nbye")
             return 0
-        if tool and "<" not in text and "{" not in text:
-            text = f"<{tool}>{text}</{tool}>"
-        obs, reward, terminated, truncated, info = env.step(text)
+        obs, reward, terminated, truncated, info = env.step(as_call(text, env.unwrapped.tools))
         print(obs)
         if terminated or truncated:
             print(f"\nscore {info['score']:.3f}  solved {info['solved']}  turns {info['turn']}")
@@ -107,20 +197,26 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from textgyms.policies import make_policy
 
     policy = make_policy(args.policy, seed=args.seed)
+    env_ids = resolve_envs(args.envs)
+    per_env = split_kwargs(parse_kwargs(args.kwargs), env_ids)
+    groups: dict[str, list[str]] = {}  # envs with the same kwargs run in one evaluate call
+    for env_id in env_ids:
+        groups.setdefault(json.dumps(per_env[env_id], sort_keys=True), []).append(env_id)
     try:
-        agg = evaluate(
-            policy,
-            resolve_envs(args.envs),
-            episodes=args.episodes,
-            out=Path(args.out),
-            split=args.split,
-            seed=args.seed,
-            samples=args.samples,
-            concurrency=args.concurrency,
-            env_kwargs=json.loads(args.kwargs),
-            progress=not args.quiet,
-            backend=args.backend,
-        )
+        for ids in groups.values():  # each call adds its envs to the run's metadata
+            agg = evaluate(
+                policy,
+                ids,
+                episodes=args.episodes,
+                out=Path(args.out),
+                split=args.split,
+                seed=args.seed,
+                samples=args.samples,
+                concurrency=args.concurrency,
+                env_kwargs=per_env[ids[0]],
+                progress=not args.quiet,
+                backend=args.backend,
+            )
     except KeyboardInterrupt:
         saved = len(load_results(Path(args.out)))
         print(
@@ -201,6 +297,7 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("runs", nargs="+", help="run directories, or directories holding runs")
     lb.add_argument("--out", default=".", help="where to write the two files (default: .)")
     search_cli.add_parser(sub)
+    view_cli.add_parser(sub)
     return p
 
 
@@ -213,6 +310,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "eval": cmd_eval,
         "leaderboard": cmd_leaderboard,
         "index": search_cli.run,
+        "view": view_cli.run,
     }
     try:
         return commands[args.command](args)

@@ -10,7 +10,8 @@ results.jsonl
     ``sample``, ``seed``, ``task_id``, ``actions``, ``observations`` (the prompt first),
     ``rewards``, ``return``, ``score``, ``solved``, ``parts``, ``turns``, ``invalid``,
     ``truncated``, ``tokens`` (policy-reported ``{"prompt", "completion"}``, or null),
-    ``action_chars``, ``wall_time`` (seconds). Each line is written with one ``write`` call
+    ``action_chars``, ``wall_time`` (seconds), ``feedback`` and ``error`` (the final verdict's
+    explanation and agent-error name). Each line is written with one ``write`` call
     while SIGINT is held back, so Ctrl-C never leaves a torn line; a torn line left by a crash
     is dropped on resume.
 metadata.json
@@ -464,6 +465,9 @@ def _record_step(
             "truncated": bool(truncated),
             "action_chars": sum(len(a) for a in rec["actions"]),
             "wall_time": time.perf_counter() - t0,
+            # The verdict's explanation and error, for readers of the run (textgyms view).
+            "feedback": str(info.get("feedback") or ""),
+            "error": info.get(ERROR),
         }
     )
     return True
