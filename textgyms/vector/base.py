@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import abc
 import contextlib
-import importlib
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
@@ -18,6 +17,7 @@ import numpy as np
 from gymnasium.envs.registration import EnvSpec
 
 from textgyms.errors import BackendError, ConfigError, ResetNeeded, WorkerDiedError
+from textgyms.mixture import Mixture, MixtureEnv, resolve_spec
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -141,21 +141,48 @@ def _step_runners(runners: Sequence[_EnvRunner], actions: Sequence[str]) -> _Res
     return out
 
 
-def _resolve_spec(env_id: str) -> EnvSpec:
-    """Look up ``env_id`` (``"module:ns/Name-vN"`` imports the module first) in the registry.
+@dataclass(frozen=True)
+class EnvFactory:
+    """Makes one env of a vector; picklable, so workers and actors build their envs with it.
 
-    Workers receive the spec rather than the id, so envs registered at runtime in the parent
-    (outside ``textgyms``) can still be built under the forkserver and spawn start methods.
+    A plain id makes ``gym.make(spec, **kwargs)``. Workers receive the spec rather than the id,
+    so envs registered at runtime in the parent (outside ``textgyms``) can still be built under
+    the forkserver and spawn start methods. A mixture makes a :class:`MixtureEnv` (``kwargs``
+    are then already folded into its entries).
     """
-    if not isinstance(env_id, str):
-        raise ConfigError(f"env_id must be a registered id string, got {env_id!r}")
-    module, _, name = env_id.rpartition(":")
-    if module:
-        importlib.import_module(module)
-    try:
-        return gym.spec(name)
-    except gym.error.Error as exc:
-        raise ConfigError(f"unknown env id {env_id!r} ({exc}); did you `import textgyms`?") from exc
+
+    spec: EnvSpec | None
+    kwargs: dict[str, Any]
+    mixture: Mixture | None = None
+    ladders: dict[str, tuple[dict[str, Any], ...]] | None = None
+
+    def __call__(self) -> gym.Env:
+        """A new env."""
+        if self.mixture is not None:
+            return MixtureEnv(self.mixture, self.ladders)
+        assert self.spec is not None
+        return gym.make(self.spec, **self.kwargs)
+
+
+def is_mixture_spec(env_id: Any) -> bool:
+    """Whether ``make_vec``'s first argument names a mixture rather than one registered id."""
+    if isinstance(env_id, str):
+        return env_id.lstrip()[:1] in ("[", "{") or "," in env_id or "*" in env_id
+    return env_id is not None
+
+
+def env_factory(
+    env_id: Any, env_kwargs: dict[str, Any], ladders: Mapping[str, Any] | None = None
+) -> EnvFactory:
+    """The factory for ``make_vec(env_id, **env_kwargs)``; ``env_kwargs`` are every mixture
+    entry's defaults (an entry's own kwargs win). ``ladders`` (a curriculum's levels) turn a
+    plain id into a one-entry mixture."""
+    if not is_mixture_spec(env_id) and ladders is None:
+        return EnvFactory(resolve_spec(env_id), dict(env_kwargs))
+    mixture = Mixture.parse(env_id)
+    entries = tuple(replace(e, kwargs={**env_kwargs, **e.kwargs}) for e in mixture.entries)
+    lad = None if ladders is None else {k: tuple(map(dict, v)) for k, v in ladders.items()}
+    return EnvFactory(None, {}, Mixture(entries), lad)
 
 
 def _check_config(num_envs: int, group_size: int, autoreset: str, batch_size: int | None) -> int:
@@ -188,11 +215,14 @@ def _check_config(num_envs: int, group_size: int, autoreset: str, batch_size: in
 
 
 class VecEnv(abc.ABC):
-    """A batch of ``num_envs`` copies of one text env (see the package docstring).
+    """A batch of ``num_envs`` copies of one text env, or of a mixture (see the package
+    docstring).
 
     Attributes: ``num_envs``, ``group_size``, ``num_groups``, ``autoreset``, ``batch_size``,
-    ``single_observation_space``, ``single_action_space``, ``env_ids`` (of the last batch).
-    Use as a context manager or call :meth:`close`.
+    ``single_observation_space``, ``single_action_space``, ``env_ids`` (of the last batch),
+    ``mixture`` (a :class:`~textgyms.mixture.Mixture`, or None for one id) and ``make_env`` (the
+    picklable factory backends build every env with). Use as a context manager or call
+    :meth:`close`.
     """
 
     single_observation_space: gym.Space
@@ -200,18 +230,22 @@ class VecEnv(abc.ABC):
 
     def __init__(
         self,
-        env_id: str,
+        env_id: Any,
         num_envs: int,
         *,
         group_size: int = 1,
         autoreset: str = "same_step",
         batch_size: int | None = None,
         env_kwargs: dict[str, Any] | None = None,
+        ladders: Mapping[str, Any] | None = None,
     ) -> None:
         self._closed = True  # until construction succeeds; keeps __del__/close safe
         self._broken: WorkerDiedError | None = None
         self.batch_size = _check_config(num_envs, group_size, autoreset, batch_size)
-        self.env_id, self.spec = env_id, _resolve_spec(env_id)
+        self.make_env = env_factory(env_id, dict(env_kwargs or {}), ladders)
+        self.mixture = self.make_env.mixture  # None for a plain id
+        self.env_id = env_id if self.mixture is None else str(self.mixture)
+        self.spec = self.make_env.spec  # None for a mixture
         self.num_envs, self.group_size = int(num_envs), int(group_size)
         self.num_groups = self.num_envs // self.group_size
         self.autoreset = autoreset

@@ -19,13 +19,12 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any
 
-import gymnasium as gym
 import numpy as np
-from gymnasium.envs.registration import EnvSpec
 
 from textgyms.errors import BackendError, ConfigError, WorkerDiedError
 from textgyms.vector.base import (
     Batch,
+    EnvFactory,
     VecEnv,
     _EnvRunner,
     _make_batch,
@@ -70,8 +69,7 @@ def _unpack_exception(packed: tuple[bytes | None, str, str], where: str) -> Base
 
 def _worker_main(
     conn: Connection,
-    spec: EnvSpec,
-    env_kwargs: dict[str, Any],
+    make_env: EnvFactory,
     count: int,
     stride: int,
     autoreset: str,
@@ -85,7 +83,7 @@ def _worker_main(
     try:
         try:
             for _ in range(count):
-                runners.append(_EnvRunner(gym.make(spec, **env_kwargs), autoreset, stride))
+                runners.append(_EnvRunner(make_env(), autoreset, stride))
             env = runners[0].env
             conn.send(("ok", (env.observation_space, env.action_space)))
         except Exception as exc:  # noqa: BLE001  (any env error goes back to the caller)
@@ -167,7 +165,7 @@ class MultiprocessingVecEnv(VecEnv):
 
     def __init__(
         self,
-        env_id: str,
+        env_id: Any,
         num_envs: int,
         *,
         num_workers: int | None = None,
@@ -175,7 +173,7 @@ class MultiprocessingVecEnv(VecEnv):
         **common: Any,
     ) -> None:
         """``common``: the :class:`VecEnv` options (group_size, autoreset, batch_size,
-        env_kwargs)."""
+        env_kwargs, ladders)."""
         self._workers: list[_Worker] = []
         super().__init__(env_id, num_envs, **common)
         self.num_workers = choose_workers(self.num_envs, num_workers, os.cpu_count() or 1)
@@ -218,8 +216,7 @@ class MultiprocessingVecEnv(VecEnv):
                 daemon=True,
                 args=(
                     child_conn,
-                    self.spec,
-                    self.env_kwargs,
+                    self.make_env,
                     self.envs_per_worker,
                     self.num_groups,
                     self.autoreset,

@@ -27,11 +27,11 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import ray
-from gymnasium.envs.registration import EnvSpec
 
 from textgyms.errors import BackendError, ConfigError, WorkerDiedError
 from textgyms.vector.base import (
     Batch,
+    EnvFactory,
     VecEnv,
     _EnvRunner,
     _make_batch,
@@ -48,14 +48,12 @@ __all__ = ["RayVecEnv"]
 class _Worker:
     """The body of one actor: ``count`` env runners and the three commands on them."""
 
-    def __init__(
-        self, spec: EnvSpec, env_kwargs: dict[str, Any], count: int, stride: int, autoreset: str
-    ) -> None:
+    def __init__(self, make_env: EnvFactory, count: int, stride: int, autoreset: str) -> None:
         self.error: Exception | None = None
         self.runners: list[_EnvRunner] = []
         try:
             for _ in range(count):
-                self.runners.append(_EnvRunner(gym.make(spec, **env_kwargs), autoreset, stride))
+                self.runners.append(_EnvRunner(make_env(), autoreset, stride))
         except Exception as exc:  # noqa: BLE001  (reported by spaces(), with its own type)
             self.error = exc
 
@@ -128,7 +126,7 @@ class RayVecEnv(VecEnv):
 
     def __init__(
         self,
-        env_id: str,
+        env_id: Any,
         num_envs: int,
         *,
         num_workers: int | None = None,
@@ -137,7 +135,7 @@ class RayVecEnv(VecEnv):
         **common: Any,
     ) -> None:
         """``common``: the :class:`VecEnv` options (group_size, autoreset, batch_size,
-        env_kwargs)."""
+        env_kwargs, ladders)."""
         self._handles: list[_Handle] = []
         super().__init__(env_id, num_envs, **common)
         if not ray.is_initialized():
@@ -161,7 +159,7 @@ class RayVecEnv(VecEnv):
     def _start(self, actor_options: dict[str, Any], timeout: float) -> None:
         cls = _remote_worker().options(**actor_options) if actor_options else _remote_worker()
         epw = self.envs_per_worker
-        args = (self.spec, self.env_kwargs, epw, self.num_groups, self.autoreset)
+        args = (self.make_env, epw, self.num_groups, self.autoreset)
         for index in range(self.num_workers):
             self._handles.append(_Handle(index, index * epw, cls.remote(*args)))
         refs = [h.actor.spaces.remote() for h in self._handles]

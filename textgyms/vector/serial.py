@@ -25,9 +25,9 @@ from textgyms.vector.base import (
 class SerialVecEnv(VecEnv):
     """All envs in this process, stepped one after the other (``envs`` gives direct access)."""
 
-    def __init__(self, env_id: str, num_envs: int, **common: Any) -> None:
+    def __init__(self, env_id: Any, num_envs: int, **common: Any) -> None:
         """``common``: the :class:`VecEnv` options (group_size, autoreset, batch_size,
-        env_kwargs)."""
+        env_kwargs, ladders)."""
         super().__init__(env_id, num_envs, **common)
         if self.batch_size != self.num_envs:
             raise ConfigError(
@@ -39,7 +39,7 @@ class SerialVecEnv(VecEnv):
         self._pending: _Result | None = None
         try:
             for _ in range(self.num_envs):
-                env = gym.make(self.spec, **self.env_kwargs)
+                env = self.make_env()
                 self._runners.append(_EnvRunner(env, self.autoreset, self.num_groups))
         except BaseException:
             self._close()
