@@ -40,7 +40,7 @@ __all__ = ["Batch", "MultiprocessingVecEnv", "SerialVecEnv", "VecEnv", "make_vec
 
 
 def _make_serial(
-    env_id: str, num_envs: int, *, num_workers: int | None, context: str | None, **kwargs: Any
+    env_id: Any, num_envs: int, *, num_workers: int | None, context: str | None, **kwargs: Any
 ) -> VecEnv:
     if num_workers not in (None, 1) or context is not None:
         raise ConfigError(
@@ -50,7 +50,7 @@ def _make_serial(
     return SerialVecEnv(env_id, num_envs, **kwargs)
 
 
-def _make_ray(env_id: str, num_envs: int, *, context: str | None, **kwargs: Any) -> VecEnv:
+def _make_ray(env_id: Any, num_envs: int, *, context: str | None, **kwargs: Any) -> VecEnv:
     if context is not None:
         raise ConfigError(
             "context applies to backend='multiprocessing'; backend='ray' runs envs in Ray actors"
@@ -71,7 +71,7 @@ _BACKENDS: dict[str, Callable[..., VecEnv]] = {
 
 
 def make_vec(
-    env_id: str,
+    env_id: Any,
     num_envs: int,
     *,
     backend: str = "serial",
@@ -81,9 +81,18 @@ def make_vec(
     batch_size: int | None = None,
     context: str | None = None,
     env_kwargs: Mapping[str, Any] | None = None,
+    curriculum: Any = None,
     **more_env_kwargs: Any,
 ) -> VecEnv:
     """Make a vector of ``num_envs`` envs ``gymnasium.make(env_id, **env_kwargs)``.
+
+    ``env_id`` may also be a mixture (see :meth:`textgyms.mixture.Mixture.parse`: a
+    ``"ID*W,ID"`` string, JSON, or a list of ids / dicts / tuples): each episode plays the entry
+    picked by its seed, with ``env_kwargs`` as every entry's defaults, and infos carry
+    ``env_id``, ``env_name`` and ``level``. ``curriculum`` (a
+    :class:`~textgyms.curriculum.Curriculum`, dict or JSON) returns a
+    :class:`~textgyms.curriculum.CurriculumVecEnv` whose envs start each episode at their
+    current difficulty level (``autoreset`` ``"same_step"`` or ``"disabled"``, full batches).
 
     ``backend``: ``"serial"`` (in-process), ``"multiprocessing"`` (worker processes; see
     :class:`MultiprocessingVecEnv` for ``num_workers``, ``batch_size`` and ``context``) or
@@ -100,13 +109,31 @@ def make_vec(
     if backend not in _BACKENDS:
         raise ConfigError(f"unknown backend {backend!r}; choose one of: {', '.join(_BACKENDS)}")
     _check_config(num_envs, group_size, autoreset, batch_size)
-    return _BACKENDS[backend](
+    common = {"num_workers": num_workers, "batch_size": batch_size, "context": context}
+    if curriculum is None:
+        return _BACKENDS[backend](
+            env_id,
+            num_envs,
+            group_size=group_size,
+            autoreset=autoreset,
+            env_kwargs=env_kwargs,
+            **common,
+        )
+    from textgyms.curriculum import Curriculum, CurriculumVecEnv
+
+    cur = Curriculum.parse(curriculum)
+    if autoreset not in ("same_step", "disabled") or batch_size not in (None, num_envs):
+        raise ConfigError(
+            "a curriculum needs autoreset='same_step' or 'disabled' and full batches "
+            "(batch_size=None): it decides each episode's level from the results in env order"
+        )
+    inner = _BACKENDS[backend](
         env_id,
         num_envs,
         group_size=group_size,
-        autoreset=autoreset,
-        num_workers=num_workers,
-        batch_size=batch_size,
-        context=context,
+        autoreset="disabled",
         env_kwargs=env_kwargs,
+        ladders=cur.ladders,
+        **common,
     )
+    return CurriculumVecEnv(inner, cur, autoreset)  # type: ignore[return-value]

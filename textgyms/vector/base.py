@@ -180,6 +180,12 @@ def env_factory(
     if not is_mixture_spec(env_id) and ladders is None:
         return EnvFactory(resolve_spec(env_id), dict(env_kwargs))
     mixture = Mixture.parse(env_id)
+    unknown = set(ladders or ()) - set(mixture.names)
+    if unknown:
+        raise ConfigError(
+            f"curriculum envs {sorted(unknown)} are not in the mixture; choose from "
+            f"{mixture.names}"
+        )
     entries = tuple(replace(e, kwargs={**env_kwargs, **e.kwargs}) for e in mixture.entries)
     lad = None if ladders is None else {k: tuple(map(dict, v)) for k, v in ladders.items()}
     return EnvFactory(None, {}, Mixture(entries), lad)
