@@ -15,10 +15,10 @@ from schwifty import IBAN
 import textgyms.envs.iso20022 as iso
 from textgyms.core import seeded_generator
 from textgyms.envs.iso20022 import xsd
+from textgyms.envs.iso20022.charset import chunks, clean, fit
 from textgyms.envs.iso20022.env import Iso20022Env, render_prompt, validate_report
 from textgyms.envs.iso20022.generate import draw_payment, generate, to_xml
 from textgyms.envs.iso20022.mt103 import parse, validate_text
-from textgyms.envs.iso20022.translate import chunks, clean, fit
 from textgyms.errors import ConfigError
 
 GOLDEN = Path(__file__).parent / "golden" / "iso20022"
@@ -387,8 +387,9 @@ def test_single_turn_rejects_tools_of_the_multi_turn_variant():
 
 
 def test_data_sha256_checks_the_vendored_xsd():
-    sums = (Path(xsd.__file__).parent / "xsd" / "SHA256SUMS").read_text().split()
-    assert Iso20022Env().data_sha256() == {"iso20022/xsd/pacs.008.001.08.xsd": sums[0]}
+    lines = (Path(xsd.__file__).parent / "xsd" / "SHA256SUMS").read_text().splitlines()
+    sums = {f"iso20022/xsd/{name}": digest for digest, name in map(str.split, lines)}
+    assert Iso20022Env().data_sha256() == sums and len(sums) == 10
 
 
 # --- properties -----------------------------------------------------------------------------

@@ -32,8 +32,9 @@ import datetime
 import re
 from typing import NamedTuple
 
+from textgyms.envs.iso20022.charset import X_CHARS
 from textgyms.envs.iso20022.currencies import MINOR_UNITS, minor_units
-from textgyms.envs.iso20022.translate import EU_RULE, ORDER_23E, X_CHARS
+from textgyms.envs.iso20022.translate import EU_RULE, INFO_23E, ORDER_23E
 
 BIC_RE = re.compile(r"[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}(?:[A-Z0-9]{3})?")
 _MESSAGE = re.compile(
@@ -53,7 +54,6 @@ OPTIONS = {"50": "AFK", "52": "AD", "53": "ABD", "54": "ABD", "55": "ABD", "56":
 REPEATABLE = frozenset({"13C", "23E", "71F"})
 MANDATORY = ("20", "23B", "32A", "50", "59", "71A")
 CODES_23B = ("CRED", "CRTS", "SPAY", "SPRI", "SSTD")
-INFO_23E = frozenset({"HOLD", "PHOB", "TELB", "PHON", "TELE", "PHOI", "TELI", "REPA"})
 
 
 class Issue(NamedTuple):

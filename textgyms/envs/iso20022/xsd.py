@@ -1,5 +1,7 @@
-"""The vendored official pacs.008.001.08 XSD (see ``xsd/PROVENANCE.md``): sha256-checked on
-load, compiled with lxml once per process."""
+"""The vendored official ISO 20022 schemas (see ``xsd/PROVENANCE.md``): pacs.008.001.08 to .13
+and head.001.001.01 to .04, each sha256-checked on load and compiled with lxml once per
+process. :func:`validate_xml` checks a Document (and its business application header, when
+the message has one) against the schema of the version its namespace names."""
 
 from __future__ import annotations
 
@@ -9,8 +11,14 @@ from importlib import resources
 
 from textgyms.errors import DataError
 
+PACS_VERSIONS = ("08", "09", "10", "11", "12", "13")
+HEAD_VERSIONS = ("01", "02", "03", "04")
+PACS_NS = "urn:iso:std:iso:20022:tech:xsd:pacs.008.001."
+HEAD_NS = "urn:iso:std:iso:20022:tech:xsd:head.001.001."
 XSD_NAME = "pacs.008.001.08.xsd"
-NS = "urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08"
+NS = PACS_NS + "08"
+XSD_NAMES = tuple(f"pacs.008.001.{v}.xsd" for v in PACS_VERSIONS) + tuple(
+    f"head.001.001.{v}.xsd" for v in HEAD_VERSIONS)
 
 
 def _dir():
@@ -18,43 +26,79 @@ def _dir():
 
 
 @cache
-def xsd_bytes() -> bytes:
-    """The XSD file, checked against ``xsd/SHA256SUMS``."""
+def _sums() -> dict[str, str]:
     try:
-        sums = (_dir() / "SHA256SUMS").read_text(encoding="utf-8")
-        data = (_dir() / XSD_NAME).read_bytes()
+        text = (_dir() / "SHA256SUMS").read_text(encoding="utf-8")
     except OSError as exc:
-        raise DataError(f"cannot read the vendored pacs.008 XSD: {exc}") from exc
-    expected = dict(reversed(line.split()) for line in sums.splitlines() if line.strip())
+        raise DataError(f"cannot read the vendored XSD checksums: {exc}") from exc
+    return dict(reversed(line.split()) for line in text.splitlines() if line.strip())
+
+
+@cache
+def xsd_bytes(name: str = XSD_NAME) -> bytes:
+    """One vendored XSD file, checked against ``xsd/SHA256SUMS``."""
+    if name not in XSD_NAMES:
+        raise DataError(f"no vendored schema {name!r}; have: {', '.join(XSD_NAMES)}")
+    try:
+        data = (_dir() / name).read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read the vendored XSD {name}: {exc}") from exc
     actual = hashlib.sha256(data).hexdigest()
-    if expected.get(XSD_NAME) != actual:
-        raise DataError(f"{XSD_NAME} does not match its recorded sha256 (got {actual})")
+    if _sums().get(name) != actual:
+        raise DataError(f"{name} does not match its recorded sha256 (got {actual})")
     return data
 
 
 def data_sha256() -> dict[str, str]:
-    """sha256 of the vendored XSD (recorded in leaderboard metadata)."""
-    return {f"iso20022/xsd/{XSD_NAME}": hashlib.sha256(xsd_bytes()).hexdigest()}
+    """sha256 of every vendored XSD (recorded in leaderboard metadata)."""
+    return {f"iso20022/xsd/{n}": hashlib.sha256(xsd_bytes(n)).hexdigest() for n in XSD_NAMES}
 
 
 @cache
-def schema():
-    """The compiled ``lxml.etree.XMLSchema`` (lxml is imported only here)."""
+def schema(name: str = XSD_NAME):
+    """The compiled ``lxml.etree.XMLSchema`` of one vendored XSD (lxml is imported only
+    here and in :func:`validate_xml`)."""
     from lxml import etree
 
-    return etree.XMLSchema(etree.fromstring(xsd_bytes()))
+    return etree.XMLSchema(etree.fromstring(xsd_bytes(name)))
+
+
+def _find(root, prefix: str, local: str):
+    """The first element named ``local`` in a namespace starting with ``prefix``."""
+    for node in root.iter():
+        tag = node.tag
+        if isinstance(tag, str) and tag.startswith("{" + prefix) and tag.endswith("}" + local):
+            return node
+    return None
+
+
+def _check(node, kind: str, versions: tuple[str, ...]) -> list[str]:
+    from lxml import etree
+
+    version = node.tag[1:].split("}")[0].rsplit(".", 1)[-1]
+    if version not in versions:
+        return [f"unsupported {kind} version {version!r}; supported: {', '.join(versions)}"]
+    xsd = schema(f"{kind}.{version}.xsd")
+    if xsd.validate(etree.ElementTree(node)):
+        return []
+    return [str(e) for e in xsd.error_log]
 
 
 def validate_xml(xml: str) -> list[str]:
-    """XSD errors of the pacs.008 Document in ``xml`` (bare or inside an envelope)."""
+    """XSD errors of the pacs.008 Document in ``xml`` (bare or inside an envelope) and of
+    its ``AppHdr`` when there is one; [] when both are valid."""
     from lxml import etree
 
-    root = etree.fromstring(xml.encode("utf-8"), etree.XMLParser(resolve_entities=False,
-                                                                 no_network=True))
-    doc = root if root.tag == f"{{{NS}}}Document" else root.find(f".//{{{NS}}}Document")
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    try:
+        root = etree.fromstring(xml.encode("utf-8"), parser)
+    except etree.XMLSyntaxError as exc:
+        return [f"not well-formed XML: {exc}"]
+    doc = _find(root, PACS_NS, "Document")
     if doc is None:
-        return ["no pacs.008.001.08 Document element"]
-    xsd = schema()
-    if xsd.validate(etree.ElementTree(doc)):
-        return []
-    return [str(e) for e in xsd.error_log]
+        return ["no pacs.008.001.08-13 Document element"]
+    out = _check(doc, "pacs.008.001", PACS_VERSIONS)
+    head = _find(root, HEAD_NS, "AppHdr")
+    if head is not None:
+        out += _check(head, "head.001.001", HEAD_VERSIONS)
+    return out

@@ -1,0 +1,82 @@
+"""Reading a pacs.008 message of any supported version (pacs.008.001.08 to .13), bare or in
+an envelope with a business application header (head.001.001.01 to .04), with or without
+namespace prefixes.
+
+:func:`load` finds the ``Document`` and the ``AppHdr`` wherever the envelope puts them (any
+wrapper element: ``Envelope``, ``BizMsgEnvlp``, ``DataPDU``...), strips the namespaces (the
+element names the translator reads are the same in every supported version) and returns them
+with the versions and the header's sender and receiver BICs.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import NamedTuple
+
+from textgyms.envs.iso20022.xsd import HEAD_NS, HEAD_VERSIONS, PACS_NS, PACS_VERSIONS
+
+
+class Loaded(NamedTuple):
+    """A parsed pacs.008: the namespace-free Document, its version ("08"-"13"), the header
+    version (None without an AppHdr) and the header's From/To BICs."""
+
+    doc: ET.Element
+    version: str
+    head_version: str | None
+    head_from: str | None
+    head_to: str | None
+
+
+def _split(tag: str) -> tuple[str, str]:
+    """("namespace", "local name") of an ElementTree tag."""
+    return tuple(tag[1:].split("}", 1)) if tag[:1] == "{" else ("", tag)  # type: ignore
+
+
+def _strip(node: ET.Element) -> None:
+    for child in node.iter():
+        if isinstance(child.tag, str) and child.tag[:1] == "{":
+            child.tag = child.tag.split("}", 1)[1]
+
+
+def text(node: ET.Element | None, path: str) -> str | None:
+    """Stripped text at ``path`` under ``node`` (None when absent or empty)."""
+    if node is None:
+        return None
+    found = node.find(path)
+    return None if found is None or found.text is None else found.text.strip() or None
+
+
+def _head_bic(head: ET.Element, side: str) -> str | None:
+    # head.001.001.01 names the element BIC; .02 onwards BICFI.
+    fin = head.find(f"{side}/FIId/FinInstnId")
+    return text(fin, "BICFI") or text(fin, "BIC") if fin is not None else None
+
+
+def load(xml: str | bytes) -> Loaded:
+    """The pacs.008 of ``xml``; raises ``ValueError`` when it is not one of a supported
+    version (the message names the versions)."""
+    try:
+        root = ET.fromstring(xml.encode("utf-8") if isinstance(xml, str) else xml)
+    except ET.ParseError as exc:
+        raise ValueError(f"not well-formed XML: {exc}") from exc
+    doc = head = None
+    version = head_version = None
+    for node in root.iter():
+        ns, local = _split(node.tag) if isinstance(node.tag, str) else ("", "")
+        if local == "Document" and doc is None and ns.startswith(PACS_NS):
+            doc, version = node, ns[len(PACS_NS):]
+        elif local == "AppHdr" and head is None and ns.startswith(HEAD_NS):
+            head, head_version = node, ns[len(HEAD_NS):]
+    supported = f"pacs.008.001.{PACS_VERSIONS[0]} to .{PACS_VERSIONS[-1]}"
+    if doc is None:
+        raise ValueError(f"no pacs.008 Document element found (supported: {supported})")
+    if version not in PACS_VERSIONS:
+        raise ValueError(f"pacs.008.001.{version} is not supported (supported: {supported})")
+    if head is not None and head_version not in HEAD_VERSIONS:
+        raise ValueError(f"head.001.001.{head_version} is not supported (supported: "
+                         f"head.001.001.{HEAD_VERSIONS[0]} to .{HEAD_VERSIONS[-1]})")
+    _strip(doc)
+    if head is None:
+        return Loaded(doc, version, None, None, None)
+    _strip(head)
+    return Loaded(doc, version, head_version, _head_bic(head, "Fr"), _head_bic(head, "To"))
