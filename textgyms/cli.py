@@ -15,7 +15,8 @@ import inspect
 import json
 import re
 import sys
-from collections.abc import Sequence
+import textwrap
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,10 @@ from textgyms.envs.search import cli as search_cli
 from textgyms.errors import ConfigError, TextgymsError
 from textgyms.policies.base import POLICY_SPECS
 from textgyms.protocol import resolved_kwargs
+from textgyms.view import cli as view_cli
 
 #: Tools that end the episode: ``play`` never sends stray text to them (they need explicit tags).
 FINAL_TOOLS = ("answer", "submit")
-from textgyms.view import cli as view_cli
 
 
 def env_class(env_id: str) -> type:
@@ -88,14 +89,15 @@ def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]
 
 def cmd_list(args: argparse.Namespace) -> int:
     """Print every registered env, its kwargs and the extras this install still lacks."""
-    rows = []
     for env_id in textgyms.env_ids():
         try:
             kwargs = env_kwargs_doc(env_id)
         except ImportError:  # the env's extra is missing: its module cannot be imported
-            kwargs = "(listed once the extra is installed)"
-        rows.append((env_id, env_summary(env_id), kwargs, env_needs(env_id) or "-"))
-    print_table("textgyms environments", ("id", "description", "kwargs", "needs"), rows)
+            kwargs = "(listed once the extra below is installed)"
+        print(f"{env_id}: {env_summary(env_id)}")
+        print(textwrap.fill(kwargs, 100, initial_indent="  kwargs: ", subsequent_indent=" " * 4))
+        needs = env_needs(env_id)
+        print(f"  needs:  {needs or 'nothing more (every option works on this install)'}\n")
     return 0
 
 
@@ -125,13 +127,14 @@ def split_kwargs(kwargs: dict[str, Any], env_ids: Sequence[str]) -> dict[str, di
     return {env_id: {**shared, **own.get(env_id, {})} for env_id in env_ids}
 
 
-def read_action(read: Any = input) -> str | None:
+def read_action(read: Callable[[str], str] | None = None) -> str | None:
     """One action typed (or pasted) in the terminal; None at end of input.
 
     Empty lines are skipped. An action goes on over several lines while a tag is open
     (``<answer>`` before ``</answer>``), a brace is open (a JSON call, an MT103's ``{4:``
     block before ``-}``) or inside a block that starts and ends with a line ``\"\"\"``.
     """
+    read = read or input
     lines: list[str] = []
     while True:
         try:
@@ -155,8 +158,8 @@ def read_action(read: Any = input) -> str | None:
 def unfinished(text: str) -> bool:
     """True while ``text`` has a tag or a brace that is opened and not yet closed."""
     opened = re.findall(r"<([A-Za-z_]\w*)>", text)
-    if any(f"</{tag}>" not in text for tag in opened):
-        return True
+    if opened:  # a tagged call: braces inside it (code, JSON) are its content's business
+        return any(f"</{tag}>" not in text for tag in opened)
     return text.count("{") > text.count("}")
 
 
@@ -225,6 +228,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
+    print_aggregates(f"policy {args.policy} -> {args.out}", agg)
+    return 0
+
+
+def print_aggregates(title: str, agg: dict[str, dict[str, Any]]) -> None:
+    """The per-env results table that ``eval`` prints."""
     rows = [
         (
             env_id,
@@ -237,12 +246,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         )
         for env_id, a in agg.items()
     ]
-    print_table(
-        f"policy {args.policy} -> {args.out}",
-        ("env", "score (95% CI)", "solved", "pass@k", "turns", "invalid/ep", "episodes"),
-        rows,
-    )
-    return 0
+    columns = ("env", "score (95% CI)", "solved", "pass@k", "turns", "invalid/ep", "episodes")
+    print_table(title, columns, rows)
 
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
@@ -256,46 +261,68 @@ def cmd_leaderboard(args: argparse.Namespace) -> int:
     return 0
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description's line breaks and shows each option's default (when it has one)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.required or action.default in (None, False, argparse.SUPPRESS):
+            return text
+        return f"{text} (default: %(default)s)" if "%(default)" not in text else text
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``textgyms`` command."""
-    p = argparse.ArgumentParser(
-        prog="textgyms", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    p = argparse.ArgumentParser(prog="textgyms", description=__doc__, formatter_class=HelpFormatter)
+    p.add_argument("--version", action="version", version=f"textgyms {textgyms.__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub.add_parser("list", help="list environments, their kwargs and the extras they need")
+    play = sub.add_parser(
+        "play", help="play an environment in the terminal", formatter_class=HelpFormatter
     )
-    sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("list", help="list environments, their descriptions and kwargs")
-    play = sub.add_parser("play", help="play an environment in the terminal")
     play.add_argument("env_id", help="e.g. textgyms/Wordle-v0")
-    play.add_argument("--seed", type=int, default=None, help="fix the task (default: random)")
+    play.add_argument("--seed", type=int, default=None, help="fix the task (None: random)")
     play.add_argument(
         "--kwargs", default="{}", help="env kwargs as JSON, e.g. '{\"hard_mode\": true}'"
     )
-    ev = sub.add_parser("eval", help="evaluate a policy; writes results.jsonl + metadata.json")
+    ev = sub.add_parser(
+        "eval",
+        help="evaluate a policy; writes results.jsonl + metadata.json",
+        formatter_class=HelpFormatter,
+    )
     ev.add_argument("--policy", required=True, help=f"one of: {', '.join(POLICY_SPECS)}")
     ev.add_argument("--envs", default="all", help="'all' or comma-separated ids")
     ev.add_argument(
         "--episodes", type=int, default=20, help="episodes per env (seeds seed..seed+N-1)"
     )
-    ev.add_argument("--split", default="test", help="task split (default: test)")
+    ev.add_argument("--split", default="test", help="task split (test: the leaderboard's)")
     ev.add_argument("--seed", type=int, default=0, help="seed of episode 0")
     ev.add_argument(
         "--samples", type=int, default=1, help="plays per task, for pass@k with k <= samples"
     )
     ev.add_argument("--concurrency", type=int, default=8, help="episodes in flight per env")
-    ev.add_argument("--kwargs", default="{}", help="env kwargs as JSON, applied to every env")
+    ev.add_argument(
+        "--kwargs",
+        default="{}",
+        help="env kwargs as a JSON object, applied to every env; a key that is an env id holds "
+        'that env\'s own kwargs, e.g. \'{"max_invalid": 1, "textgyms/Wordle-v0": {"length": 4}}\'',
+    )
     ev.add_argument(
         "--backend",
         choices=("serial", "multiprocessing", "ray"),
         default=None,
-        help="step the envs as a textgyms.make_vec vector on this backend (default: in-process "
+        help="step the envs as a textgyms.make_vec vector on this backend (None: in-process "
         "envs); 'ray' uses the Ray cluster named by RAY_ADDRESS, else a local one",
     )
     ev.add_argument("--out", required=True, help="run directory (resumed if it exists)")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
     lb = sub.add_parser(
-        "leaderboard", help="rank run directories; writes leaderboard.md + leaderboard.html"
+        "leaderboard",
+        help="rank run directories; writes leaderboard.md + leaderboard.html",
+        formatter_class=HelpFormatter,
     )
     lb.add_argument("runs", nargs="+", help="run directories, or directories holding runs")
-    lb.add_argument("--out", default=".", help="where to write the two files (default: .)")
+    lb.add_argument("--out", default=".", help="where to write the two files")
     search_cli.add_parser(sub)
     view_cli.add_parser(sub)
     return p
@@ -303,7 +330,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; configuration errors are printed without a traceback."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # bare `textgyms`: show what there is to run
+        parser.print_help()
+        return 0
     commands = {
         "list": cmd_list,
         "play": cmd_play,
@@ -314,7 +345,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     try:
         return commands[args.command](args)
-    except (TextgymsError, json.JSONDecodeError, gym.error.Error) as exc:
+    except (TextgymsError, gym.error.Error) as exc:
         print(f"textgyms {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -37,6 +37,11 @@ class BackendError(TextgymsError):
     """A vector backend or optional dependency is unavailable or misused."""
 
 
+class MissingExtraError(TextgymsError, ImportError):
+    """An optional dependency is not installed; the message names the pip extra that has it.
+    (An ``ImportError`` too, so code that tolerates a missing module keeps working.)"""
+
+
 class IndexCorruptError(TextgymsError):
     """A search index is missing, unreadable or corrupt; the message names its path."""
 

