@@ -27,6 +27,9 @@ from textgyms.envs.iso20022 import banks, mt103, xsd
 from textgyms.envs.iso20022.generate import LEVELS, IsoTask, generate
 from textgyms.envs.iso20022.rulecard import RULE_CARD
 from textgyms.envs.iso20022.verify import score
+from textgyms.extras import require
+
+require("iso", "lxml", "schwifty")  # the env needs both (translate/score alone need neither)
 
 ANSWER = ToolSpec("answer", "Submit the MT103 (final; ends the episode).",
                   (Param("mt", "string", "the complete MT103 message, blocks 1 to 4"),))
