@@ -246,3 +246,12 @@ def test_list_says_which_extra_an_env_still_needs(monkeypatch, capsys):
     assert "needs:  nothing more" in block[ID] and "max_turns=None" in block[ID]
     with pytest.raises(MissingExtraError, match=r"pip install 'textgyms\[net\]'"):
         extras.require("net", "networkx_is_not_a_module")
+
+
+def test_an_unknown_hf_model_gets_one_clean_message(capsys):
+    pytest.importorskip("transformers")
+    argv = ["eval", "--policy", "hf:/nonexistent", "--envs", ID, "--out", "x", "--quiet"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "unknown model '/nonexistent'; choose one of: tiny-random" in err
+    assert "Repo id" not in err and "Traceback" not in err and err.count("\n") == 1

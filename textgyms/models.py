@@ -363,5 +363,5 @@ def load_model(name_or_path: str, seed: int = 0) -> tuple[Any, Any]:
         raise ConfigError(
             f"unknown model {name_or_path!r}; choose one of: {', '.join(PRESETS)}, the path of a "
             "local directory saved with save_pretrained, or a hub id already in the local "
-            f"Hugging Face cache (nothing is downloaded): {exc}"
+            "Hugging Face cache (nothing is downloaded)"  # the hub's own repo-id error is noise
         ) from exc
