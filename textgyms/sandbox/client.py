@@ -28,6 +28,7 @@ from textgyms.errors import SandboxError
 from textgyms.sandbox import protocol
 from textgyms.sandbox.bwrap import MODE_ENV
 from textgyms.sandbox.confine import UNSAFE_ENV
+from textgyms.sandbox.workdir import DISK_ENV
 
 __all__ = ["Sandbox", "Execution", "CallResult", "shared", "release"]
 
@@ -48,7 +49,9 @@ class Execution:
     """What one sandboxed execution did.
 
     ``status``: ``"ok"`` (exit 0), ``"error"`` (an exception or a nonzero exit), ``"timeout"``,
-    ``"killed"`` (a signal, e.g. the CPU limit) or ``"output_limit"``. ``calls`` has one entry
+    ``"killed"`` (a signal, e.g. the CPU limit), ``"output_limit"`` (too much output, or
+    results too large or too costly to decode) or ``"disk_limit"`` (the run filled its
+    size-bounded work dir). ``calls`` has one entry
     per requested input, ``None`` for calls that never reported (the child died first)."""
 
     status: str
@@ -72,7 +75,7 @@ def _server_env() -> dict[str, str]:
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
     }
-    for name in (UNSAFE_ENV, MODE_ENV, "TEXTGYMS_SANDBOX_TMP"):
+    for name in (UNSAFE_ENV, MODE_ENV, "TEXTGYMS_SANDBOX_TMP", DISK_ENV):
         if os.environ.get(name):
             env[name] = os.environ[name]
     return env

@@ -14,7 +14,9 @@ Everything here runs in a freshly forked child, in this order (:func:`confine`):
 5. seccomp: a deny-list filter (``EPERM``) on sockets, process creation (``clone`` is allowed
    only for threads), exec, ptrace and cross-process memory access, signals to other
    processes, mount and namespace calls, kernel modules, keyrings, bpf, io_uring, and System V
-   IPC and POSIX message queues (they outlive a run).
+   IPC and POSIX message queues (they outlive a run); and the calls that change another
+   process (``prlimit64``, ``setpriority``, ``sched_setaffinity``, ``ioprio_set``, ...) are
+   allowed on the caller itself only.
 
 :func:`probe` reports what the running kernel supports, and :class:`Prepared` builds the
 ruleset and the filter, once, in the server (or, under bubblewrap, in the zygote, which then
@@ -85,6 +87,7 @@ _DENIED_X86_64 = {
     "clock_settime": 227, "syslog": 103, "vhangup": 153, "lookup_dcookie": 212,
     "add_key": 248, "request_key": 249, "keyctl": 250, "bpf": 321, "perf_event_open": 298,
     "userfaultfd": 323, "name_to_handle_at": 303, "open_by_handle_at": 304,
+    "kcmp": 312, "process_mrelease": 448,
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
     # System V IPC and POSIX message queues outlive the process that made them, so one run
     # could leave state for a later run (of any episode) to read.
@@ -94,6 +97,14 @@ _DENIED_X86_64 = {
     "mq_notify": 244, "mq_getsetattr": 245,
 }  # fmt: skip
 _CLONE, _CLONE3 = 56, 435
+# Calls whose first argument names the process they change: allowed on the caller only
+# (pid 0), so that no child can lower another's limits, renice it, pin it to a CPU, change
+# its scheduling or move its memory (children of concurrent sandboxes share the uid nobody).
+_SELF_ONLY_X86_64 = {
+    "prlimit64": 302, "sched_setaffinity": 203, "sched_setscheduler": 144,
+    "sched_setparam": 142, "sched_setattr": 314, "migrate_pages": 256, "move_pages": 279,
+}  # fmt: skip
+_SETPRIORITY, _IOPRIO_SET = 141, 251
 
 
 @dataclass(frozen=True)
@@ -248,23 +259,79 @@ def _allow(rfd: int, path: str, access: int) -> None:
 
 
 def _bpf_program() -> bytes:
-    """The seccomp-BPF program (x86_64): deny-list with EPERM, threads-only clone."""
-    ins: list[tuple[int, int, int, int]] = []
-    deny = sorted(set(_DENIED_X86_64.values()))
-    # Program layout: arch check, x32 check, clone/clone3 checks, deny list, allow, returns.
-    ins += [(_LD_W_ABS, 0, 0, 4), (_JEQ_K, 1, 0, _AUDIT_ARCH_X86_64), (_RET_K, 0, 0, _RET_KILL)]
-    ins += [(_LD_W_ABS, 0, 0, 0)]  # the syscall number
-    n = len(deny)
-    # Offsets (jt) count instructions to skip, to land on the shared return blocks below.
-    ins += [(_JGE_K, n + 3 + 3, 0, 0x40000000)]  # x32 ABI -> EPERM
-    ins += [(_JEQ_K, n + 2 + 4, 0, _CLONE3)]  # -> ENOSYS
-    ins += [(_JEQ_K, n + 1, 0, _CLONE)]  # -> the clone flags check
-    for i, nr in enumerate(deny):
-        ins += [(_JEQ_K, n - i + 3, 0, nr)]  # -> EPERM
-    ins += [(_RET_K, 0, 0, _RET_ALLOW)]
-    ins += [(_LD_W_ABS, 0, 0, 16), (_JSET_K, 0, 1, _CLONE_THREAD), (_RET_K, 0, 0, _RET_ALLOW)]
-    ins += [(_RET_K, 0, 0, _RET_ERRNO | _EPERM), (_RET_K, 0, 0, _RET_ERRNO | _ENOSYS)]
-    return b"".join(struct.pack("=HBBI", *i) for i in ins)
+    """The seccomp-BPF program (x86_64): deny-list with EPERM, threads-only clone, and the
+    calls that can act on another process allowed only on the caller itself (pid 0)."""
+    prog = _Program()
+    prog.load(4)  # the architecture
+    prog.jeq(_AUDIT_ARCH_X86_64, None, "kill")
+    prog.load(0)  # the syscall number
+    prog.jge(0x40000000, "eperm")  # the x32 ABI
+    prog.jeq(_CLONE3, "enosys")  # glibc then falls back to clone for threads
+    prog.jeq(_CLONE, "clone")
+    for nr in sorted(set(_DENIED_X86_64.values())):
+        prog.jeq(nr, "eperm")
+    for nr in sorted(set(_SELF_ONLY_X86_64.values())):
+        prog.jeq(nr, "self")
+    prog.jeq(_SETPRIORITY, "priority")
+    prog.jeq(_IOPRIO_SET, "ioprio")
+    prog.ret(_RET_ALLOW)
+    prog.label("clone")
+    prog.load(16)  # the flags: low word of args[0]
+    prog.jset(_CLONE_THREAD, "allow", "eperm")
+    prog.label("self")  # pid (args[0], an int: the kernel reads its low word) must be 0
+    prog.load(16)
+    prog.jeq(0, "allow", "eperm")
+    prog.label("priority")  # setpriority(PRIO_PROCESS, 0, n) only: not a group or a user
+    prog.load(16)
+    prog.jeq(0, None, "eperm")
+    prog.load(24)
+    prog.jeq(0, "allow", "eperm")
+    prog.label("ioprio")  # ioprio_set(IOPRIO_WHO_PROCESS, 0, n) only
+    prog.load(16)
+    prog.jeq(1, None, "eperm")
+    prog.load(24)
+    prog.jeq(0, "allow", "eperm")
+    for name, value in (("allow", _RET_ALLOW), ("eperm", _RET_ERRNO | _EPERM),
+                        ("enosys", _RET_ERRNO | _ENOSYS), ("kill", _RET_KILL)):  # fmt: skip
+        prog.label(name)
+        prog.ret(value)
+    return prog.assemble()
+
+
+class _Program:
+    """A tiny BPF assembler: conditional jumps name labels (None: fall through), resolved to
+    the relative offsets BPF wants by :meth:`assemble`."""
+
+    def __init__(self) -> None:
+        self.ins: list[tuple[int, object, object, int]] = []
+        self.labels: dict[str, int] = {}
+
+    def label(self, name: str) -> None:
+        self.labels[name] = len(self.ins)
+
+    def load(self, offset: int) -> None:
+        self.ins.append((_LD_W_ABS, None, None, offset))
+
+    def ret(self, value: int) -> None:
+        self.ins.append((_RET_K, None, None, value))
+
+    def jeq(self, k: int, true: str | None, false: str | None = None) -> None:
+        self.ins.append((_JEQ_K, true, false, k))
+
+    def jge(self, k: int, true: str | None, false: str | None = None) -> None:
+        self.ins.append((_JGE_K, true, false, k))
+
+    def jset(self, k: int, true: str | None, false: str | None = None) -> None:
+        self.ins.append((_JSET_K, true, false, k))
+
+    def assemble(self) -> bytes:
+        out = []
+        for pc, (code, true, false, k) in enumerate(self.ins):
+            jt, jf = (0 if t is None else self.labels[t] - pc - 1 for t in (true, false))
+            if not (0 <= jt < 256 and 0 <= jf < 256):
+                raise ValueError("seccomp program: a jump is out of range")
+            out.append(struct.pack("=HBBI", code, jt, jf, k))
+        return b"".join(out)
 
 
 def _prctl(option: int, arg2: int = 0, arg3: int = 0) -> int:

@@ -93,9 +93,28 @@ def decode_value(data: Any) -> Any:
         if len(data) == 1 and "__tuple__" in data and isinstance(data["__tuple__"], list):
             return tuple(decode_value(v) for v in data["__tuple__"])
         if len(data) == 1 and "__dict__" in data and isinstance(data["__dict__"], list):
-            return {_hashable(decode_value(k)): decode_value(v) for k, v in data["__dict__"]}
+            return _dict_from_pairs(data["__dict__"])
         return {k: decode_value(v) for k, v in data.items()}
     return data
+
+
+_SAME_HASH = 8  # distinct keys sharing one hash: more than this in one dict is crafted
+
+
+def _dict_from_pairs(pairs: list[Any]) -> dict[Any, Any]:
+    """A dict from ``[key, value]`` pairs whose keys may be any hashable value, built in linear
+    time. JSON object keys are strings (hashed with this process's secret seed), but ints,
+    floats and tuples hash predictably: ``k * (2**61 - 1)`` all hash to 0, and a dict of such
+    keys is quadratic to build. More than :data:`_SAME_HASH` keys with one hash raise
+    ValueError (the caller reports an unreadable value); no real answer has that."""
+    keys = [_hashable(decode_value(k)) for k, _ in pairs]
+    seen: dict[int, int] = {}  # hash -> keys with it (hashes of hashes never collide)
+    for key in keys:
+        h = hash(key)
+        seen[h] = seen.get(h, 0) + 1
+        if seen[h] > _SAME_HASH:
+            raise ValueError("dict keys with colliding hashes")
+    return {k: decode_value(v) for k, (_, v) in zip(keys, pairs)}
 
 
 def _hashable(key: Any) -> Any:

@@ -29,7 +29,6 @@ import importlib.util
 import json
 import os
 import select
-import shutil
 import socket
 import subprocess
 import sys
@@ -39,14 +38,17 @@ from dataclasses import asdict
 from typing import Any
 
 from textgyms.errors import SandboxError
-from textgyms.sandbox import bwrap, confine, protocol, zygote
+from textgyms.sandbox import bwrap, confine, protocol, workdir, zygote
 
 PREIMPORT = zygote.PREIMPORT
 UNSAFE_ENV = confine.UNSAFE_ENV
 _STREAM_CAP = 1 << 16  # head + tail bytes kept of stdout and of stderr
 _HARD_CAP = 4 << 20  # more output than this (any stream) kills the child
-_RESULT_CAP = 32 << 20
+_RESULT_CAP = 16 << 20  # bytes of results per run
+_DECODE_BUDGET = 64 << 20  # bytes of objects decoding them may cost (see _decode_cost)
+_NON_ASCII = bytes(range(128, 256))
 _SETUP_BUDGET = 60.0  # seconds for a child to get confined, however loaded the machine
+_DISK_OVERRIDES = ("ok", "error", "killed")  # outcomes a full work dir explains better
 
 
 class _Stream:
@@ -81,6 +83,14 @@ class Server:
     """Serves requests one at a time; see the module docstring."""
 
     def __init__(self) -> None:
+        base = _work_base()
+        _remove_stale_workroots(base or tempfile.gettempdir())
+        self.workroot = tempfile.mkdtemp(prefix=f"textgyms-sandbox-{os.getpid()}-", dir=base)
+        os.chmod(self.workroot, 0o711)  # nobody must reach its own working directory
+        # Before anything else probes the system: the namespace this server lives in from now.
+        self.disk_mb: int | None = workdir.disk_bound_mb()
+        if not workdir.mount_bounded(self.workroot, self.disk_mb, self.disk_mb * 256):
+            self.disk_mb = None
         self.support = confine.probe()
         self.unsafe = os.environ.get(UNSAFE_ENV) == "1"
         self.requested = os.environ.get(bwrap.MODE_ENV) or "auto"
@@ -90,10 +100,6 @@ class Server:
         except SandboxError as exc:
             self.mode, self.refusal = None, str(exc)
         self.read_paths = allowed_read_paths()
-        base = _work_base()
-        _remove_stale_workroots(base or tempfile.gettempdir())
-        self.workroot = tempfile.mkdtemp(prefix=f"textgyms-sandbox-{os.getpid()}-", dir=base)
-        os.chmod(self.workroot, 0o711)  # nobody must reach its own working directory
         self.zygote: Zygote | None = None
 
     def hello(self) -> dict[str, Any]:
@@ -103,7 +109,10 @@ class Server:
         if self.mode == "bwrap":
             layers = "with the kernel layers above" if self.requested == "auto" else "alone"
             describe = f"bubblewrap {layers}; {describe}"
-        info = {"support": asdict(self.support), "describe": describe, "mode": self.mode}
+        disk = f"{self.disk_mb} MiB tmpfs" if self.disk_mb else "unbounded (no tmpfs mount)"
+        describe += f"; work dir {disk}"
+        info = {"support": asdict(self.support), "describe": describe, "mode": self.mode,
+                "disk_mb": self.disk_mb}  # fmt: skip
         if self.refusal is not None:
             info["error"] = self.refusal
         return info
@@ -112,11 +121,15 @@ class Server:
         """Answer one request (``ping`` or an execution)."""
         if request.get("op") == "ping":
             return {"status": "ok", "pid": os.getpid()}
-        workdir = tempfile.mkdtemp(prefix="w", dir=self.workroot)  # an unguessable name
+        wdir = tempfile.mkdtemp(prefix="w", dir=self.workroot)  # an unguessable name
         try:
             if self.support.root:
-                os.chown(workdir, confine.NOBODY, confine.NOBODY)
-            return self._execute({**request, "workdir": workdir})
+                os.chown(wdir, confine.NOBODY, confine.NOBODY)
+            reply = self._execute({**request, "workdir": wdir})
+            full = self.disk_mb is not None and workdir.is_full(self.workroot)
+            if full and reply["status"] in _DISK_OVERRIDES:
+                reply["status"] = "disk_limit"
+            return reply
         finally:
             self._sweep()
 
@@ -143,12 +156,8 @@ class Server:
 
     def _sweep(self) -> None:
         """Delete everything under the work root: the finished child's directory and anything
-        it may have created beside it (as non-root it owns the work root)."""
-        for entry in os.scandir(self.workroot):
-            if entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, onerror=_unlock_and_retry)
-            else:
-                os.unlink(entry.path)
+        it may have created beside it, however deep or wide (:func:`workdir.clear_dir`)."""
+        workdir.clear_dir(self.workroot)
 
     def start_zygote(self) -> None:
         """Start the zygote now, while this process has seen no request (see :class:`Zygote`);
@@ -159,7 +168,12 @@ class Server:
         if self.zygote is not None:
             self.zygote.close()
             self.zygote = None
-        shutil.rmtree(self.workroot, ignore_errors=True)
+        try:
+            workdir.clear_dir(self.workroot)
+            workdir.unmount(self.workroot)
+            os.rmdir(self.workroot)
+        except OSError:  # left for the next server's stale-root cleanup
+            pass
 
 
 def select_mode(requested: str, support: confine.Support, unsafe: bool) -> str:
@@ -191,19 +205,6 @@ def select_mode(requested: str, support: confine.Support, unsafe: bool) -> str:
         f"(apt-get install bubblewrap); set {UNSAFE_ENV}=1 to run with whatever layers "
         "remain, at your own risk."
     )
-
-
-def _unlock_and_retry(func: Any, path: str, _exc: Any) -> None:
-    """rmtree's error handler: the child may have taken the permissions off its own
-    directories (which would stop a non-root server); give them back and retry once."""
-    parent = os.path.dirname(path)
-    for p in (parent, path):
-        if os.path.isdir(p) and not os.path.islink(p):
-            os.chmod(p, 0o700)
-    if func in (os.rmdir, os.unlink) or not os.path.isdir(path):
-        func(path)
-    else:
-        shutil.rmtree(path, onerror=_unlock_and_retry)
 
 
 class _Spare:
@@ -357,7 +358,7 @@ def _supervise(spare: _Spare, budget: float, zygote: Zygote) -> dict[str, Any]:
     poller = select.poll()
     for fd in [*fds, zygote.sock.fileno()]:
         poller.register(fd, select.POLLIN)
-    live, reason = set(fds), None
+    live, reason, cost = set(fds), None, 0
     while (live or pid not in zygote.exits) and reason is None:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -376,7 +377,8 @@ def _supervise(spare: _Spare, budget: float, zygote: Zygote) -> dict[str, Any]:
             if k == 3 and not streams[3].total:  # "K": confined, the agent's code starts
                 deadline = time.monotonic() + budget
             streams[k].add(data)
-            if streams[k].total > caps[k]:
+            cost += _decode_cost(data) if k == 2 else 0
+            if streams[k].total > caps[k] or cost > _DECODE_BUDGET:
                 reason = "output_limit"
     if reason is not None:
         zygote.kill(pid)
@@ -384,6 +386,17 @@ def _supervise(spare: _Spare, budget: float, zygote: Zygote) -> dict[str, Any]:
     for fd in fds:
         os.close(fd)
     return _reply(streams, wstatus, reason)
+
+
+def _decode_cost(data: bytes) -> int:
+    """An upper bound on the bytes of Python objects that decoding ``data`` (JSON lines) costs,
+    here and again in the client: every ``[``, ``{``, ``,`` or ``:`` may start an object of up
+    to 64 bytes (an empty list: 56 bytes and a pointer, from 3 bytes of JSON, so an array of
+    empty lists is the worst case), and a non-ASCII byte may grow sixfold when re-encoded as a
+    ``\\uXXXX`` escape. Counted in C as the bytes arrive, so a hostile stream is cut off long
+    before it is decoded (measured: ``json.loads`` peaks below this bound for every shape)."""
+    marks = data.count(b"[") + data.count(b"{") + data.count(b",") + data.count(b":")
+    return len(data) + 64 * marks + 6 * (len(data) - len(data.translate(None, _NON_ASCII)))
 
 
 def _reply(streams: list[_Stream], wstatus: int, reason: str | None) -> dict[str, Any]:
@@ -462,7 +475,10 @@ def _remove_stale_workroots(base: str) -> None:
         parts = entry.name.split("-")
         if entry.name.startswith("textgyms-sandbox-") and len(parts) > 3 and parts[2].isdigit():
             if not os.path.exists(f"/proc/{parts[2]}"):
-                shutil.rmtree(entry.path, ignore_errors=True)
+                try:
+                    workdir.remove_tree(entry.path)
+                except OSError:  # never a reason not to start: our own root is a new one
+                    pass
 
 
 def allowed_read_paths() -> list[str]:

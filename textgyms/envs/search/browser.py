@@ -28,6 +28,8 @@ __all__ = [
     "Browser",
     "snippet",
     "results_url",
+    "results_args",
+    "is_results_url",
     "SEARCH_URL",
     "RENDER_MODES",
     "NOISE_LEVELS",
@@ -64,6 +66,12 @@ class View:
     line: int = 0
     results: list[dict[str, Any]] | None = None  # for results pages
     meta: dict[str, Any] = field(default_factory=dict)
+    echo: frozenset[int] = frozenset()  # lines that repeat the agent's words: never evidence
+
+    def served(self, indices: Any) -> list[str]:
+        """The lines at ``indices`` that the world served (the echo lines left out): the only
+        lines of a view that may count as grounding evidence."""
+        return [self.lines[i] for i in indices if i not in self.echo]
 
 
 @dataclass
@@ -124,6 +132,18 @@ def results_url(query: str, page: int = 1, site: str | None = None) -> str:
     return f"{SEARCH_URL}?{urlencode(args)}"
 
 
+def is_results_url(url: str) -> bool:
+    """Whether ``url`` (https, normalised) is a results page of the search engine."""
+    return url == SEARCH_URL or url.startswith(SEARCH_URL + "?")
+
+
+def results_args(url: str) -> tuple[str, str, str | None]:
+    """The raw ``q``, ``page`` (default ``"1"``) and ``site`` parameters of a results URL: the
+    first of each, undecoded beyond percent-decoding; validation is the caller's."""
+    qs = parse_qs(urlsplit(url).query)
+    return qs.get("q", [""])[0], qs.get("page", ["1"])[0], qs.get("site", [None])[0]
+
+
 def _status(resp: Response) -> list[str]:
     lines = [f"HTTP/1.1 301 Moved Permanently -> {to}" for _, to in resp.redirects]
     lines.append(f"HTTP/1.1 {resp.status} {_REASON[resp.status]}")
@@ -171,10 +191,11 @@ class Browser:
         head = f'Search results for "{query}": about {hits.total:,} results (page {page})'
         if not rows:
             lines = ["No results. Try other words, or drop the site filter."]
+        echo = frozenset({len(lines)} if more else ())
         if more:
             lines.append(f'Next page: search(query="{query}", page={page + 1})')
         meta = {"query": query, "page": page, "total": hits.total, "next": more}
-        return Response(200, url, View(url, head, lines, links, 0, rows, meta))
+        return Response(200, url, View(url, head, lines, links, 0, rows, meta, echo))
 
     def results_text(self, query: str) -> str:
         """The first results page of ``query`` as text (what the generation filters check)."""
@@ -186,11 +207,11 @@ class Browser:
         if url.startswith("http://"):
             redirects.append((url, "https://" + url[7:]))
             url = "https://" + url[7:]
-        if url.startswith(("https://search.example/search?", "https://search.example/search")):
-            qs = parse_qs(urlsplit(url).query)
-            page = qs.get("page", ["1"])[0]
-            site = qs.get("site", [None])[0]
-            resp = self.results(qs.get("q", [""])[0], int(page) if page.isdigit() else 1, site)
+        if is_results_url(url):
+            query, page, site = results_args(url)
+            # The env validates these first (SearchEnv._open); clamp anyway: never raise here.
+            number = int(page) if page.isascii() and page.isdigit() and len(page) < 4 else 1
+            resp = self.results(query, min(max(number, 1), 100), site)
             resp.redirects = redirects
             return resp
         doc, target = self.world.resolve(url)
@@ -251,13 +272,13 @@ class Browser:
             if after is None:
                 return ""
             pattern = str(args.get("pattern", "")).strip().casefold()
-            return "\n".join([ln for ln in after.lines if pattern in ln.casefold()][:20])
+            hits = [i for i, ln in enumerate(after.lines) if pattern in ln.casefold()][:20]
+            return "\n".join(after.served(hits))
         if after is None or after is before:
             return ""  # nothing was served (404, 503, 429): the response only echoes the URL
-        a, b = self._window(after)
-        shown = after.lines[a:b]
-        if after.results is not None:  # result rows only, not the head or the next-page hint
-            return "\n".join(ln for ln in shown if not ln.startswith("Next page: search("))
+        shown = after.served(range(*self._window(after)))
+        if after.results is not None:  # result rows only: the head repeats the query
+            return "\n".join(shown)
         links = after.links if self.render == "json" else []  # json lists every link URL
         return "\n".join([after.title, after.url, *shown, *links])
 

@@ -42,6 +42,8 @@ from textgyms.envs.search.browser import (
     Browser,
     Response,
     View,
+    is_results_url,
+    results_args,
     results_url,
 )
 from textgyms.envs.search.tasks.generate import DIFFICULTIES, SearchTask
@@ -96,6 +98,16 @@ TOOLS_BROWSE = (_SEARCH, _OPEN, _FIND, _BACK, _ANSWER)
 TOOLS_SEARCH_ONLY = (_SEARCH_R1, _ANSWER_R1)
 SPLITS = ("train", "test")
 _RETRY_AFTER = {503: 1, 429: 2}  # seconds, as a server would say (the env has no clock)
+
+
+def search_problem(query: str, page: Any) -> str | None:
+    """What is wrong with the arguments of a search (the ``search`` tool's, or the ``q`` and
+    ``page`` of a results URL given to ``open``), or None."""
+    if not query or len(query) > 500:
+        return "give a query of 1 to 500 characters."
+    if isinstance(page, bool) or not isinstance(page, int) or not 1 <= page <= 100:
+        return "page must be an integer from 1 to 100."
+    return None
 
 
 def _check_ints(**values: tuple[Any, int]) -> None:
@@ -297,10 +309,9 @@ class SearchEnv(TextEnv):
     def _search(self, state: SearchState, call: ToolCall) -> tuple[str, str | None, int | None]:
         args = call.args
         query, page, site = str(args["query"]).strip(), args.get("page", 1), args.get("site")
-        if not query or len(query) > 500:
-            return "search: give a query of 1 to 500 characters.", "invalid", None
-        if not isinstance(page, int) or not 1 <= page <= 100:
-            return "search: page must be an integer from 1 to 100.", "invalid", None
+        problem = search_problem(query, page)
+        if problem:
+            return f"search: {problem}", "invalid", None
         state.searches += 1
         site = str(site).strip() or None if site else None
         url = results_url(query, page, site)
@@ -333,6 +344,11 @@ class SearchEnv(TextEnv):
         if not isinstance(line, int) or line < 0:
             return "open: line must be an integer >= 0.", "invalid", None
         url, problem = normalize_target(target, state.stack[-1] if state.stack else None)
+        if not problem and is_results_url(url.replace("http://", "https://", 1)):
+            query, page, _ = results_args(url)
+            number = int(page) if page.isascii() and page.isdigit() and len(page) < 4 else 0
+            problem = search_problem(query.strip(), number)
+            problem = problem and f"open: in this results URL, {problem} (or use the search tool)"
         if problem:
             return problem, "invalid", None
         failed = self._transient(state, url)

@@ -20,12 +20,13 @@ def normalize_target(target: str, view: View | None) -> tuple[str, str | None]:
     t = target.strip().strip("<>\"'`").strip()
     if t.startswith("[") and t.endswith("]"):
         t = t[1:-1].split(":", 1)[0].strip()
-    if t.isdigit():
-        n = int(t)
+    if t.isdigit():  # any script's digits ("²" too): a link number, never a URL
+        n = int(t) if t.isascii() and len(t) < 7 else 0
         if view is None or not view.links:
-            return "", f"open: there is no link [{n}] here (no page with links is open)."
+            return "", f"open: there is no link [{t[:20]}] here (no page with links is open)."
         if not 1 <= n <= len(view.links):
-            return "", f"open: there is no link [{n}] here; links are 1 to {len(view.links)}."
+            shown = n if n else t[:20]
+            return "", f"open: there is no link [{shown}] here; links are 1 to {len(view.links)}."
         return view.links[n - 1], None
     if not t or " " in t or len(t) > 2000:
         return "", "open: give a URL (https://...) or a link number shown on the current page."
