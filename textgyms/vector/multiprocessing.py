@@ -33,6 +33,7 @@ from textgyms.vector.base import (
     choose_workers,
     split_by_worker,
 )
+from textgyms.vector.mainguard import check_main_guard
 
 # ----------------------------------------------------------------------------------------------
 # Multiprocessing backend.
@@ -185,6 +186,7 @@ class MultiprocessingVecEnv(VecEnv):
             )
         ctx = _start_method(context)
         self.context = ctx.get_start_method()
+        check_main_guard(self.context)  # an unguarded script: say what to add, start nothing
         self._seq = itertools.count()
         try:
             self._start_workers(ctx)
