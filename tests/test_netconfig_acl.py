@@ -60,7 +60,9 @@ def test_standard_acl_against_extended_and_no_acl():
     assert difference(std, ext) is None
     p = difference(std, None)  # no ACL applied permits everything
     assert p is not None and ip("10.0.0.0") <= p[0] <= ip("10.0.0.255")
-    assert difference(Acl("e", "extended"), acl("deny ip any any")) is None
+    # An ACL with no entries permits everything once applied, as on IOS.
+    assert difference(Acl("e", "extended"), None) is None
+    assert difference(Acl("e", "extended"), acl("deny ip any any")) is not None
 
 
 _ADDRS = ["any", "host 10.0.0.1", "host 10.0.0.2", "10.0.0.0 0.0.0.3", "10.0.0.0 0.0.0.255"]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from textgyms.envs.netconfig import faults
-from textgyms.envs.netconfig.analysis import normalize_item
+from textgyms.envs.netconfig.checks import normalize_item
 from textgyms.envs.netconfig.generate import generate
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.scenario import build

@@ -62,13 +62,18 @@ def test_vlan_missing_on_trunk_or_in_the_database_cuts_the_host_off():
     assert no_trunk.domain[("PC2", "Ethernet0")] != no_trunk.domain[
         ("BR1", "GigabitEthernet0/0.20")]
     assert no_trunk.ping("PC2", ip("10.10.20.1"))[0].status == "unreachable"
-    no_vlan = sample_network({"SW1": SW1.replace("vlan 20\n name ENG\n", "")})
+    # "switchport access vlan 20" creates VLAN 20 when it is missing, as IOS does ...
+    auto = sample_network({"SW1": SW1.replace("vlan 20\n name ENG\n", "")})
+    assert auto.config("SW1").vlans[20] == "VLAN0020"
+    assert auto.ping("PC2", ip("10.10.20.1"))[1].status == "delivered"
+    # ... but deleting the VLAN afterwards leaves its access ports inactive.
+    no_vlan = sample_network({"SW1": SW1 + "no vlan 20\n"})
     assert no_vlan.ping("PC2", ip("10.10.20.1"))[0].status == "unreachable"
     assert no_vlan.ping("PC1", ip("10.10.10.1"))[1].status == "delivered"
 
 
 def test_svi_on_a_layer3_switch_routes_between_vlans():
-    sw = ("l3switch", "hostname SW\nvlan 10\nvlan 20\n"
+    sw = ("l3switch", "hostname SW\nip routing\nvlan 10\nvlan 20\n"
           "interface Fa0/1\n switchport access vlan 10\ninterface Fa0/2\n switchport access "
           "vlan 20\ninterface Vlan10\n ip address 10.1.10.1 255.255.255.0\n"
           "interface Vlan20\n ip address 10.1.20.1 255.255.255.0\n")
@@ -78,6 +83,13 @@ def test_svi_on_a_layer3_switch_routes_between_vlans():
                 (("SW", "FastEthernet0/2"), ("B", "Ethernet0"))])
     there, back = net.ping("A", ip("10.1.20.5"))
     assert there.status == back.status == "delivered" and _path(there) == ["A", "SW", "B"]
+    # A Catalyst switch does not route without "ip routing" (off by default).
+    off = _net({"SW": ("l3switch", sw[1].replace("ip routing\n", "")),
+                "A": _host("A", "10.1.10.5", "10.1.10.1"),
+                "B": _host("B", "10.1.20.5", "10.1.20.1")},
+               [(("SW", "FastEthernet0/1"), ("A", "Ethernet0")),
+                (("SW", "FastEthernet0/2"), ("B", "Ethernet0"))])
+    assert off.ping("A", ip("10.1.20.5"))[0].status == "no_route"
 
 
 def test_shutdown_takes_the_link_and_its_connected_route_down():

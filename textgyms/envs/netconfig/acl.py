@@ -127,8 +127,8 @@ def matches(e: Ace, p: Packet) -> bool:
 
 def evaluate(acl: Acl | None, p: Packet) -> tuple[bool, int]:
     """(permitted, index of the matching entry or -1 for the implicit deny). An ACL that is
-    referenced but not defined permits everything, as on IOS."""
-    if acl is None:
+    referenced but not defined, or defined with no entries, permits everything, as on IOS."""
+    if acl is None or not acl.entries:
         return True, -1
     for i, e in enumerate(acl.entries):
         if matches(e, p):
@@ -138,7 +138,7 @@ def evaluate(acl: Acl | None, p: Packet) -> tuple[bool, int]:
 
 # --- equivalence ----------------------------------------------------------------------------
 
-_FULL = (ANY_IP, ANY_IP, (0, 255), ANY_PORT, ANY_PORT, (0, 1))
+FULL = _FULL = (ANY_IP, ANY_IP, (0, 255), ANY_PORT, ANY_PORT, (0, 1))
 
 
 def _box(e: Ace) -> tuple[tuple[int, int], ...]:
@@ -193,12 +193,14 @@ def _pick(iv: tuple[int, int], dim: int) -> int:
     return lo + 1 if dim < 2 and hi - lo >= 2 else lo
 
 
-def difference(a: Acl | None, b: Acl | None) -> Packet | None:
+def difference(a: Acl | None, b: Acl | None, space: tuple | None = None) -> Packet | None:
     """A packet on which ``a`` and ``b`` decide differently, or None if they are equivalent.
-    ``None`` as an ACL means no filtering (permit everything)."""
-    ea = [(_box(e), e.permit) for e in a.entries] if a is not None else [(_FULL, True)]
-    eb = [(_box(e), e.permit) for e in b.entries] if b is not None else [(_FULL, True)]
-    point = _diff(ea, eb, _FULL, 0)
+    ``None`` (or an ACL without entries) means no filtering (permit everything). ``space``
+    limits the packets compared (a box of intervals, e.g. only destinations an outbound
+    interface can carry)."""
+    ea = [(_box(e), e.permit) for e in a.entries] if a and a.entries else [(_FULL, True)]
+    eb = [(_box(e), e.permit) for e in b.entries] if b and b.entries else [(_FULL, True)]
+    point = _diff(ea, eb, space or _FULL, 0)
     if point is None:
         return None
     src, dst, proto, sport, dport, est = point

@@ -9,8 +9,9 @@ import json
 import networkx as nx
 import numpy as np
 
-from textgyms.envs.netconfig.generate import NetTask, _graph, _ospf_lines, freeze
+from textgyms.envs.netconfig.l3tasks import _graph, _ospf_lines
 from textgyms.envs.netconfig.scenario import Scenario
+from textgyms.envs.netconfig.task import NetTask, freeze
 from textgyms.envs.netconfig.topologies import GI, add_lan, add_wan, base_config, wan
 
 QUESTIONS = {
@@ -27,14 +28,6 @@ QUESTIONS = {
         "after any single link fails (at least two edge-disjoint paths)."
     ),
 }
-
-
-def normalize_item(item: str) -> str:
-    """``B -- A`` -> ``A--B``; device names stripped."""
-    if "--" in item:
-        a, _, b = item.partition("--")
-        return "--".join(sorted((a.strip(), b.strip())))
-    return item.strip()
 
 
 def _grow(rng: np.random.Generator, t, n_stubs: int) -> None:

@@ -163,7 +163,7 @@ def acl(rng: np.random.Generator, level: str) -> Scenario:
             "default": default,
         }
     ]
-    checks = [{"g": "acl_equiv", "dev": fw, "if": srv_if, "dir": "out"}]
+    checks = [{"g": "acl_equiv", "dev": fw, "if": srv_if, "dir": "out", "subnet": str(srv_net)}]
     inject = _injector(fw, users)
     for r in rules:
         checks += _rule_flows(r, [(i, n, h) for i, n, h in users], str(srv_ip), inject)
@@ -312,8 +312,8 @@ def vlan(rng: np.random.Generator, level: str) -> Scenario:
     start = {s: _switch_start(t, s) for s in sws}
     svi = level == "medium"
     gw_lines = _gateway_lines(t, gw_dev, vids, subnets, svi, reqs)
-    if svi:
-        reference[gw_dev] += "\n" + "\n".join(gw_lines)
+    if svi:  # a Catalyst switch routes between its SVIs only with "ip routing"
+        reference[gw_dev] += "\nip routing\n" + "\n".join(gw_lines)
     else:
         start[gw_dev] = "\n".join(gw_lines[:7])  # hostname and the trunk port
         reference[gw_dev] = "\n".join(gw_lines)

@@ -17,15 +17,16 @@ import json
 
 import numpy as np
 
-from textgyms.envs.netconfig import families
+from textgyms.envs.netconfig import checks, families
 from textgyms.envs.netconfig.acl import difference
-from textgyms.envs.netconfig.generate import NetTask, freeze, routing
+from textgyms.envs.netconfig.l3tasks import routing
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.routing import ospf_area
 from textgyms.envs.netconfig.scenario import Scenario, build, fill_expectations
 from textgyms.envs.netconfig.show import render_config
 from textgyms.envs.netconfig.sim import Network
+from textgyms.envs.netconfig.task import NetTask, freeze
 
 CAUSES = (
     "wrong_mask",
@@ -120,8 +121,8 @@ def _ospf_ifaces(cfgs, passive: bool):
         lambda c, i: (
             c.ospf is not None
             and i.ip is not None
-            and ospf_area(c, int(i.ip.ip)) is not None
-            and (i.name in c.ospf.passive) == passive
+            and ospf_area(c, int(i.ip.ip), i.name) is not None
+            and c.ospf.is_passive(i.name) == passive
             and i.ip.network.prefixlen == 30
         ),
     )
@@ -210,16 +211,9 @@ SYMPTOMS = ("reach", "flows", "boundary", "nat", "waypoint", "routing", "isolati
 def _failing(sc: Scenario, configs: dict[str, str]) -> list[tuple[str, str]]:
     """(group, message) of the scenario checks the configs fail (collateral flows and ACL
     equivalence, which needs the frozen task, left out)."""
-    from textgyms.envs.netconfig.verify import CHECKS
-
     net = build(sc.topo.kinds, sc.topo.links, {**sc.fixed_configs(), **configs})
-    out = []
-    for c in sc.checks:
-        if c["g"] not in ("collateral", "acl_equiv"):
-            ok, msg = CHECKS[c["g"]](net, c, None)
-            if not ok:
-                out.append((c["g"], msg))
-    return out
+    results = checks.run(net, sc.checks, None, ("collateral", "acl_equiv"))
+    return [(c["g"], msg) for c, ok, msg in results if not ok]
 
 
 def _try_faults(rng, sc: Scenario, causes: list[str]):

@@ -66,9 +66,10 @@ def _channels(dev: str, kind: str, cfg: DeviceConfig, port: str, up) -> dict:
         known = set(cfg.vlans) | {1}
         if itf.mode == "trunk":
             allowed = known if itf.trunk_allowed is None else known & itf.trunk_allowed
-            chans: dict = {v: ("vl", dev, v) for v in allowed if v != 1}
-            if 1 in allowed:
-                chans["u"] = ("vl", dev, 1)
+            native = itf.native_vlan
+            chans: dict = {v: ("vl", dev, v) for v in allowed if v != native}
+            if native in allowed:
+                chans["u"] = ("vl", dev, native)
             return chans
         return {"u": ("vl", dev, itf.access_vlan)} if itf.access_vlan in known else {}
     chans = {"u": ("if", dev, port)}

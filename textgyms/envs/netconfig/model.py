@@ -29,6 +29,13 @@ class Interface:
     trunk_allowed: frozenset[int] | None = None  # None: all VLANs
     dot1q: int | None = None
     ospf_cost: int | None = None
+    ospf_area: tuple[int, int] | None = None  # ``ip ospf PID area AREA``: (pid, area)
+    ospf_hello: int | None = None
+    ospf_dead: int | None = None
+    bandwidth: int | None = None  # kbit/s; the OSPF cost derives from it
+    native_vlan: int = 1
+    proxy_arp: bool = True
+    extra: list[str] = field(default_factory=list)  # accepted lines the model ignores
 
 
 @dataclass(frozen=True)
@@ -64,11 +71,15 @@ class StaticRoute:
     nexthop: ipaddress.IPv4Address | None
     iface: str | None
     ad: int = 1
+    name: str = ""
+    permanent: bool = False
+    tag: int | None = None
 
 
 @dataclass
 class Ospf:
-    """``router ospf PID``: network statements (first match wins), passive interfaces."""
+    """``router ospf PID``: network statements (first match wins), passive interfaces (all
+    but ``active`` under ``passive-interface default``)."""
 
     pid: int
     router_id: ipaddress.IPv4Address | None = None
@@ -76,11 +87,23 @@ class Ospf:
         default_factory=list
     )
     passive: set[str] = field(default_factory=set)
+    passive_default: bool = False
+    active: set[str] = field(default_factory=set)  # ``no passive-interface X`` under default
+    extra: list[str] = field(default_factory=list)  # log-adjacency-changes, timers, ...
+    ref_bw: int = 100  # auto-cost reference-bandwidth, Mbit/s
+    originate: tuple[bool, int, int] | None = None  # default-information: (always, metric, type)
+    redistribute: dict[str, tuple[bool, int, int]] = field(default_factory=dict)
+    # source ("static" | "connected") -> (subnets, metric, metric type)
+
+    def is_passive(self, iface: str) -> bool:
+        """Whether ``iface`` sends no hellos (IOS ``passive-interface`` semantics)."""
+        return iface not in self.active if self.passive_default else iface in self.passive
 
 
 @dataclass(frozen=True)
 class NatRule:
-    """``ip nat inside source list ACL interface IF overload`` or ``... static LOCAL GLOBAL``."""
+    """``ip nat inside source list ACL interface IF|pool NAME [overload]`` or ``... static
+    [tcp|udp] LOCAL [LPORT] GLOBAL [GPORT] [extendable]``."""
 
     kind: str  # "dynamic" | "static"
     acl: str | None = None
@@ -88,6 +111,26 @@ class NatRule:
     overload: bool = False
     local: ipaddress.IPv4Address | None = None
     global_: ipaddress.IPv4Address | None = None
+    pool: str | None = None
+    proto: int = 0  # static port forwarding: 6 or 17 (0: every protocol and port)
+    lport: int = 0
+    gport: int = 0
+    extendable: bool = False
+    global_iface: str | None = None  # ``static tcp L LP interface IF GP``: IF's address
+
+
+@dataclass(frozen=True)
+class NatPool:
+    """``ip nat pool NAME START END netmask M | prefix-length N``."""
+
+    name: str
+    start: ipaddress.IPv4Address
+    end: ipaddress.IPv4Address
+    plen: int
+
+    def addresses(self) -> list[int]:
+        """The pool's addresses in allocation order."""
+        return list(range(int(self.start), int(self.end) + 1))
 
 
 @dataclass
@@ -101,7 +144,10 @@ class DeviceConfig:
     ospf: Ospf | None = None
     acls: dict[str, Acl] = field(default_factory=dict)
     nat: list[NatRule] = field(default_factory=list)
+    nat_pools: dict[str, NatPool] = field(default_factory=dict)
     gateway: ipaddress.IPv4Address | None = None  # ip default-gateway (hosts, L2 switches)
+    ip_routing: bool | None = None  # None: the platform default (routers on, switches off)
+    extra: list[str] = field(default_factory=list)  # accepted global lines the model ignores
 
     def iface(self, name: str) -> Interface:
         """The interface ``name``, created on first mention (as IOS does)."""

@@ -1,16 +1,17 @@
-"""The IOS-lite parser: a strict subset of Cisco IOS configuration, applied line by line.
+"""The IOS-lite parser: a subset of Cisco IOS configuration, applied line by line.
 
 :func:`apply_lines` applies configuration text to a :class:`DeviceConfig` (as ``configure
 terminal`` would), so a whole config and an incremental edit go through the same code.
-Every line that is outside the dialect or invalid is returned as an :class:`Issue` with its
-line number; nothing is silently ignored. :func:`split_devices` cuts a multi-device answer
-into per-device sections (``! device R1`` markers or ``hostname`` lines).
+Keywords may be abbreviated as IOS allows; lines IOS accepts that change nothing modelled
+(logging, ``line vty``, port speed...) are kept verbatim; every line IOS would reject, or
+that is outside the dialect, is returned as an :class:`Issue` with its line number and IOS's
+message. :func:`split_devices` cuts a multi-device answer into per-device sections
+(``! device R1`` markers or ``hostname`` lines).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import ipaddress
 import re
 
@@ -19,179 +20,42 @@ from textgyms.envs.netconfig.model import (
     Acl,
     DeviceConfig,
     Issue,
+    NatPool,
     NatRule,
     Ospf,
     StaticRoute,
 )
-
-IFACE_TYPES = (
-    "GigabitEthernet",
-    "FastEthernet",
-    "Ethernet",
-    "TenGigabitEthernet",
-    "Serial",
-    "Loopback",
-    "Vlan",
+from textgyms.envs.netconfig.parse_if import (
+    iface_cmd,
+    ip4,
+    normalize_ifname,
+    number,
+    ospf_cmd,
+    parse_mask,
 )
-_IFNAME = re.compile(r"^([A-Za-z-]+)\s*(\d+(?:/\d+)*(?:\.\d+)?)$")
-_NOOPS = {"!", "end", "exit", "configure terminal", "conf t", "enable", "ip routing"}
+from textgyms.envs.netconfig.vocab import (
+    ACL,
+    GLOBAL,
+    INCOMPLETE,
+    INTERFACE,
+    INVALID,
+    LINE,
+    OSPF,
+    VLAN,
+    expand,
+    harmless,
+)
+
+__all__ = ["apply_lines", "normalize_ifname", "parse_config", "parse_mask", "split_devices"]
+_NOOPS = {"end", "exit", "configure terminal", "conf t", "enable"}
 _DEVICE_MARK = re.compile(r"^\s*!\s*device\s+(\S+)\s*$", re.I)
-
-
-@functools.lru_cache(maxsize=4096)
-def normalize_ifname(text: str) -> str | None:
-    """``gi0/1`` -> ``GigabitEthernet0/1`` (any unambiguous prefix, as IOS accepts); None if
-    the name is not an interface of the dialect."""
-    m = _IFNAME.match(text.strip())
-    if not m:
-        return None
-    prefix = m.group(1).lower()
-    hits = [t for t in IFACE_TYPES if t.lower().startswith(prefix)]
-    if prefix.startswith("te"):
-        hits = ["TenGigabitEthernet"]
-    if len(hits) != 1:
-        return None
-    return hits[0] + m.group(2)
-
-
-@functools.lru_cache(maxsize=8192)
-def parse_mask(addr: str, mask: str) -> ipaddress.IPv4Interface | str:
-    """``A M`` -> an interface address, or the IOS-style reason it is rejected."""
-    try:
-        iface = ipaddress.IPv4Interface(f"{addr}/{mask}")
-    except ValueError:
-        return f"bad address or mask {addr} {mask}"
-    net = iface.network
-    if net.prefixlen < 31 and iface.ip in (net.network_address, net.broadcast_address):
-        return f"Bad mask /{net.prefixlen} for address {addr}"
-    return iface
-
-
-def _ip(text: str) -> ipaddress.IPv4Address | None:
-    try:
-        return ipaddress.IPv4Address(text)
-    except ValueError:
-        return None
-
-
-# --- interface sub-commands -----------------------------------------------------------------
-
-
-def _iface_cmd(dev: DeviceConfig, name: str, words: list[str]) -> str | None:
-    """Apply one interface sub-command; return None or the reason it is rejected."""
-    itf = dev.iface(name)
-    neg = words[0] == "no"
-    w = words[1:] if neg else words
-    key = " ".join(w[:2])
-    if w == ["shutdown"]:
-        itf.shutdown = not neg
-    elif w[0] == "description":
-        itf.description = "" if neg else " ".join(w[1:])
-    elif key == "ip address" and (neg or len(w) == 4):
-        if neg:
-            itf.ip = None
-            return None
-        addr = parse_mask(w[2], w[3])
-        if isinstance(addr, str):
-            return addr
-        itf.ip = addr
-    elif key == "ip access-group" and len(w) == 4 and w[3] in ("in", "out"):
-        setattr(itf, f"acl_{w[3]}", None if neg else w[2])
-    elif key == "ip nat" and len(w) == 3 and w[2] in ("inside", "outside"):
-        itf.nat = None if neg else w[2]
-    elif key == "ip ospf" and len(w) == 4 and w[2] == "cost" and w[3].isdigit():
-        itf.ospf_cost = None if neg else max(1, min(65535, int(w[3])))
-    elif w[0] == "switchport":
-        return _switchport(itf, w, neg)
-    elif w[0] == "encapsulation" and len(w) == 3 and w[1].lower() == "dot1q" and w[2].isdigit():
-        itf.dot1q = None if neg else int(w[2])
-    else:
-        return "unknown interface command"
-    return None
-
-
-def _switchport(itf, w: list[str], neg: bool) -> str | None:
-    if w[1:3] == ["mode", "access"] or w[1:3] == ["mode", "trunk"]:
-        itf.mode = None if neg else w[2]
-    elif w[1:3] == ["access", "vlan"] and len(w) == 4 and w[3].isdigit():
-        itf.access_vlan = 1 if neg else _vlan_id(w[3])
-        return None if itf.access_vlan else "bad VLAN id"
-    elif w[1:4] == ["trunk", "allowed", "vlan"] and len(w) >= 5:
-        return _trunk_allowed(itf, w[4:], neg)
-    elif len(w) == 1:
-        return None  # "switchport" alone: layer-2 mode, already the default on switches
-    else:
-        return "unknown switchport command"
-    return None
-
-
-def _vlan_id(text: str) -> int:
-    value = int(text) if text.isdigit() else 0
-    return value if 1 <= value <= 4094 else 0
-
-
-def _vlan_list(text: str) -> frozenset[int] | None:
-    """``10,20,30-32`` -> the set of VLAN ids, or None if malformed."""
-    out: set[int] = set()
-    for part in text.split(","):
-        lo, _, hi = part.partition("-")
-        a, b = _vlan_id(lo), _vlan_id(hi or lo)
-        if not a or not b or b < a:
-            return None
-        out.update(range(a, b + 1))
-    return frozenset(out)
-
-
-def _trunk_allowed(itf, args: list[str], neg: bool) -> str | None:
-    if neg:
-        itf.trunk_allowed = None
-        return None
-    if args == ["all"]:
-        itf.trunk_allowed = None
-        return None
-    op = args[0] if args[0] in ("add", "remove", "none") else None
-    if op == "none":
-        itf.trunk_allowed = frozenset()
-        return None
-    vl = _vlan_list(args[1] if op else args[0]) if len(args) == (2 if op else 1) else None
-    if vl is None:
-        return "bad VLAN list"
-    current = itf.trunk_allowed if itf.trunk_allowed is not None else frozenset(range(1, 4095))
-    itf.trunk_allowed = current | vl if op == "add" else current - vl if op == "remove" else vl
-    return None
-
-
-# --- other modes ----------------------------------------------------------------------------
-
-
-def _ospf_cmd(ospf: Ospf, words: list[str]) -> str | None:
-    neg = words[0] == "no"
-    w = words[1:] if neg else words
-    if w[0] == "network" and len(w) == 5 and w[3] == "area" and w[4].isdigit():
-        a, wc = _ip(w[1]), _ip(w[2])
-        if a is None or wc is None:
-            return "bad network statement"
-        entry = (a, wc, int(w[4]))
-        if neg:
-            ospf.networks = [n for n in ospf.networks if n != entry]
-        elif entry not in ospf.networks:
-            ospf.networks.append(entry)
-    elif w[0] == "passive-interface" and len(w) == 2:
-        name = normalize_ifname(w[1])
-        if name is None:
-            return "bad interface name"
-        (ospf.passive.discard if neg else ospf.passive.add)(name)
-    elif w[0] == "router-id" and len(w) == 2 and _ip(w[1]) is not None:
-        ospf.router_id = None if neg else _ip(w[1])
-    else:
-        return "unknown router ospf command"
-    return None
+_TREES = {"if": INTERFACE, "vlan": VLAN, "ospf": OSPF, "acl": ACL, "line": LINE}
 
 
 def _acl_number_kind(name: str) -> str | None:
-    if not name.isdigit():
+    n = number(name, 1, 2699)
+    if n is None:
         return None
-    n = int(name)
     if 1 <= n <= 99 or 1300 <= n <= 1999:
         return "standard"
     if 100 <= n <= 199 or 2000 <= n <= 2699:
@@ -203,17 +67,19 @@ def _add_ace(acl: Acl, words: list[str]) -> str | None:
     seq = None
     if words[0].isdigit():
         seq, words = int(words[0]), words[1:]
-    if words and words[0] == "remark":
+    if not words:
+        return INCOMPLETE
+    if words[0] == "remark":
         acl.remarks.append(" ".join(words[1:]))
         return None
     ace = parse_ace(words, acl.kind)
     if isinstance(ace, str):
-        return ace
+        return f"{INVALID} ({ace})"
     last = acl.entries[-1].seq if acl.entries else 0
     if seq is None:
         seq = (last // 10 + 1) * 10
     elif any(e.seq == seq for e in acl.entries):
-        return f"duplicate sequence number {seq}"
+        return "% Duplicate sequence number"
     acl.entries.append(dataclasses.replace(ace, seq=seq))
     if seq < last:
         acl.entries.sort(key=lambda e: e.seq)
@@ -223,100 +89,238 @@ def _add_ace(acl: Acl, words: list[str]) -> str | None:
 def _numbered_acl(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
     kind = _acl_number_kind(w[1]) if len(w) > 1 else None
     if kind is None:
-        return "bad access-list number"
+        return INVALID if len(w) > 1 else INCOMPLETE
     if neg:
         dev.acls.pop(w[1], None)
         return None
     if len(w) < 3:
-        return "incomplete access-list"
+        return INCOMPLETE
     acl = dev.acls.get(w[1]) or Acl(w[1], kind)
-    reason = _add_ace(acl, w[2:])
+    words = expand(w[2:], ACL)
+    reason = words if isinstance(words, str) else _add_ace(acl, words)
     if reason is None:
         dev.acls[w[1]] = acl
     return reason
 
 
+def _own_address(dev: DeviceConfig, addr: ipaddress.IPv4Address) -> bool:
+    return any(i.ip is not None and i.ip.ip == addr for i in dev.interfaces.values())
+
+
+def _route_options(args: list[str]) -> dict | str:
+    """The tail of ``ip route``: ``[DISTANCE] [name NAME] [permanent] [tag N]``."""
+    out: dict = {}
+    i = 0
+    while i < len(args):
+        key = args[i]
+        if "ad" not in out and number(key, 1, 255) is not None and not out:
+            out["ad"] = int(key)
+            i += 1
+        elif key in ("name", "tag") and i + 1 < len(args):
+            value = args[i + 1] if key == "name" else number(args[i + 1], 0, 4294967295)
+            if value is None:
+                return INVALID
+            out[key] = value
+            i += 2
+        elif key == "permanent":
+            out["permanent"] = True
+            i += 1
+        else:
+            return INVALID
+    return out
+
+
 def _static_route(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
-    if len(w) not in (5, 6):
-        return "ip route needs PREFIX MASK NEXTHOP|INTERFACE [DISTANCE]"
+    """``ip route PREFIX MASK {NEXTHOP | INTERFACE [NEXTHOP]} [AD] [name N] [permanent]``."""
+    if len(w) < 5:
+        return INCOMPLETE
     try:
         prefix = ipaddress.IPv4Network(f"{w[2]}/{w[3]}")
     except ValueError:
-        return "bad prefix or mask (host bits set?)"
-    nh, ifname = _ip(w[4]), normalize_ifname(w[4])
+        return "%Inconsistent address and mask" if ip4(w[2]) and ip4(w[3]) else INVALID
+    ifname = normalize_ifname(w[4])
+    nh = ip4(w[4]) if ifname is None else (ip4(w[5]) if len(w) > 5 else None)
     if nh is None and ifname is None:
-        return "bad next hop"
-    ad = int(w[5]) if len(w) == 6 and w[5].isdigit() and 1 <= int(w[5]) <= 255 else 1
-    if len(w) == 6 and ad != int(w[5] if w[5].isdigit() else -1):
-        return "bad administrative distance"
-    route = StaticRoute(prefix, nh, ifname, ad)
-    same = [r for r in dev.routes if (r.prefix, r.nexthop, r.iface) == (prefix, nh, ifname)]
-    for r in same:
+        return INVALID
+    rest = w[5 + (ifname is not None and nh is not None):]
+    opts = _route_options(rest)
+    if isinstance(opts, str):
+        return opts
+    if nh is not None and _own_address(dev, nh) and not neg:
+        return "%Invalid next hop address (it's this router)"
+    route = StaticRoute(prefix, nh, ifname, opts.get("ad", 1), opts.get("name", ""),
+                        opts.get("permanent", False), opts.get("tag"))
+    for r in [r for r in dev.routes if (r.prefix, r.nexthop, r.iface) == (prefix, nh, ifname)]:
         dev.routes.remove(r)
     if not neg:
         dev.routes.append(route)
     return None
 
 
+def _nat_pool(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
+    """``ip nat pool NAME START END {netmask M | prefix-length N}``."""
+    if neg and len(w) == 4:
+        dev.nat_pools.pop(w[3], None)
+        return None
+    if len(w) != 8:
+        return INCOMPLETE if len(w) < 8 else INVALID
+    start, end = ip4(w[4]), ip4(w[5])
+    plen = None
+    if w[6] == "netmask" and ip4(w[7]) is not None:
+        try:
+            plen = ipaddress.IPv4Network(f"0.0.0.0/{w[7]}").prefixlen
+        except ValueError:
+            plen = None
+    elif w[6] == "prefix-length":
+        plen = number(w[7], 1, 32)
+    if start is None or end is None or plen is None:
+        return INVALID
+    if int(end) < int(start):
+        return "%End address less than starting address"
+    if ipaddress.IPv4Interface(f"{start}/{plen}").network != ipaddress.IPv4Interface(
+        f"{end}/{plen}"
+    ).network:
+        return "%Start and end addresses on different subnets"
+    if neg:
+        dev.nat_pools.pop(w[3], None)
+    else:
+        dev.nat_pools[w[3]] = NatPool(w[3], start, end, plen)
+    return None
+
+
+def _nat_static(tail: list[str]) -> NatRule | str:
+    """``static L G [extendable]`` or ``static tcp|udp L LP {G | interface IF} GP [...]``."""
+    ext = tail[-1] == "extendable"
+    t = tail[1:-1] if ext else tail[1:]
+    if len(t) == 2 and ip4(t[0]) and ip4(t[1]):
+        return NatRule("static", local=ip4(t[0]), global_=ip4(t[1]), extendable=ext)
+    if len(t) in (4, 5) and t[0] in ("tcp", "udp") and ip4(t[1]):
+        lport = number(t[2], 1, 65535)
+        gport = number(t[-1], 1, 65535)
+        iface = normalize_ifname(t[4]) if len(t) == 5 and t[3] == "interface" else None
+        glob = ip4(t[3]) if len(t) == 4 else None
+        if lport is None or gport is None or (glob is None and iface is None):
+            return INVALID
+        return NatRule("static", local=ip4(t[1]), global_=glob, proto=6 if t[0] == "tcp" else 17,
+                       lport=lport, gport=gport, extendable=ext, global_iface=iface)
+    return INVALID if len(t) >= 2 else INCOMPLETE
+
+
 def _nat(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
+    if len(w) > 2 and w[2] == "pool":
+        return _nat_pool(dev, w, neg)
     tail = w[4:]
     if w[2:4] != ["inside", "source"] or not tail:
-        return "only 'ip nat inside source ...' is in the dialect"
-    if tail[0] == "list" and len(tail) in (4, 5) and tail[2] == "interface":
-        ifname = normalize_ifname(tail[3])
-        if ifname is None or (len(tail) == 5 and tail[4] != "overload"):
-            return "bad ip nat inside source list command"
-        rule = NatRule("dynamic", acl=tail[1], iface=ifname, overload=len(tail) == 5)
-    elif tail[0] == "static" and len(tail) == 3 and _ip(tail[1]) and _ip(tail[2]):
-        rule = NatRule("static", local=_ip(tail[1]), global_=_ip(tail[2]))
+        return INVALID if len(w) > 4 else INCOMPLETE
+    if tail[0] == "list" and len(tail) in (4, 5) and tail[2] in ("interface", "pool"):
+        if len(tail) == 5 and tail[4] != "overload":
+            return INVALID
+        if tail[2] == "interface":
+            ifname = normalize_ifname(tail[3])
+            if ifname is None:
+                return INVALID
+            # IOS always overloads the interface address (and writes ``overload``).
+            rule = NatRule("dynamic", acl=tail[1], iface=ifname, overload=True)
+        else:
+            rule = NatRule("dynamic", acl=tail[1], pool=tail[3], overload=len(tail) == 5)
+    elif tail[0] == "static":
+        rule = _nat_static(tail)
+        if isinstance(rule, str):
+            return rule
+        clash = _static_clash(dev, rule)
+        if clash and not neg:
+            return clash
     else:
-        return "bad ip nat inside source command"
-    if rule in dev.nat:
-        dev.nat.remove(rule)
+        return INVALID if len(tail) > 1 else INCOMPLETE
+    dev.nat = [r for r in dev.nat if _nat_key(r) != _nat_key(rule)]
     if not neg:
         dev.nat.append(rule)
     return None
 
 
+def _nat_key(r: NatRule) -> tuple:
+    if r.kind == "dynamic":
+        return ("dynamic", r.acl)
+    return ("static", r.proto, r.local, r.lport, r.global_, r.gport, r.global_iface)
+
+
+def _static_clash(dev: DeviceConfig, rule: NatRule) -> str | None:
+    """IOS refuses a second static mapping of the same inside address unless both are
+    ``extendable``."""
+    for r in dev.nat:
+        if r.kind != "static" or _nat_key(r) == _nat_key(rule):
+            continue
+        if (r.proto, r.local, r.lport) == (rule.proto, rule.local, rule.lport):
+            if not (r.extendable and rule.extendable):
+                return f"% similar static entry ({r.local} -> {r.global_}) already exists"
+    return None
+
+
 def _global_cmd(dev: DeviceConfig, words: list[str]) -> tuple[str | None, tuple | None]:
-    """Apply one global command; return (reason or None, the new mode or None)."""
+    """Apply one global command; return (IOS's message or None, the new mode or None)."""
+    words = expand(words, GLOBAL)
+    if isinstance(words, str):
+        return words, None
     neg = words[0] == "no"
     w = words[1:] if neg else words
     if not w:
-        return "incomplete command", None
+        return INCOMPLETE, None
     head = w[0]
+    if harmless("global", words):
+        dev.extra.append(" ".join(words))
+        return None, None
+    if head == "line":
+        if len(w) < 2:
+            return INCOMPLETE, None
+        dev.extra.append(" ".join(words))
+        return None, ("line",)
     if head == "hostname" and len(w) == 2 and not neg:
         dev.hostname = w[1]
-    elif head == "interface" and len(w) >= 2:
-        name = normalize_ifname("".join(w[1:]))
-        if name is None:
-            return "bad interface name", None
-        if neg:
-            dev.interfaces.pop(name, None)
-            return None, None
-        dev.iface(name)
-        return None, ("if", name)
-    elif head == "vlan" and len(w) == 2 and _vlan_id(w[1]):
-        vid = _vlan_id(w[1])
-        if neg:
-            dev.vlans.pop(vid, None)
-            return None, None
-        dev.vlans.setdefault(vid, f"VLAN{vid:04d}")
-        return None, ("vlan", vid)
-    elif head == "router" and len(w) == 3 and w[1] == "ospf" and w[2].isdigit():
+    elif head == "interface":
+        return _interface(dev, w, neg)
+    elif head == "vlan":
+        return _vlan(dev, w, neg)
+    elif head == "router" and len(w) == 3 and w[1] == "ospf":
+        pid = number(w[2], 1, 65535)
+        if pid is None:
+            return INVALID, None
         if neg:
             dev.ospf = None
             return None, None
-        if dev.ospf is None or dev.ospf.pid != int(w[2]):
-            dev.ospf = Ospf(int(w[2]))
+        if dev.ospf is None or dev.ospf.pid != pid:
+            dev.ospf = Ospf(pid)
         return None, ("ospf",)
     elif head == "access-list":
         return _numbered_acl(dev, w, neg), None
     elif head == "ip" and len(w) >= 2:
         return _ip_global(dev, w, neg)
     else:
-        return "unknown command", None
+        return INCOMPLETE if len(w) == 1 and head in GLOBAL else INVALID, None
     return None, None
+
+
+def _interface(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, tuple | None]:
+    if len(w) < 2:
+        return INCOMPLETE, None
+    name = normalize_ifname("".join(w[1:]))
+    if name is None:
+        return INVALID, None
+    if neg:
+        dev.interfaces.pop(name, None)
+        return None, None
+    dev.iface(name)
+    return None, ("if", name)
+
+
+def _vlan(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, tuple | None]:
+    vid = number(w[1], 1, 4094) if len(w) == 2 else None
+    if vid is None:
+        return (INCOMPLETE if len(w) < 2 else INVALID), None
+    if neg:
+        dev.vlans.pop(vid, None)
+        return None, None
+    dev.vlans.setdefault(vid, f"VLAN{vid:04d}")
+    return None, ("vlan", vid)
 
 
 def _ip_global(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, tuple | None]:
@@ -324,19 +328,22 @@ def _ip_global(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, 
         return _static_route(dev, w, neg), None
     if w[1] == "nat":
         return _nat(dev, w, neg), None
-    if w[1] == "default-gateway" and len(w) == 3 and _ip(w[2]):
-        dev.gateway = None if neg else _ip(w[2])
+    if w[1] == "routing" and len(w) == 2:
+        dev.ip_routing = not neg
+        return None, None
+    if w[1] == "default-gateway" and len(w) == 3 and ip4(w[2]):
+        dev.gateway = None if neg else ip4(w[2])
         return None, None
     if w[1] == "access-list" and len(w) == 4 and w[2] in ("standard", "extended"):
         if _acl_number_kind(w[3]) not in (None, w[2]):
-            return "ACL number does not match its type", None
+            return INVALID, None
         if neg:
             dev.acls.pop(w[3], None)
             return None, None
         if w[3] not in dev.acls or dev.acls[w[3]].kind != w[2]:
             dev.acls[w[3]] = Acl(w[3], w[2])
         return None, ("acl", w[3])
-    return "unknown ip command", None
+    return (INCOMPLETE if len(w) <= 2 else INVALID), None
 
 
 # A number int() refuses: past its 4,300-digit limit, or a digit that is not decimal ("²" is
@@ -361,15 +368,16 @@ def apply_lines(dev: DeviceConfig, text: str, device: str = "", first_line: int 
             mode = None if line.lower() in ("end", "exit") or line.startswith("!") else mode
             continue
         if _bad_number(line):
-            issues.append(Issue(device or dev.hostname or "?", lineno, raw, "bad number"))
+            issues.append(Issue(device or dev.hostname or "?", lineno, raw, INVALID))
             continue
         words = line.split()
         reason = _in_mode(dev, mode, words) if mode is not None else "not in a mode"
         if reason is not None:
+            # Not a command of the sub-mode: IOS tries it as a global command (and leaves
+            # the sub-mode if it is one).
             in_mode = reason if mode is not None else None
             reason, new_mode = _global_cmd(dev, words)
             mode = new_mode if reason is None else mode
-            # A line that fits neither: the mode's reason is the more specific one.
             reason = in_mode if reason is not None and in_mode is not None else reason
         if reason is not None:
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, reason))
@@ -377,22 +385,32 @@ def apply_lines(dev: DeviceConfig, text: str, device: str = "", first_line: int 
 
 
 def _in_mode(dev: DeviceConfig, mode: tuple, words: list[str]) -> str | None:
+    tree = _TREES[mode[0]]
+    expanded = expand(words, tree)
+    if isinstance(expanded, str):
+        return expanded
+    head = expanded[1] if expanded[0] == "no" and len(expanded) > 1 else expanded[0]
+    if head not in tree and not (mode[0] == "acl" and head.isdigit()):
+        return INVALID
     if mode[0] == "if":
-        return _iface_cmd(dev, mode[1], words)
-    if mode[0] == "vlan":
-        if words[0] == "name" and len(words) == 2:
-            dev.vlans[mode[1]] = words[1]
-            return None
-        return "unknown vlan command"
+        return iface_cmd(dev, mode[1], expanded)
     if mode[0] == "ospf":
-        return _ospf_cmd(dev.ospf, words)
+        return ospf_cmd(dev, expanded) if dev.ospf is not None else INVALID
+    if mode[0] == "line":
+        dev.extra.append(" " + " ".join(expanded))
+        return None
+    if mode[0] == "vlan":
+        if expanded[0] == "name" and len(expanded) == 2:
+            dev.vlans[mode[1]] = expanded[1]
+            return None
+        return None if expanded[0] == "state" else INCOMPLETE
     acl = dev.acls.get(mode[1])
     if acl is None:
-        return "ACL was removed"
-    if words[0] == "no" and len(words) == 2 and words[1].isdigit():
-        acl.entries = [e for e in acl.entries if e.seq != int(words[1])]
+        return INVALID
+    if expanded[0] == "no" and len(expanded) == 2 and expanded[1].isdigit():
+        acl.entries = [e for e in acl.entries if e.seq != int(expanded[1])]
         return None
-    return _add_ace(acl, words)
+    return _add_ace(acl, expanded)
 
 
 def parse_config(text: str, device: str = "") -> tuple[DeviceConfig, list[Issue], int]:

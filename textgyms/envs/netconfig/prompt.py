@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from textgyms.envs.netconfig.generate import NetTask
+from textgyms.envs.netconfig.task import NetTask
 
 INTRO = {
     "addressing": "Address every interface of the routers you manage and enable it.",

@@ -1,11 +1,9 @@
-"""Layer 3 control plane: connected routes, OSPF adjacencies and shortest paths by cost,
-static routes, and the RIB chosen by administrative distance."""
+"""Layer 3 control plane: connected routes, OSPF (adjacencies, areas, inter-area and
+external routes, equal-cost multipath), static routes, and the RIB chosen by administrative
+distance. The OSPF computation itself is in :mod:`ospf`."""
 
 from __future__ import annotations
 
-import heapq
-import ipaddress
-from collections.abc import Mapping
 from typing import NamedTuple
 
 from textgyms.envs.netconfig.model import DeviceConfig
@@ -24,26 +22,17 @@ class L3If(NamedTuple):
 
 
 class Route(NamedTuple):
-    """One RIB entry; ``fwd`` is the next hop packets are sent to (None: the destination)."""
+    """One RIB entry; ``fwd`` is the next hop packets are sent to (None: the destination).
+    ``proto`` is ``C``, ``S``, ``O``, ``O IA``, ``O E1`` or ``O E2``."""
 
     net: int
     plen: int
-    proto: str  # "C" | "S" | "O"
+    proto: str
     ad: int
     metric: int
     nexthop: int | None  # as displayed ("via ...")
     iface: str
     fwd: int | None
-
-
-class Adjacency(NamedTuple):
-    """An OSPF neighbour as seen from one router."""
-
-    iface: str
-    neighbor: str
-    neighbor_ip: int
-    neighbor_rid: int
-    area: int
 
 
 MASKS = tuple((0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF for plen in range(33))
@@ -54,10 +43,14 @@ def mask(plen: int) -> int:
     return MASKS[plen]
 
 
-def ospf_area(cfg: DeviceConfig, ip: int) -> int | None:
-    """The area of the first network statement that matches ``ip`` (None: not enabled)."""
+def ospf_area(cfg: DeviceConfig, ip: int, ifname: str | None = None) -> int | None:
+    """The OSPF area of an interface: ``ip ospf PID area A`` on the interface wins over the
+    first ``network`` statement that matches its address (None: OSPF not enabled on it)."""
     if cfg.ospf is None:
         return None
+    itf = cfg.interfaces.get(ifname) if ifname is not None else None
+    if itf is not None and itf.ospf_area is not None and itf.ospf_area[0] == cfg.ospf.pid:
+        return itf.ospf_area[1]
     for net, wc, area in cfg.ospf.networks:
         w = int(wc)
         if (ip | w) == (int(net) | w):
@@ -66,112 +59,12 @@ def ospf_area(cfg: DeviceConfig, ip: int) -> int | None:
 
 
 def router_id(cfg: DeviceConfig, l3: list[L3If]) -> int:
-    """Configured router-id, else the highest loopback address, else the highest address."""
+    """Configured router-id, else the highest loopback address, else the highest address of
+    an interface that is up (0: OSPF cannot start)."""
     if cfg.ospf is not None and cfg.ospf.router_id is not None:
         return int(cfg.ospf.router_id)
     loops = [i.ip for i in l3 if i.name.startswith("Loopback")]
     return max(loops or [i.ip for i in l3] or [0])
-
-
-def ospf_adjacencies(
-    configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]]
-) -> tuple[dict[str, list[Adjacency]], list[tuple[str, str]]]:
-    """OSPF neighbours per router (same domain, same subnet, same area, not passive), and
-    syslog events (device, message) for the hello mismatches found."""
-    by_domain: dict[tuple, list] = {}
-    for dev, ifs in l3.items():
-        cfg = configs[dev]
-        if cfg.ospf is None:
-            continue
-        for i in ifs:
-            area = ospf_area(cfg, i.ip)
-            if area is not None and i.name not in cfg.ospf.passive:
-                by_domain.setdefault(i.domain, []).append((dev, i, area))
-    adj: dict[str, list[Adjacency]] = {d: [] for d in l3}
-    logs: list[tuple[str, str]] = []
-    rids = {d: router_id(configs[d], ifs) for d, ifs in l3.items()}
-    for members in by_domain.values():
-        for k, (da, ia, aa) in enumerate(members):
-            for db, ib, ab in members[k + 1 :]:
-                if da == db or (ia.net, ia.plen) != (ib.net, ib.plen):
-                    continue
-                if aa != ab:
-                    for d, i, other in ((da, ia, ib), (db, ib, ia)):
-                        logs.append((d, _area_log(other.ip, i.name)))
-                    continue
-                adj[da].append(Adjacency(ia.name, db, ib.ip, rids[db], aa))
-                adj[db].append(Adjacency(ib.name, da, ia.ip, rids[da], ab))
-    return adj, logs
-
-
-def _area_log(src: int, iface: str) -> str:
-    return (
-        "%OSPF-4-ERRRCV: Received invalid packet: mismatched area ID, from backbone area "
-        f"must be virtual-link but not found from {ipaddress.IPv4Address(src)}, {iface}"
-    )
-
-
-def _spf(src: str, graph: Mapping[str, list[tuple[str, int, int, str]]]):
-    """Dijkstra from ``src``: distances and, per router, the set of first hops (ECMP)."""
-    dist = {src: 0}
-    first: dict[str, set[tuple[int, str]]] = {src: set()}
-    heap = [(0, src)]
-    while heap:
-        d, u = heapq.heappop(heap)
-        if d > dist[u]:
-            continue
-        for v, cost, nh, out in graph.get(u, ()):
-            nd = d + cost
-            hops = {(nh, out)} if u == src else first[u]
-            if v not in dist or nd < dist[v]:
-                dist[v], first[v] = nd, set(hops)
-                heapq.heappush(heap, (nd, v))
-            elif nd == dist[v]:
-                first[v] |= hops
-    return dist, first
-
-
-def ospf_routes(
-    configs: Mapping[str, DeviceConfig],
-    l3: Mapping[str, list[L3If]],
-    adj: Mapping[str, list[Adjacency]],
-) -> dict[str, list[Route]]:
-    """The OSPF routes of every router: shortest path by cost to every advertised subnet."""
-    cost = {
-        (d, i.name): (configs[d].interfaces[i.name].ospf_cost or 1)
-        if i.name in configs[d].interfaces
-        else 1
-        for d, ifs in l3.items()
-        for i in ifs
-    }
-    graph = {
-        d: [(a.neighbor, cost[(d, a.iface)], a.neighbor_ip, a.iface) for a in n]
-        for d, n in adj.items()
-    }
-    stubs: dict[tuple[int, int], list[tuple[str, int]]] = {}
-    for d, ifs in l3.items():
-        for i in ifs:
-            if ospf_area(configs[d], i.ip) is not None:
-                stubs.setdefault((i.net, i.plen), []).append((d, cost[(d, i.name)]))
-    out: dict[str, list[Route]] = {}
-    for d in l3:
-        if configs[d].ospf is None:
-            continue
-        dist, first = _spf(d, graph)
-        connected = {(i.net, i.plen) for i in l3[d]}
-        routes = []
-        for prefix, owners in stubs.items():
-            if prefix in connected:
-                continue
-            best = [(dist[o] + c, o) for o, c in owners if o in dist and o != d]
-            if not best:
-                continue
-            metric = min(m for m, _ in best)
-            hops = sorted(set().union(*(first[o] for m, o in best if m == metric)))
-            for nh, iface in hops:
-                routes.append(Route(prefix[0], prefix[1], "O", 110, metric, nh, iface, nh))
-        out[d] = routes
-    return out
 
 
 def connected_routes(ifs: list[L3If]) -> list[Route]:
@@ -188,26 +81,39 @@ def lookup(fib: tuple, dst: int) -> list[Route]:
 
 
 def static_routes(cfg: DeviceConfig, ifs: list[L3If], base: list[Route]) -> list[Route]:
-    """Static routes whose next hop resolves through connected or OSPF routes, or whose exit
-    interface is up."""
-    fib = build_fib(base)
-    up = {i.name for i in ifs}
-    out = []
+    """Installed static routes: an exit interface must be up (``Null0`` always is); a next
+    hop alone resolves recursively through the connected, OSPF and other static routes."""
+    up = {i.name for i in ifs} | {"Null0"}
+    out: list[Route] = []
+    pending = []
     for r in cfg.routes:
         net, plen = int(r.prefix.network_address), r.prefix.prefixlen
+        nh = int(r.nexthop) if r.nexthop is not None else None
         if r.iface is not None:
             if r.iface in up:
-                out.append(Route(net, plen, "S", r.ad, 0, None, r.iface, None))
-            continue
-        via = lookup(fib, int(r.nexthop))
-        if via:
-            fwd = int(r.nexthop) if via[0].proto == "C" else via[0].fwd
-            out.append(Route(net, plen, "S", r.ad, 0, int(r.nexthop), via[0].iface, fwd))
+                out.append(Route(net, plen, "S", r.ad, 0, nh, r.iface, nh))
+        else:
+            pending.append((net, plen, r.ad, nh))
+    for _round in range(3):  # recursion through other statics, bounded as IOS bounds it
+        fib = build_fib(select(base + out))
+        left = []
+        for net, plen, ad, nh in pending:
+            via = [v for v in lookup(fib, nh) if (v.net, v.plen) != (net, plen)]
+            if via:
+                for v in via:
+                    fwd = nh if v.proto == "C" else v.fwd
+                    out.append(Route(net, plen, "S", ad, 0, nh, v.iface, fwd))
+            else:
+                left.append((net, plen, ad, nh))
+        if len(left) == len(pending):
+            break
+        pending = left
     return out
 
 
 def select(candidates: list[Route]) -> list[Route]:
-    """The RIB: for each prefix, the routes of the lowest administrative distance."""
+    """The RIB: for each prefix, the routes of the lowest administrative distance (all of
+    them when several tie: equal-cost multipath)."""
     best: dict[tuple[int, int], list[Route]] = {}
     for r in candidates:
         key = (r.net, r.plen)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
 from textgyms.envs.netconfig.routing import mask
-from textgyms.envs.netconfig.sim import ROUTERS, Network
+from textgyms.envs.netconfig.sim import Network
 
 A = ipaddress.IPv4Address
 
@@ -57,8 +57,19 @@ def _iface_lines(itf) -> list[str]:
             lines.append(f" ip access-group {getattr(itf, f'acl_{d}')} {d}")
     if itf.nat:
         lines.append(f" ip nat {itf.nat}")
-    if itf.ospf_cost is not None:
-        lines.append(f" ip ospf cost {itf.ospf_cost}")
+    if itf.native_vlan != 1:
+        lines.append(f" switchport trunk native vlan {itf.native_vlan}")
+    if itf.bandwidth is not None:
+        lines.append(f" bandwidth {itf.bandwidth}")
+    if not itf.proxy_arp:
+        lines.append(" no ip proxy-arp")
+    for key, value in (("cost", itf.ospf_cost), ("hello-interval", itf.ospf_hello),
+                       ("dead-interval", itf.ospf_dead)):
+        if value is not None:
+            lines.append(f" ip ospf {key} {value}")
+    if itf.ospf_area is not None:
+        lines.append(f" ip ospf {itf.ospf_area[0]} area {itf.ospf_area[1]}")
+    lines += [f" {x}" for x in itf.extra]
     lines.append(" shutdown" if itf.shutdown else " no shutdown")
     return lines + ["!"]
 
@@ -72,34 +83,77 @@ def _acl_lines(acl: Acl) -> list[str]:
     return out + [f" {e.seq} {e.text}" for e in acl.entries] + ["!"]
 
 
+def _ospf_lines(ospf) -> list[str]:
+    lines = [f"router ospf {ospf.pid}"]
+    if ospf.router_id is not None:
+        lines.append(f" router-id {ospf.router_id}")
+    if ospf.ref_bw != 100:
+        lines.append(f" auto-cost reference-bandwidth {ospf.ref_bw}")
+    lines += [f" {x}" for x in ospf.extra]
+    for source, (subnets, metric, mtype) in sorted(ospf.redistribute.items()):
+        opts = (f" metric {metric}" if metric != 20 else "") + (
+            f" metric-type {mtype}" if mtype != 2 else "") + (" subnets" if subnets else "")
+        lines.append(f" redistribute {source}{opts}")
+    if ospf.passive_default:
+        lines.append(" passive-interface default")
+        lines += [f" no passive-interface {p}" for p in sorted(ospf.active, key=_natural)]
+    lines += [f" passive-interface {p}" for p in sorted(ospf.passive, key=_natural)]
+    lines += [f" network {n} {w} area {a}" for n, w, a in ospf.networks]
+    if ospf.originate is not None:
+        always, metric, mtype = ospf.originate
+        lines.append(" default-information originate" + (" always" if always else "")
+                     + (f" metric {metric}" if metric != 1 else "")
+                     + (f" metric-type {mtype}" if mtype != 2 else ""))
+    return lines + ["!"]
+
+
+def _nat_lines(cfg: DeviceConfig) -> list[str]:
+    lines = [f"ip nat pool {p.name} {p.start} {p.end} prefix-length {p.plen}"
+             for p in cfg.nat_pools.values()]
+    for rule in cfg.nat:
+        ext = " extendable" if rule.extendable else ""
+        if rule.kind == "static" and rule.proto:
+            proto = "tcp" if rule.proto == 6 else "udp"
+            glob = (f"interface {rule.global_iface}" if rule.global_iface
+                    else str(rule.global_))
+            lines.append(f"ip nat inside source static {proto} {rule.local} {rule.lport} "
+                         f"{glob} {rule.gport}{ext}")
+        elif rule.kind == "static":
+            lines.append(f"ip nat inside source static {rule.local} {rule.global_}{ext}")
+        else:
+            target = f"interface {rule.iface}" if rule.iface else f"pool {rule.pool}"
+            tail = " overload" if rule.overload else ""
+            lines.append(f"ip nat inside source list {rule.acl} {target}{tail}")
+    return lines
+
+
+def _route_line(r) -> str:
+    via = " ".join(str(x) for x in (r.iface, r.nexthop) if x is not None)
+    tail = (f" {r.ad}" if r.ad != 1 else "") + (f" name {r.name}" if r.name else "")
+    tail += (" permanent" if r.permanent else "") + (f" tag {r.tag}" if r.tag is not None else "")
+    return f"ip route {r.prefix.network_address} {r.prefix.netmask} {via}{tail}"
+
+
 def render_config(cfg: DeviceConfig) -> str:
     """The canonical running configuration (the body of ``show running-config``)."""
+    line_blocks = [x for x in cfg.extra if x.startswith(("line ", " "))]
     lines = ["!", f"hostname {cfg.hostname}", "!"]
+    lines += [x for x in cfg.extra if x not in line_blocks]
+    if cfg.ip_routing is not None:
+        lines.append("ip routing" if cfg.ip_routing else "no ip routing")
     for vid in sorted(cfg.vlans):
         lines += [f"vlan {vid}", f" name {cfg.vlans[vid]}", "!"]
     for name in sorted(cfg.interfaces, key=_natural):
         lines += _iface_lines(cfg.interfaces[name])
     if cfg.ospf is not None:
-        lines.append(f"router ospf {cfg.ospf.pid}")
-        if cfg.ospf.router_id is not None:
-            lines.append(f" router-id {cfg.ospf.router_id}")
-        lines += [f" passive-interface {p}" for p in sorted(cfg.ospf.passive, key=_natural)]
-        lines += [f" network {n} {w} area {a}" for n, w, a in cfg.ospf.networks]
-        lines.append("!")
-    for rule in cfg.nat:
-        if rule.kind == "static":
-            lines.append(f"ip nat inside source static {rule.local} {rule.global_}")
-        else:
-            tail = " overload" if rule.overload else ""
-            lines.append(f"ip nat inside source list {rule.acl} interface {rule.iface}{tail}")
-    for r in cfg.routes:
-        via = r.iface if r.iface is not None else str(r.nexthop)
-        ad = f" {r.ad}" if r.ad != 1 else ""
-        lines.append(f"ip route {r.prefix.network_address} {r.prefix.netmask} {via}{ad}")
+        lines += _ospf_lines(cfg.ospf)
+    lines += _nat_lines(cfg)
+    lines += [_route_line(r) for r in cfg.routes]
     if cfg.gateway is not None:
         lines.append(f"ip default-gateway {cfg.gateway}")
     for name in sorted(cfg.acls, key=_natural):
         lines += _acl_lines(cfg.acls[name])
+    lines += line_blocks
     lines += ["!", "end"]
     return "\n".join(lines)
 
@@ -123,7 +177,7 @@ _CODES = (
 
 def show_ip_route(net: Network, dev: str) -> str:
     """``show ip route``."""
-    if net.kind(dev) not in ROUTERS:
+    if dev not in net.routers:
         gw = net.config(dev).gateway
         return f"Default gateway is {gw}" if gw else "Default gateway is not set"
     rib = net.rib[dev]
@@ -139,39 +193,48 @@ def show_ip_route(net: Network, dev: str) -> str:
 def _route_text(r) -> str:
     if r.proto == "C" or r.nexthop is None:
         return f"is directly connected, {r.iface}"
-    age = ", 00:00:12" if r.proto == "O" else ""
-    tail = f", {r.iface}" if r.proto == "O" else ""
+    ospf = r.proto.startswith("O")
+    age = ", 00:00:12" if ospf else ""
+    tail = f", {r.iface}" if ospf else ""
     return f"[{r.ad}/{r.metric}] via {A(r.nexthop)}{age}{tail}"
+
+
+def _code(r) -> str:
+    if r.plen != 0:
+        return r.proto
+    return r.proto[0] + "*" + r.proto[2:].replace(" ", "")
 
 
 def _route_lines(net: Network, dev: str) -> list[str]:
     """RIB entries (with the local /32 of every connected subnet) grouped under their
-    classful network the way IOS prints them."""
+    classful network the way IOS prints them; equal-cost paths under their prefix."""
     own = {(i.net, i.plen): i.ip for i in net.l3[dev]}
-    entries = []
+    entries: dict[tuple[int, int], list] = {}
     for r in net.rib[dev]:
-        entries.append((r.net, r.plen, r.proto + ("*" if r.plen == 0 else ""), _route_text(r)))
+        entries.setdefault((r.net, r.plen), []).append((_code(r), _route_text(r)))
         if r.proto == "C" and r.plen < 32 and (r.net, r.plen) in own:
-            entries.append((own[(r.net, r.plen)], 32, "L", f"is directly connected, {r.iface}"))
-    groups: dict[tuple[int, int], list] = {}
-    for e in sorted(entries):
-        first = e[0] >> 24
+            key = (own[(r.net, r.plen)], 32)
+            entries.setdefault(key, []).append(("L", f"is directly connected, {r.iface}"))
+    groups: dict[tuple, list] = {}
+    for (n, p), paths in sorted(entries.items()):
+        first = n >> 24
         clen = 8 if first < 128 else 16 if first < 192 else 24
-        key = (e[0] & mask(clen), clen, True) if e[1] > clen else (e[0], e[1], False)
-        groups.setdefault(key, []).append(e)
+        key = (n & mask(clen), clen, True) if p > clen else (n, p, False)
+        groups.setdefault(key, []).append((n, p, paths))
     lines = []
     for (major, clen, subnetted), members in sorted(groups.items()):
-        if not subnetted:  # a classful network or a supernet (e.g. the default route)
-            lines += [f"{c.ljust(6)}{A(n)}/{p} {t}" for n, p, c, t in members]
-            continue
-        masks = sorted({p for _n, p, _c, _t in members})
-        if len(masks) == 1:
-            head = f"      {A(major)}/{masks[0]} is subnetted, {len(members)} subnets"
-        else:
-            head = (f"      {A(major)}/{clen} is variably subnetted, {len(members)} subnets, "
-                    f"{len(masks)} masks")
-        lines.append(head)
-        lines += [f"{c.ljust(9)}{A(n)}/{p} {t}" for n, p, c, t in members]
+        pad = 9 if subnetted else 6
+        if subnetted:
+            masks = sorted({p for _n, p, _x in members})
+            if len(masks) == 1:
+                lines.append(f"      {A(major)}/{masks[0]} is subnetted, {len(members)} subnets")
+            else:
+                lines.append(f"      {A(major)}/{clen} is variably subnetted, {len(members)} "
+                             f"subnets, {len(masks)} masks")
+        for n, p, paths in members:
+            head = f"{paths[0][0].ljust(pad)}{A(n)}/{p} "
+            lines.append(head + paths[0][1])
+            lines += [" " * len(head) + text for _c, text in paths[1:]]
     return lines
 
 
@@ -245,26 +308,40 @@ def _short(name: str) -> str:
     return name
 
 
-def ping_text(dst: int, ok: bool, why: str) -> str:
-    """The output of ``ping``: five echoes, all answered or none (the network is static)."""
-    marks = "!!!!!" if ok else "....."
-    rate = "100 percent (5/5), round-trip min/avg/max = 1/1/2 ms" if ok else "0 percent (0/5)"
-    text = (
+def ping_text(dst: int, marks: str) -> str:
+    """The output of ``ping``: five echoes (``!`` answered, ``.`` timed out, ``U`` an
+    unreachable from a router) and the success-rate line; the reason is never named."""
+    ok = marks.count("!")
+    rate = f"{ok * 20} percent ({ok}/5)"
+    if ok:
+        rate += ", round-trip min/avg/max = 1/1/2 ms"
+    return (
         "Type escape sequence to abort.\n"
         f"Sending 5, 100-byte ICMP Echos to {A(dst)}, timeout is 2 seconds:\n"
         f"{marks}\nSuccess rate is {rate}"
     )
-    return text if ok else f"{text}\n% {why}" if why else text
 
 
-def traceroute_text(net: Network, dst: int, hops) -> str:
-    """The output of ``traceroute``: the ingress address of every hop after the source."""
-    lines = ["Type escape sequence to abort.", f"Tracing the route to {A(dst)}", ""]
+def traceroute_text(net: Network, dst: int, walk, max_ttl: int = 30) -> str:
+    """The output of ``traceroute``: one line per hop that accepted the probe (it answers
+    with the address the probe entered by), then ``* * *`` for every hop after replies stop
+    (up to ``max_ttl``); why the probes stop is never printed."""
+    delivered = walk.status == "delivered"
+    hops = walk.hops
+    if walk.status == "denied" and " in on " in walk.reason:
+        hops = hops[:-1]  # dropped by an inbound ACL: that router never answers
+    lines = ["Type escape sequence to abort.", f"Tracing the route to {A(dst)}",
+             "VRF info: (vrf in name/id, vrf out name/id)"]
     n = 0
-    for dev, inif, _out in hops[1:]:
+    routed = list(hops[1:])
+    for k, (dev, inif, _out) in enumerate(routed):
         n += 1
-        ip = next((i.ip for i in net.l3[dev] if i.name == inif), None)
-        lines.append(f"  {n} {A(ip) if ip is not None else '*'} 1 msec 1 msec 1 msec")
+        last = delivered and k == len(routed) - 1
+        ip = dst if last else next((i.ip for i in net.l3[dev] if i.name == inif), None)
+        lines.append(f"  {n:>2} {A(ip)} 1 msec 1 msec 1 msec" if ip is not None
+                     else f"  {n:>2}  *  *  *")
+    if not delivered:
+        lines += [f"  {k:>2}  *  *  *" for k in range(n + 1, max_ttl + 1)]
     return "\n".join(lines)
 
 

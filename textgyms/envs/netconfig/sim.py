@@ -13,12 +13,20 @@ import ipaddress
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from textgyms.envs.netconfig import l2, routing
+from textgyms.envs.netconfig import l2, nat, ospf, routing
 from textgyms.envs.netconfig.acl import Packet, evaluate
 from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route
 
 ROUTERS = ("router", "l3switch")
+
+
+def routes_packets(kind: str, cfg: DeviceConfig) -> bool:
+    """Routers route unless ``no ip routing``; layer-3 switches only with ``ip routing``
+    (off by default on Catalyst switches, as on IOS)."""
+    if kind == "router":
+        return cfg.ip_routing is not False
+    return kind == "l3switch" and cfg.ip_routing is True
 _EMPTY: dict = {}
 MAX_HOPS = 32
 
@@ -26,7 +34,8 @@ MAX_HOPS = 32
 class Walk(NamedTuple):
     """The fate of one packet: ``status`` is delivered, denied, no_route, unreachable, loop
     or ttl; ``hops`` are (device, in interface, out interface); ``packet`` is the packet as
-    last seen (after NAT); ``hits`` are the ACL entries that matched (device, acl, index)."""
+    last seen (after NAT); ``hits`` are the ACL entries that matched (device, acl, index);
+    ``fanout`` is the number of equal-cost routes at each forwarding decision taken."""
 
     status: str
     hops: tuple[tuple[str, str | None, str | None], ...]
@@ -34,6 +43,7 @@ class Walk(NamedTuple):
     hits: tuple[tuple[str, str, int], ...]
     reason: str
     at: str  # the device where the walk ended
+    fanout: tuple[int, ...] = ()
 
 
 class Network:
@@ -58,6 +68,7 @@ class Network:
             self.l3[dev].append(i)
             self.arp.setdefault(dom, {})[i.ip] = (dev, name)
         self.own = {d: {i.ip: i.name for i in ifs} for d, ifs in self.l3.items()}
+        self.routers = {d for d, (k, c) in self.devices.items() if routes_packets(k, c)}
         self._route()
         # Lookups the packet walk does at every hop, precomputed once.
         self._cfgs = {d: c for d, (_k, c) in self.devices.items()}
@@ -66,17 +77,29 @@ class Network:
             if i.acl_in is not None or i.nat == "outside"
         }
         self._arp_at = {k: self.arp.get(dom, _EMPTY) for k, dom in self.domain.items()}
+        self.nat_pool_use: dict[tuple[str, int], int] = {}  # (dev, inside local) -> global
 
     def _route(self) -> None:
-        configs = {d: c for d, (k, c) in self.devices.items() if k in ROUTERS}
+        configs = {d: self.devices[d][1] for d in self.routers}
         l3r = {d: self.l3[d] for d in configs}
-        self.adjacencies, self.events = routing.ospf_adjacencies(configs, l3r)
-        ospf = routing.ospf_routes(configs, l3r, self.adjacencies)
+        adj, events, self.rids, oifs, self.areas, tables = ospf.compute(configs, l3r)
+        self.adjacencies, self.events = adj, events
+        statics: dict[str, list[Route]] = {}
+        for dev, cfg in configs.items():
+            base = routing.connected_routes(self.l3[dev]) + ospf.to_routes(tables.get(dev, {}))
+            statics[dev] = routing.static_routes(cfg, self.l3[dev], base)
+        externals = {}
+        for dev, cfg in configs.items():
+            if cfg.ospf is not None and (cfg.ospf.redistribute or cfg.ospf.originate):
+                rib = routing.select(routing.connected_routes(self.l3[dev]) + statics[dev])
+                mine = [o for o in oifs if o.dev == dev]
+                externals[dev] = ospf.redistributed(cfg, rib, self.l3[dev], mine)
+        ospf.external_routes(self.areas, tables, externals)
         self.rib: dict[str, list[Route]] = {}
         self.fib = {}
-        for dev, cfg in configs.items():
-            base = routing.connected_routes(self.l3[dev]) + ospf.get(dev, [])
-            rib = routing.select(base + routing.static_routes(cfg, self.l3[dev], base))
+        for dev in configs:
+            cands = routing.connected_routes(self.l3[dev]) + ospf.to_routes(tables.get(dev, {}))
+            rib = routing.select(cands + statics[dev])
             self.rib[dev] = rib
             self.fib[dev] = routing.build_fib(rib)
 
@@ -109,7 +132,7 @@ class Network:
 
     def source_ip(self, dev: str, dst: int) -> int | None:
         """The address ``dev`` would source a packet to ``dst`` from (its egress interface)."""
-        if self.kind(dev) in ROUTERS:
+        if dev in self.routers:
             hit = routing.lookup(self.fib[dev], dst)
             name = hit[0].iface if hit else None
         else:
@@ -122,14 +145,22 @@ class Network:
 
     # --- the packet walk --------------------------------------------------------------------
     def walk(
-        self, pkt: Packet, src_dev: str, xlate: dict | None = None, inif: str | None = None
+        self,
+        pkt: Packet,
+        src_dev: str,
+        xlate: dict | None = None,
+        inif: str | None = None,
+        choices: tuple[int, ...] | None = None,
     ) -> Walk:
         """Send ``pkt`` from ``src_dev`` (or inject it there as arriving on ``inif``);
-        ``xlate`` collects (and answers) dynamic NAT translations."""
+        ``xlate`` collects (and answers) dynamic NAT translations. Among equal-cost routes
+        the k-th forwarding decision takes ``choices[k]`` (0 past its end); without
+        ``choices`` it takes the one a per-destination CEF hash would."""
         xlate = {} if xlate is None else xlate
         dev = src_dev
         hops: list = []
         hits: list = []
+        fanout: list[int] = []
         seen: set = set()
         cfgs, fx, own, arp_at = self._cfgs, self._ingress_fx, self.own, self._arp_at
         for _ in range(MAX_HOPS):
@@ -138,26 +169,43 @@ class Network:
                 ok, pkt, why = self._ingress(dev, cfg, inif, pkt, hits, xlate)
                 if not ok:
                     hops.append((dev, inif, None))
-                    return Walk("denied", tuple(hops), pkt, tuple(hits), why, dev)
+                    return Walk("denied", tuple(hops), pkt, tuple(hits), why, dev, tuple(fanout))
             if pkt[1] in own[dev]:
                 hops.append((dev, inif, None))
-                return Walk("delivered", tuple(hops), pkt, tuple(hits), "", dev)
-            step = self._egress(dev, cfg, inif, pkt, hits, xlate)
+                return Walk("delivered", tuple(hops), pkt, tuple(hits), "", dev, tuple(fanout))
+            step = self._egress(dev, cfg, inif, pkt, hits, xlate, choices, fanout)
             if type(step) is Walk:
                 hops.append((dev, inif, None))
-                return step._replace(hops=tuple(hops), hits=tuple(hits))
+                return step._replace(hops=tuple(hops), hits=tuple(hits), fanout=tuple(fanout))
             out, nh, pkt = step
             hops.append((dev, inif, out))
             key = (dev, inif, pkt)
             if key in seen:
-                return Walk("loop", tuple(hops), pkt, tuple(hits), "routing loop", dev)
+                return Walk("loop", tuple(hops), pkt, tuple(hits), "routing loop", dev,
+                            tuple(fanout))
             seen.add(key)
-            target = arp_at.get((dev, out), _EMPTY).get(nh)
+            target = arp_at.get((dev, out), _EMPTY).get(nh) or self._proxy_arp(dev, out, nh)
             if target is None:
                 why = f"no ARP reply for {ipaddress.IPv4Address(nh)} on {dev} {out}"
-                return Walk("unreachable", tuple(hops), pkt, tuple(hits), why, dev)
+                return Walk("unreachable", tuple(hops), pkt, tuple(hits), why, dev,
+                            tuple(fanout))
             dev, inif = target
-        return Walk("ttl", tuple(hops), pkt, tuple(hits), "TTL expired", dev)
+        return Walk("ttl", tuple(hops), pkt, tuple(hits), "TTL expired", dev, tuple(fanout))
+
+    def _proxy_arp(self, dev: str, out: str, nh: int) -> tuple[str, str] | None:
+        """A router on the segment that answers ARP for ``nh`` on its behalf (IOS proxy ARP,
+        on by default): it has a route to ``nh`` through another interface."""
+        dom = self.domain.get((dev, out))
+        for (d, name) in sorted(self.arp.get(dom, _EMPTY).values()):
+            if d == dev or d not in self.routers:
+                continue
+            itf = self._cfgs[d].interfaces.get(name)
+            if itf is not None and not itf.proxy_arp:
+                continue
+            routes = routing.lookup(self.fib[d], nh)
+            if routes and all(r.iface != name for r in routes) and routes[0].iface != "Null0":
+                return d, name
+        return None
 
     def _ingress(self, dev, cfg, inif, pkt, hits, xlate):
         itf = cfg.interfaces.get(inif)
@@ -170,18 +218,22 @@ class Network:
             if not ok:
                 return False, pkt, f"denied by ACL {itf.acl_in} in on {dev} {inif}"
         if itf.nat == "outside" and cfg.nat:
-            for rule in cfg.nat:
-                if rule.kind == "static" and int(rule.global_) == pkt[1]:
-                    return True, (pkt[0], int(rule.local)) + pkt[2:], ""
-            local = xlate.get((dev, pkt[1], pkt[0]))
-            if local is not None:
-                return True, (pkt[0], local) + pkt[2:], ""
+            return True, nat.outside_in(self, dev, cfg, pkt, xlate), ""
         return True, pkt, ""
 
-    def _egress(self, dev, cfg, inif, pkt, hits, xlate):
+    def _pick(self, routes: list[Route], pkt: Packet, choices, fanout: list[int]) -> Route:
+        if len(routes) == 1:
+            return routes[0]
+        k = len(fanout)
+        fanout.append(len(routes))
+        if choices is None:  # per-destination load sharing: a fixed hash of the addresses
+            return routes[(pkt[0] ^ pkt[1] ^ (pkt[1] >> 8)) % len(routes)]
+        return routes[choices[k] if k < len(choices) else 0]
+
+    def _egress(self, dev, cfg, inif, pkt, hits, xlate, choices=None, fanout=None):
         """(out interface, next hop, packet) or a Walk saying why the packet stops here."""
         fib = self.fib.get(dev)
-        if fib is None:  # hosts and layer-2 switches do not route
+        if fib is None:  # hosts, layer-2 switches and routers without ip routing
             eg = self._host_egress(dev, pkt[1]) if inif is None else None
             if eg is None:
                 why = "no gateway" if inif is None else f"{dev} does not route"
@@ -191,9 +243,14 @@ class Network:
         if not routes:
             why = f"no route to {ipaddress.IPv4Address(pkt[1])} on {dev}"
             return Walk("no_route", (), pkt, (), why, dev)
-        r = routes[0]
+        r = self._pick(routes, pkt, choices, fanout if fanout is not None else [])
+        if r.iface == "Null0":
+            return Walk("no_route", (), pkt, (), f"discarded to Null0 on {dev}", dev)
         out, nh = r.iface, r.fwd if r.fwd is not None else pkt[1]
-        pkt = self._nat_out(dev, cfg, inif, out, pkt, xlate)
+        if inif is not None or cfg.nat:
+            pkt = nat.inside_out(self, dev, cfg, inif, out, pkt, xlate)
+            if pkt is None:
+                return Walk("denied", (), pkt, (), f"NAT pool exhausted on {dev}", dev)
         oitf = cfg.interfaces.get(out)
         if oitf is not None and oitf.acl_out is not None:
             ok, idx = evaluate(cfg.acls.get(oitf.acl_out), pkt)
@@ -204,30 +261,22 @@ class Network:
                 return Walk("denied", (), pkt, (), why, dev)
         return out, nh, pkt
 
-    def _nat_out(self, dev, cfg, inif, out, pkt, xlate) -> Packet:
-        """Inside-to-outside source translation (static first, then list/overload)."""
-        if not cfg.nat or inif is None:
-            return pkt
-        iin, iout = cfg.interfaces.get(inif), cfg.interfaces.get(out)
-        if iin is None or iout is None or iin.nat != "inside" or iout.nat != "outside":
-            return pkt
-        new = None
-        for rule in cfg.nat:
-            if rule.kind == "static" and int(rule.local) == pkt[0]:
-                new = int(rule.global_)
-                break
-        if new is None:
-            for rule in cfg.nat:
-                if rule.kind == "dynamic" and rule.iface == out and rule.acl in cfg.acls:
-                    if evaluate(cfg.acls[rule.acl], pkt)[0] and iout.ip is not None:
-                        new = int(iout.ip.ip)
-                        break
-        if new is None:
-            return pkt
-        xlate[(dev, new, pkt[1])] = pkt[0]
-        return (new,) + pkt[1:]
-
     # --- composite tests --------------------------------------------------------------------
+    def walks(self, pkt: Packet, src_dev: str, inif: str | None = None,
+              limit: int = 64) -> list[tuple[tuple[int, ...], Walk]]:
+        """Every path the packet may take over equal-cost routes (up to ``limit``), each
+        with the choice vector that replays it."""
+        out: list[tuple[tuple[int, ...], Walk]] = []
+        stack: list[tuple[int, ...]] = [()]
+        while stack and len(out) < limit:
+            ch = stack.pop()
+            w = self.walk(pkt, src_dev, None, inif, ch)
+            out.append((ch, w))
+            taken = ch + (0,) * (len(w.fanout) - len(ch))
+            for k in range(len(ch), len(w.fanout)):
+                stack += [taken[:k] + (alt,) for alt in range(1, w.fanout[k])]
+        return out
+
     def flow(
         self,
         src: int,
@@ -243,22 +292,36 @@ class Network:
         if dev is None:  # an address no device has: inject it at the router of its subnet
             for d, ifs in self.l3.items():
                 for i in ifs:
-                    if self.kind(d) in ROUTERS and src & routing.mask(i.plen) == i.net:
+                    if d in self.routers and src & routing.mask(i.plen) == i.net:
                         return self.walk(pkt, d, None, i.name)
             why = f"no device has {ipaddress.IPv4Address(src)} on an interface that is up"
             return Walk("unreachable", (), pkt, (), why, "")
         return self.walk(pkt, dev)
 
-    def ping(self, src_dev: str, dst: int, src: int | None = None) -> tuple[Walk, Walk | None]:
-        """An ICMP echo and, if it arrives, the reply (with NAT state carried over)."""
+    def exchange(self, src_dev: str, dst: int, proto: int = 1, dport: int = 0,
+                 src: int | None = None, choices=None) -> tuple[Walk, Walk | None]:
+        """A packet and, if it arrives, the reply (with NAT state carried over)."""
         src = self.source_ip(src_dev, dst) if src is None else src
         if src is None:
-            pkt = (0, dst, 1, 0, 0, False)
+            pkt = (0, dst, proto, 0, dport, False)
             return Walk("no_route", (), pkt, (), f"{src_dev} has no address", src_dev), None
         xlate: dict = {}
-        there = self.walk((src, dst, 1, 0, 0, False), src_dev, xlate)
+        sport = 0 if proto == 1 else 49152
+        there = self.walk((src, dst, proto, sport, dport, False), src_dev, xlate, None, choices)
         if there.status != "delivered":
             return there, None
         p = there.packet
-        back = self.walk((p[1], p[0], 1, 0, 0, False), there.at, xlate)
+        back = self.walk((p[1], p[0], proto, p[4], p[3], proto == 6), there.at, xlate)
         return there, back
+
+    def ping(self, src_dev: str, dst: int, src: int | None = None) -> tuple[Walk, Walk | None]:
+        """An ICMP echo and, if it arrives, the reply (with NAT state carried over)."""
+        return self.exchange(src_dev, dst, 1, 0, src)
+
+    def ping_all_paths(self, src_dev: str, dst: int) -> list[tuple[Walk, Walk | None]]:
+        """A ping over every equal-cost path there (each reply on its hashed path back)."""
+        src = self.source_ip(src_dev, dst)
+        if src is None:
+            return [self.ping(src_dev, dst)]
+        ways = self.walks((src, dst, 1, 0, 0, False), src_dev)
+        return [self.exchange(src_dev, dst, 1, 0, src, ch) for ch, _w in ways]

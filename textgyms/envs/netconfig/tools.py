@@ -95,14 +95,16 @@ def _ping(state, name: str, dev: str, args) -> tuple[str, str | None]:
         _count(state, there)
         if back is not None:
             _count(state, back)
-        ok = back is not None and back.status == "delivered"
-        why = there.reason if back is None else back.reason
-        return f"{dev}#ping {ipaddress.IPv4Address(dst)}\n{show.ping_text(dst, ok, why)}", None
+        if back is not None and back.status == "delivered":
+            marks = "!!!!!"
+        elif back is None and there.status in ("no_route", "denied") and there.at != dev:
+            marks = "U.U.U"  # a router on the way answers with ICMP unreachables
+        else:
+            marks = "....."
+        return f"{dev}#ping {ipaddress.IPv4Address(dst)}\n{show.ping_text(dst, marks)}", None
     src = net.source_ip(dev, dst) or 0
     w = net.walk((src, dst, 17, 49152, 33434, False), dev)
-    text = show.traceroute_text(net, dst, w.hops)
-    if w.status != "delivered":
-        text += f"\n  {len(w.hops)} * * *\n% {w.reason or w.status}"
+    text = show.traceroute_text(net, dst, w)
     return f"{dev}#traceroute {ipaddress.IPv4Address(dst)}\n{text}", None
 
 
@@ -133,8 +135,6 @@ def _apply(state, dev: str, text: str) -> tuple[str, str | None]:
     n = sum(1 for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("!"))
     state.logs.setdefault(dev, []).append("%SYS-5-CONFIG_I: Configured from console by vty0")
     out = [f"{dev}(config)# {n - len(issues)} of {n} line(s) applied"]
-    out += [
-        f"% Invalid input at line {i.lineno}: {i.line.strip()[:80]} ({i.reason})"
-        for i in issues[:20]
-    ]
+    for i in issues[:20]:  # as the console echoes a rejected line and its message
+        out += [f"{dev}(config)#{i.line.strip()[:80]}", i.reason]
     return "\n".join(out), "invalid" if issues or n == 0 else None

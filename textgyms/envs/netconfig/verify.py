@@ -1,48 +1,37 @@
-"""The NetConfig verifier: a parse gate, then weighted semantic checks run on the simulated
+"""The NetConfig verifier: a parse gate, then behavioural checks run on the simulated
 candidate network (never a text comparison with the reference).
 
-Score = (weighted mean of the check groups) x 0.9 ** (invalid lines) x (0.25 if a locked
-device was edited) x (repair: the fraction kept of the faulty devices' locked lines, those
-the fix has no reason to touch). Nothing parses -> 0; a device missing from a submission, or
-a device configured twice (several alternatives in one answer) -> 0. Feedback lists failing checks
-with a counterexample packet where there is one; it never shows the reference config.
+Every check comes from a stated requirement (reachability over every equal-cost path,
+filtering, translation, routing provenance, OSPF areas, adjacencies and router IDs, "static
+only", VLANs and trunks) or protects traffic the task did not mention. A submission that
+passes them all scores 1.0. Otherwise the score is gated below 0.5: ``0.5 x progress x
+kept``, where progress is the weighted share of the checks the *starting* network failed
+that now pass (so an unchanged or empty submission earns nothing) and kept the share of
+those it already passed that still do. Then x 0.9 per line IOS would reject, x 0.25 if a
+locked device was edited, and for repair at most 0.5 x the share kept of the lines a fix
+has no reason to touch. Nothing parses -> 0; a device missing from a submission, or
+configured twice (several alternatives in one answer) -> 0. ``parts`` carries per-group
+pass rates and the progress and kept shares (a dense reward); the feedback lists the broken
+requirements and why, never the reference configuration.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import json
 from collections.abc import Mapping
 from functools import lru_cache
 
 from textgyms.core import Verdict
-from textgyms.envs.netconfig.acl import difference, evaluate, format_packet
-from textgyms.envs.netconfig.generate import NetTask
+from textgyms.envs.netconfig import checks
 from textgyms.envs.netconfig.model import DeviceConfig, Issue
 from textgyms.envs.netconfig.parser import normalize_ifname, parse_config, split_devices
-from textgyms.envs.netconfig.routing import ospf_area
-from textgyms.envs.netconfig.scenario import ip, run_flow
 from textgyms.envs.netconfig.show import render_config
 from textgyms.envs.netconfig.sim import Network
+from textgyms.envs.netconfig.task import NetTask
 
-WEIGHTS = {
-    "addressing": 2,
-    "reach": 2,
-    "flows": 2,
-    "boundary": 1,
-    "collateral": 1,
-    "acl_equiv": 2,
-    "routing": 2,
-    "passive": 1,
-    "waypoint": 1,
-    "vlan": 1,
-    "trunk": 1,
-    "isolation": 1,
-    "nat": 2,
-}
-A = ipaddress.IPv4Address
-MAX_ACL_ENTRIES = 300  # the policies have a handful; equivalence cost grows with entries
+WEIGHTS = checks.WEIGHTS
+GATE = 0.5  # the most a submission that breaks any requirement can score
 
 
 @lru_cache(maxsize=256)
@@ -70,160 +59,49 @@ def network(task: NetTask, configs: Mapping[str, DeviceConfig]) -> Network:
     return Network(devices, links)
 
 
-# --- the checks ---------------------------------------------------------------------------
-
-
-def _addressing(net: Network, c: dict, task) -> tuple[bool, str]:
-    itf = net.config(c["dev"]).interfaces.get(c["if"])
-    have = itf.ip if itf is not None else None
-    status = net.status.get((c["dev"], c["if"]), ("down", "down"))
-    ok = have == ipaddress.IPv4Interface(c["ip"]) and status == ("up", "up")
-    return ok, f"{c['dev']} {c['if']}: address {have or 'unassigned'}, {status[0]}/{status[1]}"
-
-
-def _reach(net: Network, c: dict, task) -> tuple[bool, str]:
-    there, back = net.ping(c["src"], ip(c["dst"]))
-    ok = there.status == "delivered" and back is not None and back.status == "delivered"
-    why = there.reason if there.status != "delivered" else (back.reason if back else "")
-    return ok, f"ping {c['src']} -> {c['dst']} fails ({why or there.status})"
-
-
-def _flow(net: Network, c: dict, task) -> tuple[bool, str]:
-    w = run_flow(net, c)
-    got = w.status if w is not None else "unreachable"
-    pkt = (
-        ip(c["src"]),
-        ip(c["dst"]),
-        {"tcp": 6, "udp": 17, "icmp": 1, "ip": 0}[c["proto"]],
-        49152,
-        int(c["dport"]),
-        c["est"],
-    )
-    label = "unmentioned flow changed" if c["g"] == "collateral" else "flow"
-    return got == c["expect"], (
-        f"{label} {format_packet(pkt)}: expected {c['expect']}, got {got}"
-        + (f" ({w.reason})" if w is not None and w.reason else "")
-    )
-
-
-def _acl_equiv(net: Network, c: dict, task) -> tuple[bool, str]:
-    def applied(cfg: DeviceConfig):
-        itf = cfg.interfaces.get(c["if"])
-        name = getattr(itf, f"acl_{c['dir']}") if itf is not None else None
-        return None if name is None else cfg.acls.get(name)
-
-    mine, ref = applied(net.config(c["dev"])), applied(_reference(task)[c["dev"]])
-    if mine is not None and len(mine.entries) > MAX_ACL_ENTRIES:  # bounds verification time
-        return False, f"the ACL on {c['dev']} {c['if']} has over {MAX_ACL_ENTRIES} entries"
-    pkt = difference(mine, ref)
-    if pkt is None:
-        return True, ""
-    want = "permit" if evaluate(ref, pkt)[0] else "deny"
-    return False, (
-        f"the ACL applied {c['dir']} on {c['dev']} {c['if']} differs from the "
-        f"policy: {format_packet(pkt)} should {want}"
-    )
-
-
-def _routing(net: Network, c: dict, task) -> tuple[bool, str]:
-    pfx = ipaddress.IPv4Network(c["prefix"])
-    got = [
-        r.proto
-        for r in net.rib.get(c["dev"], ())
-        if (r.net, r.plen) == (int(pfx.network_address), pfx.prefixlen)
-    ]
-    name = {"O": "OSPF", "S": "static"}[c["proto"]]
-    return c["proto"] in got, (
-        f"{c['dev']} has no {name} route to {pfx}"
-        + (f" (it has: {', '.join(sorted(set(got)))})" if got else "")
-    )
-
-
-def _passive(net: Network, c: dict, task) -> tuple[bool, str]:
-    cfg = net.config(c["dev"])
-    itf = cfg.interfaces.get(c["if"])
-    ok = (
-        cfg.ospf is not None
-        and c["if"] in cfg.ospf.passive
-        and itf is not None
-        and itf.ip is not None
-        and ospf_area(cfg, int(itf.ip.ip)) is not None
-    )
-    return ok, f"{c['dev']} {c['if']} is not a passive, advertised OSPF interface"
-
-
-def _waypoint(net: Network, c: dict, task) -> tuple[bool, str]:
-    dev = c["src"]
-    src = net.source_ip(dev, ip(c["dst"]))
-    w = net.walk((src or 0, ip(c["dst"]), 1, 0, 0, False), dev)
-    path = [h[0] for h in w.hops]
-    ok = w.status == "delivered" and c["via"] in path
-    return ok, f"traffic {c['src']} -> {c['dst']} takes {' -> '.join(path)}, not via {c['via']}"
-
-
-def _vlan(net: Network, c: dict, task) -> tuple[bool, str]:
-    have = net.config(c["dev"]).vlans.get(c["vlan"])
-    return have == c["name"], f"{c['dev']} VLAN {c['vlan']} is {have or 'missing'}"
-
-
-def _trunk(net: Network, c: dict, task) -> tuple[bool, str]:
-    itf = net.config(c["dev"]).interfaces.get(c["if"])
-    mode = itf.mode if itf is not None else None
-    allowed = itf.trunk_allowed if itf is not None else None
-    ok = mode == "trunk" and allowed is not None and set(allowed) == set(c["vlans"])
-    shown = "all" if allowed is None else ",".join(str(v) for v in sorted(allowed))
-    return ok, f"{c['dev']} {c['if']}: mode {mode}, allowed VLANs {shown}"
-
-
-def _isolation(net: Network, c: dict, task) -> tuple[bool, str]:
-    da = net.domain.get((c["a"], "Ethernet0"))
-    db = net.domain.get((c["b"], "Ethernet0"))
-    return da is None or da != db, f"{c['a']} and {c['b']} share a broadcast domain"
-
-
-def _nat(net: Network, c: dict, task) -> tuple[bool, str]:
-    there, back = net.ping(c["src"], ip(c["dst"]))
-    ok = there.status == "delivered" and back is not None and back.status == "delivered"
-    if ok and "seen" in c:
-        ok = there.packet[0] == ip(c["seen"])
-        why = f"{c['dst']} sees source {A(there.packet[0])}, expected {c['seen']}"
-    elif ok and "at" in c:
-        ok = there.at == c["at"]
-        why = f"traffic to {c['dst']} reaches {there.at}, expected {c['at']}"
-    else:
-        why = f"ping {c['src']} -> {c['dst']} fails ({there.reason or (back and back.reason)})"
-    return ok, why
-
-
-CHECKS = {
-    "addressing": _addressing,
-    "reach": _reach,
-    "flows": _flow,
-    "boundary": _flow,
-    "collateral": _flow,
-    "acl_equiv": _acl_equiv,
-    "routing": _routing,
-    "passive": _passive,
-    "waypoint": _waypoint,
-    "vlan": _vlan,
-    "trunk": _trunk,
-    "isolation": _isolation,
-    "nat": _nat,
-}
+@lru_cache(maxsize=256)
+def _baseline(task: NetTask) -> tuple[bool, ...]:
+    """Which checks the starting network already passes."""
+    start = {d: parse_config(text, d)[0] for d, text in task.start}
+    results = checks.run(network(task, start), _checks(task), _reference(task))
+    return tuple(ok for _c, ok, _m in results)
 
 
 def run_checks(task: NetTask, net: Network) -> tuple[dict[str, float], list[str]]:
     """Each group's pass rate and the messages of the failing checks."""
     passed: dict[str, list[int]] = {}
     fails: list[str] = []
-    for c in _checks(task):
-        ok, msg = CHECKS[c["g"]](net, c, task)
+    for c, ok, msg in checks.run(net, _checks(task), _reference(task)):
         tally = passed.setdefault(c["g"], [0, 0])
         tally[0] += ok
         tally[1] += 1
         if not ok:
             fails.append(f"[{c['g']}] {msg}")
     return {g: p / n for g, (p, n) in passed.items()}, fails
+
+
+def _gated(task: NetTask, net: Network) -> tuple[float, dict[str, float], list[str]]:
+    """(score before line penalties, parts, failure messages)."""
+    results = checks.run(net, _checks(task), _reference(task))
+    base = _baseline(task)
+    tally: dict[str, list[int]] = {}
+    todo = [0.0, 0.0]
+    kept = [0.0, 0.0]
+    fails = []
+    for (c, ok, msg), was in zip(results, base):
+        w = WEIGHTS[c["g"]]
+        t = tally.setdefault(c["g"], [0, 0])
+        t[0], t[1] = t[0] + ok, t[1] + 1
+        acc = kept if was else todo
+        acc[0], acc[1] = acc[0] + w * ok, acc[1] + w
+        if not ok:
+            fails.append(f"[{c['g']}] {msg}")
+    parts = {g: p / n for g, (p, n) in tally.items()}
+    parts["progress"] = todo[0] / todo[1] if todo[1] else 1.0
+    parts["kept"] = kept[0] / kept[1] if kept[1] else 1.0
+    parts["requirements_met"] = sum(ok for _c, ok, _m in results) / max(1, len(results))
+    score = 1.0 if not fails else GATE * parts["progress"] * parts["kept"]
+    return score, parts, fails
 
 
 # --- locked lines (repair) ---------------------------------------------------------------
@@ -318,10 +196,8 @@ def verify_configs(
         return Verdict(
             0.0, False, "Nothing in the configuration parses as IOS-lite.", {"parse": 0.0}, "format"
         )
-    frac, fails = run_checks(task, network(task, configs))
-    total = sum(WEIGHTS[g] for g in frac)
-    score = sum(WEIGHTS[g] * f for g, f in frac.items()) / total if total else 1.0
-    parts = dict(frac)
+    score, parts, fails = _gated(task, network(task, configs))
+    frac = {g: f for g, f in parts.items() if g in WEIGHTS}
     parts["parse"] = 0.9 ** len(issues)
     score *= parts["parse"]
     start = dict(task.start)
@@ -336,12 +212,13 @@ def verify_configs(
     if task.family == "repair":
         kept, total = _locked_lines_kept(task, configs)
         parts["locked_lines"] = kept / total if total else 1.0
-        score *= parts["locked_lines"]
-        if kept < total:
+        if kept < total:  # a stated requirement of the task: gated like the others
+            score = min(score, GATE) * parts["locked_lines"]
             edited.append(f"{total - kept} locked line(s) of the faulty devices")
     lines = [f"{g}: {f:.2f}" for g, f in sorted(frac.items())]
+    lines.append(f"requirements met: {parts['requirements_met']:.2f}")
     if issues:
-        lines.append(f"{len(issues)} line(s) rejected by the parser:")
+        lines.append(f"{len(issues)} line(s) rejected (as IOS would):")
         lines += [f"  {i}" for i in issues[:8]]
     if edited:
         lines.append(f"Locked configuration changed: {', '.join(edited)}")
@@ -409,10 +286,8 @@ def verify_analysis(task: NetTask, body: str) -> Verdict:
         got = got.get("items")
     if not isinstance(got, list):
         return Verdict(0.0, False, "Answer with a JSON list of items.", {"f1": 0.0}, "format")
-    from textgyms.envs.netconfig.analysis import normalize_item
-
     want = set(json.loads(task.answer))
-    have = {normalize_item(x) for x in got if isinstance(x, str)}
+    have = {checks.normalize_item(x) for x in got if isinstance(x, str)}
     tp = len(want & have)
     if not want and not have:
         f1 = 1.0

@@ -1,0 +1,211 @@
+"""The behavioural checks the verifier runs on a simulated candidate network, one function
+per check kind: each returns (passed, why not). A check reads the network (pings over every
+equal-cost path, packet walks, the RIB, OSPF adjacencies and areas) and the requirement it
+comes from, never the text of a configuration, so every configuration that behaves the same
+passes the same checks. ``ref`` is the reference network's parsed configs (only the ACL
+equivalence check reads it, to compare decisions, never text)."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Callable, Mapping
+
+from textgyms.envs.netconfig.acl import FULL, difference, evaluate, format_packet
+from textgyms.envs.netconfig.model import DeviceConfig
+from textgyms.envs.netconfig.routing import lookup, ospf_area
+from textgyms.envs.netconfig.scenario import ip, run_flow
+from textgyms.envs.netconfig.sim import Network
+
+A = ipaddress.IPv4Address
+Ref = Mapping[str, DeviceConfig] | None
+MAX_ACL_ENTRIES = 300  # the policies have a handful; equivalence cost grows with entries
+NAMES = {"O": "OSPF", "S": "static"}
+
+
+def _addressing(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    itf = net.config(c["dev"]).interfaces.get(c["if"])
+    have = itf.ip if itf is not None else None
+    status = net.status.get((c["dev"], c["if"]), ("down", "down"))
+    ok = have == ipaddress.IPv4Interface(c["ip"]) and status == ("up", "up")
+    return ok, f"{c['dev']} {c['if']}: address {have or 'unassigned'}, {status[0]}/{status[1]}"
+
+
+def _reach(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    """A ping that succeeds on every equal-cost path the echo may take."""
+    for _there, back in net.ping_all_paths(c["src"], ip(c["dst"])):
+        if not (back is not None and back.status == "delivered"):
+            return False, f"ping {c['src']} -> {c['dst']} fails"
+    return True, ""
+
+
+def _flow(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    w = run_flow(net, c)
+    got = w.status if w is not None else "unreachable"
+    pkt = (ip(c["src"]), ip(c["dst"]), {"tcp": 6, "udp": 17, "icmp": 1, "ip": 0}[c["proto"]],
+           49152, int(c["dport"]), c["est"])
+    label = "unmentioned flow changed" if c["g"] == "collateral" else "flow"
+    return got == c["expect"], f"{label} {format_packet(pkt)}: expected {c['expect']}, got {got}"
+
+
+def _applied(cfg: DeviceConfig, iface: str, direction: str):
+    itf = cfg.interfaces.get(iface)
+    name = getattr(itf, f"acl_{direction}") if itf is not None else None
+    return None if name is None else cfg.acls.get(name)
+
+
+def _acl_equiv(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    """The applied ACL decides like the policy on every packet the interface can carry (an
+    outbound ACL on a LAN only ever sees destinations inside that LAN)."""
+    mine = _applied(net.config(c["dev"]), c["if"], c["dir"])
+    theirs = _applied(ref[c["dev"]], c["if"], c["dir"]) if ref else None
+    if mine is not None and len(mine.entries) > MAX_ACL_ENTRIES:  # bounds verification time
+        return False, f"the ACL on {c['dev']} {c['if']} has over {MAX_ACL_ENTRIES} entries"
+    space = None
+    if c.get("subnet"):
+        net_ = ipaddress.IPv4Network(c["subnet"])
+        box = (int(net_.network_address), int(net_.broadcast_address))
+        space = FULL[:1] + (box,) + FULL[2:] if c["dir"] == "out" else (box,) + FULL[1:]
+    pkt = difference(mine, theirs, space)
+    if pkt is None:
+        return True, ""
+    want = "permit" if evaluate(theirs, pkt)[0] else "deny"
+    return False, (f"the ACL applied {c['dir']} on {c['dev']} {c['if']} differs from the "
+                   f"policy: {format_packet(pkt)} should {want}")
+
+
+def _routing(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    """Traffic to the prefix is forwarded by a route of the required protocol (the most
+    specific route that matches: a summary or default route counts)."""
+    pfx = ipaddress.IPv4Network(c["prefix"])
+    fib = net.fib.get(c["dev"])
+    routes = lookup(fib, int(pfx.network_address) + 1) if fib is not None else []
+    got = sorted({r.proto.split()[0] for r in routes})
+    return c["proto"] in got, (
+        f"{c['dev']} forwards to {pfx} by no {NAMES[c['proto']]} route"
+        + (f" (it uses: {', '.join(got)})" if got else " (no route)")
+    )
+
+
+def _static_only(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    ok = net.config(c["dev"]).ospf is None
+    return ok, f"{c['dev']} runs a dynamic routing protocol (OSPF) where static only is required"
+
+
+def _passive(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    cfg = net.config(c["dev"])
+    itf = cfg.interfaces.get(c["if"])
+    ok = (cfg.ospf is not None and cfg.ospf.is_passive(c["if"]) and itf is not None
+          and itf.ip is not None and ospf_area(cfg, int(itf.ip.ip), c["if"]) is not None)
+    return ok, f"{c['dev']} {c['if']} is not a passive, advertised OSPF interface"
+
+
+def _ospf_area(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    """OSPF runs on the interface, in the required area."""
+    cfg = net.config(c["dev"])
+    itf = cfg.interfaces.get(c["if"])
+    area = ospf_area(cfg, int(itf.ip.ip), c["if"]) if itf is not None and itf.ip else None
+    where = "not in OSPF" if area is None else f"in area {area}"
+    return area == c["area"], f"{c['dev']} {c['if']} is {where}, required: area {c['area']}"
+
+
+def _adjacency(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    ok = any(a.neighbor == c["b"] and a.iface == c["if"] for a in net.adjacencies.get(c["a"], ()))
+    return ok, f"no OSPF adjacency between {c['a']} and {c['b']} on {c['a']} {c['if']}"
+
+
+def _router_ids(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    rids: dict[int, list[str]] = {}
+    for d in c["devs"]:
+        if net.config(d).ospf is not None:
+            rids.setdefault(net.rids.get(d, 0), []).append(d)
+    dup = [f"{A(r)} ({', '.join(ds)})" for r, ds in sorted(rids.items()) if len(ds) > 1 or not r]
+    return not dup, f"duplicate or missing OSPF router IDs: {'; '.join(dup)}"
+
+
+def _waypoint(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    """Every equal-cost path from the source passes through ``via``."""
+    dev = c["src"]
+    src = net.source_ip(dev, ip(c["dst"]))
+    for _ch, w in net.walks((src or 0, ip(c["dst"]), 1, 0, 0, False), dev):
+        path = [h[0] for h in w.hops]
+        if w.status != "delivered" or c["via"] not in path:
+            return False, (f"traffic {c['src']} -> {c['dst']} may take {' -> '.join(path)}, "
+                           f"not via {c['via']}")
+    return True, ""
+
+
+def _vlan(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    have = net.config(c["dev"]).vlans.get(c["vlan"])
+    return have == c["name"], f"{c['dev']} VLAN {c['vlan']} is {have or 'missing'}"
+
+
+def _trunk(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    itf = net.config(c["dev"]).interfaces.get(c["if"])
+    mode = itf.mode if itf is not None else None
+    allowed = itf.trunk_allowed if itf is not None else None
+    ok = mode == "trunk" and allowed is not None and set(allowed) == set(c["vlans"])
+    shown = "all" if allowed is None else ",".join(str(v) for v in sorted(allowed))
+    return ok, f"{c['dev']} {c['if']}: mode {mode}, allowed VLANs {shown}"
+
+
+def _isolation(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    da = net.domain.get((c["a"], "Ethernet0"))
+    db = net.domain.get((c["b"], "Ethernet0"))
+    return da is None or da != db, f"{c['a']} and {c['b']} share a broadcast domain"
+
+
+def _nat(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    there, back = net.ping(c["src"], ip(c["dst"]))
+    ok = there.status == "delivered" and back is not None and back.status == "delivered"
+    why = f"ping {c['src']} -> {c['dst']} fails"
+    if ok and "seen" in c:
+        ok = there.packet[0] == ip(c["seen"])
+        why = f"{c['dst']} sees source {A(there.packet[0])}, expected {c['seen']}"
+    elif ok and "at" in c:
+        ok = there.at == c["at"]
+        why = f"traffic to {c['dst']} reaches {there.at}, expected {c['at']}"
+    return ok, why
+
+
+Check = Callable[[Network, dict, Ref], tuple[bool, str]]
+CHECKS: dict[str, Check] = {
+    "addressing": _addressing,
+    "reach": _reach,
+    "flows": _flow,
+    "boundary": _flow,
+    "collateral": _flow,
+    "acl_equiv": _acl_equiv,
+    "routing": _routing,
+    "static_only": _static_only,
+    "passive": _passive,
+    "ospf_area": _ospf_area,
+    "adjacency": _adjacency,
+    "router_ids": _router_ids,
+    "waypoint": _waypoint,
+    "vlan": _vlan,
+    "trunk": _trunk,
+    "isolation": _isolation,
+    "nat": _nat,
+}
+WEIGHTS = {"addressing": 2, "reach": 2, "flows": 2, "boundary": 1, "collateral": 1,
+           "acl_equiv": 2, "routing": 2, "static_only": 2, "passive": 1, "ospf_area": 1,
+           "adjacency": 1, "router_ids": 1, "waypoint": 1, "vlan": 1, "trunk": 1,
+           "isolation": 1, "nat": 2}
+
+
+def run(net: Network, checks: list[dict], ref: Ref, skip=()) -> list[tuple[dict, bool, str]]:
+    """Every check's (check, passed, why not), groups in ``skip`` left out."""
+    out = []
+    for c in checks:
+        if c["g"] not in skip:
+            ok, msg = CHECKS[c["g"]](net, c, ref)
+            out.append((c, ok, msg))
+    return out
+
+
+def normalize_item(item: str) -> str:
+    """An analysis answer item: ``B -- A`` -> ``A--B``; device names stripped."""
+    if "--" in item:
+        a, _, b = item.partition("--")
+        return "--".join(sorted((a.strip(), b.strip())))
+    return item.strip()

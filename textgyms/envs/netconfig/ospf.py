@@ -1,0 +1,329 @@
+"""OSPFv2 as IOS runs it: adjacencies, per-area shortest paths, inter-area routes through
+area border routers, external routes from redistribution, and equal-cost multipath.
+
+* An adjacency needs the same segment, subnet, area, hello and dead intervals, no passive
+  end and different router IDs (a duplicate is logged and refused, as on IOS).
+* Each area runs its own SPF. Intra-area routes (``O``) beat inter-area ones (``O IA``),
+  which beat externals (``O E1``, then ``O E2`` by metric, ties by the cost to the ASBR).
+* An ABR (interfaces in area 0 and another area) summarises the intra-area routes of its
+  non-backbone areas into area 0, and everything it knows into its other areas; it only
+  uses summaries heard over the backbone. A non-backbone area with no ABR is an island.
+* Loopbacks are advertised as /32 host routes; interface cost is ``ip ospf cost`` or the
+  reference bandwidth (100 Mbit/s unless ``auto-cost``) divided by the bandwidth.
+"""
+
+from __future__ import annotations
+
+import heapq
+import ipaddress
+from collections.abc import Mapping
+from typing import NamedTuple
+
+from textgyms.envs.netconfig.model import DeviceConfig
+from textgyms.envs.netconfig.routing import L3If, Route, ospf_area, router_id
+
+DEFAULT_BW = {  # kbit/s, as IOS sets them per interface type
+    "GigabitEthernet": 1_000_000, "FastEthernet": 100_000, "Ethernet": 10_000,
+    "TenGigabitEthernet": 10_000_000, "Serial": 1_544, "Loopback": 8_000_000,
+    "Vlan": 1_000_000,
+}
+RANK = {"O": 0, "O IA": 1, "O E1": 2, "O E2": 3}
+
+
+class Adjacency(NamedTuple):
+    """An OSPF neighbour as seen from one router."""
+
+    iface: str
+    neighbor: str
+    neighbor_ip: int
+    neighbor_rid: int
+    area: int
+
+
+class OspfIf(NamedTuple):
+    dev: str
+    l3: L3If
+    area: int
+    cost: int
+    passive: bool
+    timers: tuple[int, int]
+
+
+def if_cost(cfg: DeviceConfig, name: str) -> int:
+    """``ip ospf cost`` or reference bandwidth / interface bandwidth (at least 1)."""
+    itf = cfg.interfaces.get(name)
+    if itf is not None and itf.ospf_cost is not None:
+        return itf.ospf_cost
+    parent = cfg.interfaces.get(name.split(".", 1)[0])
+    bw = itf.bandwidth if itf is not None and itf.bandwidth else None
+    bw = bw or (parent.bandwidth if parent is not None and parent.bandwidth else None)
+    kind = name.rstrip("0123456789/.")
+    bw = bw or DEFAULT_BW.get(kind, 1_000_000)
+    ref = cfg.ospf.ref_bw if cfg.ospf is not None else 100
+    return max(1, min(65535, ref * 1000 // bw))
+
+
+def ospf_interfaces(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
+                    rids: Mapping[str, int]) -> list[OspfIf]:
+    """Every up interface OSPF runs on, with its area, cost, passivity and timers."""
+    out = []
+    for dev, ifs in l3.items():
+        cfg = configs[dev]
+        if cfg.ospf is None or not rids[dev]:
+            continue
+        for i in ifs:
+            area = ospf_area(cfg, i.ip, i.name)
+            if area is None:
+                continue
+            itf = cfg.interfaces.get(i.name)
+            hello = (itf.ospf_hello if itf is not None else None) or 10
+            dead = (itf.ospf_dead if itf is not None else None) or 4 * hello
+            passive = cfg.ospf.is_passive(i.name) or i.name.startswith("Loopback")
+            out.append(OspfIf(dev, i, area, if_cost(cfg, i.name), passive, (hello, dead)))
+    return out
+
+
+def adjacencies(oifs: list[OspfIf], rids: Mapping[str, int], devices) -> tuple[
+    dict[str, list[Adjacency]], list[tuple[str, str]]
+]:
+    """OSPF neighbours per router and syslog events (device, message) for the mismatches."""
+    by_domain: dict[tuple, list[OspfIf]] = {}
+    for o in oifs:
+        if not o.passive:
+            by_domain.setdefault(o.l3.domain, []).append(o)
+    adj: dict[str, list[Adjacency]] = {d: [] for d in devices}
+    logs: list[tuple[str, str]] = []
+    for members in by_domain.values():
+        for k, a in enumerate(members):
+            for b in members[k + 1:]:
+                if a.dev == b.dev or (a.l3.net, a.l3.plen) != (b.l3.net, b.l3.plen):
+                    continue
+                if a.area != b.area:
+                    logs += [(x.dev, _area_log(y.l3.ip, x.l3.name)) for x, y in ((a, b), (b, a))]
+                    continue
+                if a.timers != b.timers:
+                    continue  # hellos are dropped: no neighbour, no log by default
+                if rids[a.dev] == rids[b.dev]:
+                    logs += [(x.dev, _dup_log(rids[x.dev], y.l3.ip, x.l3.name))
+                             for x, y in ((a, b), (b, a))]
+                    continue
+                adj[a.dev].append(Adjacency(a.l3.name, b.dev, b.l3.ip, rids[b.dev], a.area))
+                adj[b.dev].append(Adjacency(b.l3.name, a.dev, a.l3.ip, rids[a.dev], b.area))
+    return adj, logs
+
+
+def _area_log(src: int, iface: str) -> str:
+    return (
+        "%OSPF-4-ERRRCV: Received invalid packet: mismatched area ID, from backbone area "
+        f"must be virtual-link but not found from {ipaddress.IPv4Address(src)}, {iface}"
+    )
+
+
+def _dup_log(rid: int, src: int, iface: str) -> str:
+    return (f"%OSPF-4-DUP_RTRID_NBR: OSPF detected duplicate router-id "
+            f"{ipaddress.IPv4Address(rid)} from {ipaddress.IPv4Address(src)} on interface "
+            f"{iface}")
+
+
+def _spf(src: str, graph: Mapping[str, list[tuple[str, int, int, str]]]):
+    """Dijkstra from ``src``: distances and, per router, the set of first hops (ECMP)."""
+    dist = {src: 0}
+    first: dict[str, set[tuple[int, str]]] = {src: set()}
+    heap = [(0, src)]
+    while heap:
+        d, u = heapq.heappop(heap)
+        if d > dist[u]:
+            continue
+        for v, cost, nh, out in graph.get(u, ()):
+            nd = d + cost
+            hops = {(nh, out)} if u == src else first[u]
+            if v not in dist or nd < dist[v]:
+                dist[v], first[v] = nd, set(hops)
+                heapq.heappush(heap, (nd, v))
+            elif nd == dist[v]:
+                first[v] |= hops
+    return dist, first
+
+
+class Areas:
+    """Per-area graphs, stub prefixes and SPF results."""
+
+    def __init__(self, oifs: list[OspfIf], adj: Mapping[str, list[Adjacency]]) -> None:
+        cost = {(o.dev, o.l3.name): o.cost for o in oifs}
+        self.members: dict[int, set[str]] = {}
+        self.stubs: dict[int, dict[tuple[int, int], list[tuple[str, int]]]] = {}
+        for o in oifs:
+            self.members.setdefault(o.area, set()).add(o.dev)
+            pfx = (o.l3.ip, 32) if o.l3.name.startswith("Loopback") else (o.l3.net, o.l3.plen)
+            self.stubs.setdefault(o.area, {}).setdefault(pfx, []).append((o.dev, o.cost))
+        graphs: dict[int, dict] = {a: {} for a in self.members}
+        for d, ns in adj.items():
+            for a in ns:
+                graphs[a.area].setdefault(d, []).append(
+                    (a.neighbor, cost[(d, a.iface)], a.neighbor_ip, a.iface))
+        self.spf = {(a, r): _spf(r, graphs[a]) for a, ms in self.members.items() for r in ms}
+        self.abrs = {r for r in self.members.get(0, ())
+                     if any(r in ms for a, ms in self.members.items() if a != 0)}
+
+    def areas_of(self, r: str) -> list[int]:
+        return sorted(a for a, ms in self.members.items() if r in ms)
+
+    def intra(self, r: str, area: int) -> dict[tuple[int, int], tuple[int, set]]:
+        """Prefixes of ``area`` reachable from ``r`` inside it: cost and first hops."""
+        dist, first = self.spf[(area, r)]
+        out: dict[tuple[int, int], tuple[int, set]] = {}
+        for pfx, owners in self.stubs.get(area, {}).items():
+            best = [(dist[o] + c, o) for o, c in owners if o in dist]
+            if best:
+                m = min(x for x, _ in best)
+                out[pfx] = (m, set().union(*(first[o] for x, o in best if x == m)))
+        return out
+
+
+def _merge(table: dict, pfx, kind: str, cost, hops: set) -> None:
+    """Keep the better route (type first, then cost); equal ones add their next hops."""
+    cur = table.get(pfx)
+    key = (RANK[kind], cost)
+    if cur is None or key < (RANK[cur[0]], cur[1]):
+        table[pfx] = (kind, cost, set(hops))
+    elif key == (RANK[cur[0]], cur[1]):
+        cur[2].update(hops)
+
+
+def _via(areas: Areas, r: str, area: int, b: str):
+    """(cost, first hops) from ``r`` to router ``b`` inside ``area``, or None."""
+    dist, first = areas.spf[(area, r)]
+    return (dist[b], first[b]) if b in dist and b != r else None
+
+
+def internal_tables(areas: Areas) -> dict[str, dict]:
+    """Per router, prefix -> (kind, cost, first hops) for intra- and inter-area routes."""
+    routers = {r for ms in areas.members.values() for r in ms}
+    intra_area = {(r, a): areas.intra(r, a) for r in routers for a in areas.areas_of(r)}
+    tables: dict[str, dict] = {r: {} for r in routers}
+    for (r, _a), routes in intra_area.items():
+        for pfx, (c, hops) in routes.items():
+            _merge(tables[r], pfx, "O", c, hops)
+    # What each ABR summarises into the backbone: its non-backbone intra-area routes.
+    into0 = {b: {} for b in areas.abrs}
+    for b in areas.abrs:
+        for a in areas.areas_of(b):
+            for pfx, (c, _h) in intra_area[(b, a)].items() if a != 0 else ():
+                into0[b][pfx] = min(c, into0[b].get(pfx, c))
+    for b in sorted(areas.abrs):  # ABRs first: they only listen to the backbone
+        _summaries(tables[b], areas, b, 0, {b2: into0[b2] for b2 in areas.abrs})
+    for r in sorted(routers - areas.abrs):
+        for a in areas.areas_of(r):
+            heard = {}
+            for b in areas.abrs & areas.members[a]:
+                if a == 0:
+                    heard[b] = into0[b]
+                else:  # everything the ABR routes, except what it learned inside area a
+                    heard[b] = {p: e[1] for p, e in tables[b].items()
+                                if p not in intra_area[(b, a)] and e[0] in ("O", "O IA")}
+            _summaries(tables[r], areas, r, a, heard)
+    return tables
+
+
+def _summaries(table: dict, areas: Areas, r: str, area: int, heard: dict) -> None:
+    """Add the inter-area routes ``r`` derives from the summaries ``heard`` in ``area``."""
+    intra = {p for p, e in table.items() if e[0] == "O"}
+    for b, routes in heard.items():
+        via = _via(areas, r, area, b)
+        if via is None:
+            continue
+        for pfx, c in routes.items():
+            if pfx not in intra:
+                _merge(table, pfx, "O IA", via[0] + c, via[1])
+
+
+def _asbr_path(areas: Areas, r: str, s: str, depth: int = 2):
+    """(cost, first hops) from ``r`` to the ASBR ``s``: inside a common area, else through
+    an ABR (ABRs only through the backbone)."""
+    best = None
+    for a in areas.areas_of(r):
+        direct = _via(areas, r, a, s) if s in areas.members[a] else None
+        cands = [direct] if direct else []
+        if depth and (r not in areas.abrs or a == 0):
+            for b in areas.abrs & areas.members[a]:
+                first, rest = _via(areas, r, a, b), _asbr_path(areas, b, s, depth - 1)
+                if first and rest and b != s:
+                    cands.append((first[0] + rest[0], first[1]))
+        for c in cands:
+            if best is None or c[0] < best[0]:
+                best = (c[0], set(c[1]))
+            elif c[0] == best[0]:
+                best[1].update(c[1])
+    return best
+
+
+def external_routes(areas: Areas, tables: dict, externals: dict[str, list]) -> None:
+    """Add ``O E1``/``O E2`` routes: ``externals`` maps an ASBR to (prefix, metric, type)."""
+    for r, table in tables.items():
+        internal = set(table)
+        for s, prefixes in externals.items():
+            if s == r:
+                continue
+            path = _asbr_path(areas, r, s)
+            if path is None:
+                continue
+            for pfx, metric, mtype in prefixes:
+                if pfx in internal:
+                    continue
+                if mtype == 1:
+                    _merge(table, pfx, "O E1", path[0] + metric, path[1])
+                else:  # E2: the metric alone, ties broken by the cost to the ASBR
+                    _merge(table, pfx, "O E2", (metric << 24) + path[0], path[1])
+
+
+def to_routes(table: dict) -> list[Route]:
+    """A router's OSPF table as RIB candidates (one per equal-cost next hop)."""
+    out = []
+    for (net, plen), (kind, cost, hops) in sorted(table.items()):
+        metric = cost >> 24 if kind == "O E2" else cost
+        for nh, iface in sorted(hops):
+            out.append(Route(net, plen, kind, 110, metric, nh, iface, nh))
+    return out
+
+
+def classful(net: int, plen: int) -> bool:
+    """Whether a prefix is a whole class A, B or C network."""
+    first = net >> 24
+    clen = 8 if first < 128 else 16 if first < 192 else 24 if first < 224 else 32
+    return plen == clen
+
+
+def redistributed(cfg: DeviceConfig, rib: list[Route], l3: list[L3If],
+                  oifs: list[OspfIf]) -> list[tuple[tuple[int, int], int, int]]:
+    """What an ASBR injects: statics and non-OSPF connected subnets it redistributes
+    (classful networks only without ``subnets``, never the default route) and the default
+    route of ``default-information originate`` (if it has one, or ``always``)."""
+    ospf = cfg.ospf
+    if ospf is None:
+        return []
+    out = []
+    running = {o.l3.name for o in oifs}
+    for source, code in (("static", "S"), ("connected", "C")):
+        opts = ospf.redistribute.get(source)
+        if opts is None:
+            continue
+        subnets, metric, mtype = opts
+        for r in rib:
+            if r.proto != code or r.plen == 0 or (code == "C" and r.iface in running):
+                continue
+            if subnets or classful(r.net, r.plen):
+                out.append(((r.net, r.plen), metric, mtype))
+    if ospf.originate is not None:
+        always, metric, mtype = ospf.originate
+        if always or any(r.plen == 0 and not r.proto.startswith("O") for r in rib):
+            out.append(((0, 0), metric, mtype))
+    return sorted(set(out))
+
+
+def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]]):
+    """(adjacencies, syslog events, router IDs, OSPF interfaces, areas, internal tables)."""
+    rids = {d: router_id(configs[d], l3[d]) if configs[d].ospf is not None else 0 for d in l3}
+    oifs = ospf_interfaces(configs, l3, rids)
+    adj, logs = adjacencies(oifs, rids, l3)
+    areas = Areas(oifs, adj)
+    return adj, logs, rids, oifs, areas, internal_tables(areas)

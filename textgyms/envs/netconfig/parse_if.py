@@ -1,0 +1,322 @@
+"""Interface, switchport, VLAN and ``router ospf`` sub-commands of the IOS-lite parser.
+
+Each function applies one expanded line (keywords written out, see :mod:`vocab`) and returns
+None or the message IOS would print for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import re
+
+from textgyms.envs.netconfig.model import DeviceConfig, Interface, Ospf
+from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID, harmless
+
+IFACE_TYPES = (
+    "GigabitEthernet",
+    "FastEthernet",
+    "Ethernet",
+    "TenGigabitEthernet",
+    "Serial",
+    "Loopback",
+    "Vlan",
+    "Null",
+)
+_IFNAME = re.compile(r"^([A-Za-z-]+)\s*(\d+(?:/\d+)*(?:\.\d+)?)$")
+
+
+@functools.lru_cache(maxsize=4096)
+def normalize_ifname(text: str) -> str | None:
+    """``gi0/1`` -> ``GigabitEthernet0/1`` (any unambiguous prefix, as IOS accepts); None if
+    the name is not an interface of the dialect."""
+    m = _IFNAME.match(text.strip())
+    if not m:
+        return None
+    prefix = m.group(1).lower()
+    hits = [t for t in IFACE_TYPES if t.lower().startswith(prefix)]
+    if prefix.startswith("te"):
+        hits = ["TenGigabitEthernet"]
+    if len(hits) != 1:
+        return None
+    return hits[0] + m.group(2)
+
+
+@functools.lru_cache(maxsize=8192)
+def parse_mask(addr: str, mask: str) -> ipaddress.IPv4Interface | str:
+    """``A M`` -> an interface address, or the message IOS prints when it rejects it."""
+    try:
+        iface = ipaddress.IPv4Interface(f"{addr}/{mask}")
+    except ValueError:
+        return f"{INVALID} (bad address or mask {addr} {mask})"
+    net = iface.network
+    if net.prefixlen < 31 and iface.ip in (net.network_address, net.broadcast_address):
+        return f"Bad mask /{net.prefixlen} for address {addr}"
+    return iface
+
+
+def ip4(text: str) -> ipaddress.IPv4Address | None:
+    """A dotted quad, or None."""
+    try:
+        return ipaddress.IPv4Address(text)
+    except ValueError:
+        return None
+
+
+def number(text: str, lo: int, hi: int) -> int | None:
+    """A decimal in ``[lo, hi]``, or None."""
+    return int(text) if text.isdigit() and lo <= int(text) <= hi else None
+
+
+def _overlap(dev: DeviceConfig, name: str, addr: ipaddress.IPv4Interface) -> str | None:
+    """IOS refuses a subnet that overlaps one on another enabled interface."""
+    for other in dev.interfaces.values():
+        if other.name != name and other.ip is not None and not other.shutdown:
+            if other.ip.network.overlaps(addr.network):
+                return f"% {addr.network.network_address} overlaps with {other.name}"
+    return None
+
+
+def iface_cmd(dev: DeviceConfig, name: str, words: list[str]) -> str | None:
+    """Apply one interface sub-command; return None or IOS's message."""
+    itf = dev.iface(name)
+    neg = words[0] == "no"
+    w = words[1:] if neg else words
+    if not w:
+        return INCOMPLETE
+    if harmless("if", words):
+        itf.extra.append(" ".join(words))
+        return None
+    if w == ["shutdown"]:
+        itf.shutdown = not neg
+    elif w[0] == "description":
+        itf.description = "" if neg else " ".join(w[1:])
+    elif w[0] == "ip":
+        return _iface_ip(dev, itf, w, neg)
+    elif w[0] == "switchport":
+        return _switchport(dev, itf, w, neg)
+    elif w[0] == "encapsulation" and len(w) == 3 and w[1] == "dot1q":
+        vid = number(w[2], 1, 4094)
+        if vid is None:
+            return INVALID
+        itf.dot1q = None if neg else vid
+    elif w[0] == "bandwidth" and (neg or (len(w) == 2 and number(w[1], 1, 10**7))):
+        itf.bandwidth = None if neg else int(w[1])
+    else:
+        return INVALID if len(w) > 1 or w[0] not in ("encapsulation", "bandwidth") else INCOMPLETE
+    return None
+
+
+def _iface_ip(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool) -> str | None:
+    key = w[1] if len(w) > 1 else ""
+    if key == "address" and neg:
+        itf.ip = None
+    elif key == "address" and len(w) == 4:
+        addr = parse_mask(w[2], w[3])
+        if isinstance(addr, str):
+            return addr
+        clash = _overlap(dev, itf.name, addr)
+        if clash is not None:
+            return clash
+        itf.ip = addr
+    elif key == "access-group" and len(w) == 4 and w[3] in ("in", "out"):
+        setattr(itf, f"acl_{w[3]}", None if neg else w[2])
+    elif key == "nat" and len(w) == 3 and w[2] in ("inside", "outside"):
+        itf.nat = None if neg else w[2]
+    elif key == "proxy-arp" and len(w) == 2:
+        itf.proxy_arp = not neg
+    elif key == "ospf" and len(w) >= 3:
+        return _iface_ospf(dev, itf, w, neg)
+    else:
+        short = len(w) < {"address": 4, "access-group": 4, "nat": 3}.get(key, 0)
+        return INCOMPLETE if short or len(w) < 2 else INVALID
+    return None
+
+
+def _iface_ospf(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool) -> str | None:
+    """``ip ospf cost N``, ``ip ospf hello-interval N``, ``ip ospf dead-interval N`` and
+    ``ip ospf PID area AREA`` (which starts the process, as on IOS)."""
+    field_ = {"cost": "ospf_cost", "hello-interval": "ospf_hello", "dead-interval": "ospf_dead"}
+    if w[2] in field_:
+        value = number(w[3], 1, 65535) if len(w) == 4 else None
+        if value is None and not neg:
+            return INVALID if len(w) == 4 else INCOMPLETE
+        setattr(itf, field_[w[2]], None if neg else value)
+        return None
+    pid = number(w[2], 1, 65535)
+    area = parse_area(w[4]) if len(w) == 5 and w[3] == "area" else None
+    if pid is None or area is None:
+        return INVALID if len(w) >= 5 else INCOMPLETE
+    if neg:
+        itf.ospf_area = None
+        return None
+    if dev.ospf is None:
+        dev.ospf = Ospf(pid)
+    itf.ospf_area = (pid, area)
+    return None
+
+
+def parse_area(text: str) -> int | None:
+    """An OSPF area as a decimal or dotted quad (``0`` and ``0.0.0.0`` are the backbone)."""
+    if text.isdigit():
+        return number(text, 0, 2**32 - 1)
+    a = ip4(text)
+    return int(a) if a is not None else None
+
+
+def _switchport(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool) -> str | None:
+    if len(w) == 1:
+        return None  # "switchport" alone: layer-2 mode, already the default on switches
+    if w[1] == "mode" and len(w) == 3 and w[2] in ("access", "trunk"):
+        itf.mode = None if neg else w[2]
+    elif w[1] == "access" and len(w) == 4:
+        vid = number(w[3], 1, 4094)
+        if vid is None:
+            return INVALID
+        itf.access_vlan = 1 if neg else vid
+        # IOS: "% Access VLAN does not exist. Creating vlan N".
+        dev.vlans.setdefault(vid, f"VLAN{vid:04d}")
+    elif w[1:3] == ["trunk", "native"] and len(w) == 5:
+        vid = number(w[4], 1, 4094)
+        if vid is None:
+            return INVALID
+        itf.native_vlan = 1 if neg else vid
+    elif w[1:4] == ["trunk", "allowed", "vlan"] and (len(w) >= 5 or neg):
+        return _trunk_allowed(itf, w[4:], neg)
+    else:
+        return INCOMPLETE if len(w) <= 3 else INVALID
+    return None
+
+
+def vlan_list(text: str) -> frozenset[int] | None:
+    """``10,20,30-32`` -> the set of VLAN ids, or None if malformed."""
+    out: set[int] = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        a, b = number(lo, 1, 4094), number(hi or lo, 1, 4094)
+        if a is None or b is None or b < a:
+            return None
+        out.update(range(a, b + 1))
+    return frozenset(out)
+
+
+def _trunk_allowed(itf: Interface, args: list[str], neg: bool) -> str | None:
+    if neg or args == ["all"]:
+        itf.trunk_allowed = None
+        return None
+    op = args[0] if args[0] in ("add", "remove", "none", "except") else None
+    if op == "none":
+        itf.trunk_allowed = frozenset()
+        return None
+    vl = vlan_list(args[1] if op else args[0]) if len(args) == (2 if op else 1) else None
+    if vl is None:
+        return INVALID
+    every = frozenset(range(1, 4095))
+    current = itf.trunk_allowed if itf.trunk_allowed is not None else every
+    itf.trunk_allowed = {
+        "add": current | vl, "remove": current - vl, "except": every - vl, None: vl
+    }[op]
+    return None
+
+
+def ospf_cmd(dev: DeviceConfig, words: list[str]) -> str | None:
+    """Apply one ``router ospf`` sub-command; return None or IOS's message."""
+    ospf = dev.ospf
+    neg = words[0] == "no"
+    w = words[1:] if neg else words
+    if not w:
+        return INCOMPLETE
+    if harmless("ospf", words):
+        ospf.extra.append(" ".join(words))
+        return None
+    if w[0] == "network":
+        return _network(ospf, w, neg)
+    if w[0] == "passive-interface" and len(w) == 2:
+        return _passive(ospf, w[1], neg)
+    if w[0] == "router-id" and len(w) == 2 and ip4(w[1]) is not None:
+        ospf.router_id = None if neg else ip4(w[1])
+    elif w[:2] == ["auto-cost", "reference-bandwidth"] and len(w) == 3:
+        value = number(w[2], 1, 4294967)
+        if value is None:
+            return INVALID
+        ospf.ref_bw = 100 if neg else value
+    elif w[:2] == ["default-information", "originate"]:
+        return _originate(ospf, w[2:], neg)
+    elif w[0] == "redistribute" and len(w) >= 2 and w[1] in ("static", "connected"):
+        return _redistribute(ospf, w[1], w[2:], neg)
+    else:
+        return INCOMPLETE if len(w) == 1 else INVALID
+    return None
+
+
+def _network(ospf: Ospf, w: list[str], neg: bool) -> str | None:
+    if len(w) < 5:
+        return INCOMPLETE
+    a, wc, area = ip4(w[1]), ip4(w[2]), parse_area(w[4])
+    if a is None or wc is None or w[3] != "area" or area is None or len(w) != 5:
+        return INVALID
+    entry = (a, wc, area)
+    if neg:
+        ospf.networks = [n for n in ospf.networks if n != entry]
+    elif entry not in ospf.networks:
+        ospf.networks.append(entry)
+    return None
+
+
+def _passive(ospf: Ospf, arg: str, neg: bool) -> str | None:
+    if arg == "default":
+        ospf.passive_default = not neg
+        ospf.passive.clear()
+        ospf.active.clear()
+        return None
+    name = normalize_ifname(arg)
+    if name is None:
+        return INVALID
+    if ospf.passive_default:
+        (ospf.active.add if neg else ospf.active.discard)(name)
+    else:
+        (ospf.passive.discard if neg else ospf.passive.add)(name)
+    return None
+
+
+def _metric_opts(args: list[str], allowed: tuple[str, ...]) -> dict | str:
+    """``metric N``, ``metric-type 1|2``, ``subnets``, ``always`` in any order."""
+    out: dict = {}
+    i = 0
+    while i < len(args):
+        key = args[i]
+        if key in ("subnets", "always") and key in allowed:
+            out[key] = True
+            i += 1
+        elif key in ("metric", "metric-type") and i + 1 < len(args):
+            value = number(args[i + 1], 1, 16777214 if key == "metric" else 2)
+            if value is None:
+                return INVALID
+            out[key] = value
+            i += 2
+        else:
+            return INVALID
+    return out
+
+
+def _originate(ospf: Ospf, args: list[str], neg: bool) -> str | None:
+    opts = _metric_opts(args, ("always",))
+    if isinstance(opts, str):
+        return opts
+    ospf.originate = None if neg else (
+        bool(opts.get("always")), opts.get("metric", 1), opts.get("metric-type", 2)
+    )
+    return None
+
+
+def _redistribute(ospf: Ospf, source: str, args: list[str], neg: bool) -> str | None:
+    opts = _metric_opts(args, ("subnets",))
+    if isinstance(opts, str):
+        return opts
+    if neg:
+        ospf.redistribute.pop(source, None)
+        return None
+    ospf.redistribute[source] = (
+        bool(opts.get("subnets")), opts.get("metric", 20), opts.get("metric-type", 2)
+    )
+    return None
