@@ -241,7 +241,7 @@ def test_list_says_which_extra_an_env_still_needs(monkeypatch, capsys):
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     block = {b.split(":")[0]: b for b in out.split("\n\n")}
-    assert "pip install 'textgyms[net]' to run" in block["textgyms/NetConfig-v0"]
+    assert "pip install 'textgyms[net]' to run" in block["textgyms/NetConfig-v1"]
     assert "textgyms[search]' for backend='tantivy'" in block["textgyms/Search-v0"]
     assert "needs:  nothing more" in block[ID] and "max_turns=None" in block[ID]
     with pytest.raises(MissingExtraError, match=r"pip install 'textgyms\[net\]'"):

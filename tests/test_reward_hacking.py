@@ -876,7 +876,7 @@ ISO_PROBES = [
 
 # --- NetConfig -----------------------------------------------------------------------------------
 
-NET = "textgyms/NetConfig-v0"
+NET = "textgyms/NetConfig-v1"
 _ACL_LINE = re.compile(r"^access-list (\d+) .*$")
 _NAMED = re.compile(r"^ip access-list (standard|extended) \S+$")
 

@@ -27,7 +27,7 @@ class Need:
 
 #: What each registered env needs beyond the core install.
 ENV_NEEDS: dict[str, tuple[Need, ...]] = {
-    "textgyms/NetConfig-v0": (Need("net", ("networkx",), "to run"),),
+    "textgyms/NetConfig-v1": (Need("net", ("networkx",), "to run"),),
     "textgyms/ISO20022-MT103-v0": (Need("iso", ("lxml", "schwifty"), "to run"),),
     "textgyms/Search-v0": (
         Need("search", ("tantivy",), "for backend='tantivy' (the default); 'fts5' needs nothing"),

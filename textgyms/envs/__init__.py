@@ -34,7 +34,7 @@ gymnasium.register(
 )
 
 gymnasium.register(
-    id="textgyms/NetConfig-v0",
+    id="textgyms/NetConfig-v1",
     entry_point="textgyms.envs.netconfig.env:NetConfigEnv",
     kwargs={},
     order_enforce=False,

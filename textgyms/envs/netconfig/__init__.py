@@ -1,4 +1,4 @@
-"""NetConfig: network configuration and troubleshooting (``textgyms/NetConfig-v0``)."""
+"""NetConfig: network configuration and troubleshooting (``textgyms/NetConfig-v1``)."""
 
 from textgyms.extras import require
 
