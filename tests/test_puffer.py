@@ -78,6 +78,60 @@ def test_multiprocessing_matches_serial():
         multi.close()
 
 
+ISO = "textgyms/ISO20022-MT103-v1"  # its prompt shows the whole pacs.008: one task, one prompt
+
+
+def _task_streams(backend: str, num_envs: int = 4, steps: int = 6, **kwargs) -> list[list[bytes]]:
+    """The prompts each env of a PufferLib vector plays (its task stream), zero actions."""
+    vec = puffer.make(ISO, num_envs, backend, max_obs_tokens=8192, max_action_tokens=4, **kwargs)
+    try:
+        streams: list[list[bytes]] = [[] for _ in range(num_envs)]
+        obs, _ = vec.reset(seed=0)
+        for _ in range(steps):
+            for stream, row in zip(streams, obs):
+                text = bytes(int(t) for t in row if t < 256)
+                if b"<Document" in text and (not stream or stream[-1] != text):
+                    stream.append(text)
+            obs, *_ = vec.step(np.zeros((num_envs, 4), np.int32))
+        return streams
+    finally:
+        vec.close()
+
+
+def _assert_distinct(streams: list[list[bytes]]) -> None:
+    assert all(len(s) >= 2 for s in streams)  # several episodes each
+    flat = [p for s in streams for p in s]
+    assert len(set(flat)) == len(flat)
+
+
+def test_seed_streams_distinct_and_backend_independent():
+    """Every env of a Serial or Multiprocessing vector plays its own task stream, the same one
+    under both (PufferLib alone gives env 1 and env 2 of 2 workers x 2 envs the same seed)."""
+    serial = _task_streams("Serial")
+    _assert_distinct(serial)
+    multi = _task_streams(num_workers=2, **MP)
+    _assert_distinct(multi)
+    assert multi == serial
+
+
+def test_seed_streams_on_ray(ray_cluster):
+    """Ray actors no longer all replay the first actor's seeds."""
+    streams = _task_streams("Ray", num_workers=2)
+    _assert_distinct(streams)
+    assert streams == _task_streams("Serial")
+
+
+def test_seed_shift_undoes_pufferlib_offsets():
+    # env j of worker w: PufferLib gives s + w + j (Multiprocessing) or s + j (Ray).
+    for backend, given in (("Multiprocessing", lambda w, j: w + j), ("Ray", lambda w, j: j)):
+        for epw in (1, 3):
+            seeds = [
+                given(i // epw, i % epw) + puffer.seed_shift(backend, i, epw) for i in range(6)
+            ]
+            assert seeds == list(range(6))
+    assert [puffer.seed_shift("Serial", i, 2) for i in range(4)] == [0, 0, 0, 0]
+
+
 def test_async_send_recv_with_partial_batches():
     vec = puffer.make(ENV_IDS[0], 4, num_workers=4, batch_size=2, **MP)
     try:

@@ -11,8 +11,13 @@ and numpy<2 and does not work here). Observations are int32 token ids, actions t
     obs, rewards, terminals, truncations, infos = vec.step(vec.action_space.sample())
 
 PufferLib's own conventions apply: an env that finished is reset on the *next* ``send`` (that
-step's action is ignored); ``async_reset(seed)`` seeds env ``i`` of a Serial vector with
-``seed + i``. Infos are PufferLib-style episode summaries: one dict per finished episode
+step's action is ignored) and continues its own RNG. ``reset(seed=s)`` seeds env ``i`` with
+``s + i`` on every backend, so the envs play distinct task streams, the same ones whatever the
+backend and worker count. (PufferLib alone seeds env ``j`` of worker ``w`` with ``s + w + j``
+under Multiprocessing, so workers overlap, and with ``s + j`` under Ray, so every worker repeats
+worker 0's seeds; :class:`SeedShift` corrects each env's seed.)
+
+Infos are PufferLib-style episode summaries: one dict per finished episode
 (``score``, ``solved``, ``turns``, ``invalid``, ``episode_return``), nothing on other steps,
 so no transcript crosses a process boundary; pass ``infos="full"`` for every key of every step.
 """
@@ -28,7 +33,7 @@ from textgyms.core import ERROR, SCORE, SOLVED, TURN
 from textgyms.errors import BackendError, ConfigError
 from textgyms.wrappers.tokenize import TokenizeText
 
-__all__ = ["BACKENDS", "PufferInfo", "make", "make_env"]
+__all__ = ["BACKENDS", "PufferInfo", "SeedShift", "make", "make_env", "seed_shift"]
 
 BACKENDS = ("Serial", "Multiprocessing", "Ray")
 INFO_MODES = ("episode", "full")
@@ -65,6 +70,33 @@ class PufferInfo(gym.Wrapper):
         return obs, reward, terminated, truncated, summary
 
 
+class SeedShift(gym.Wrapper):
+    """Adds ``shift`` to every seed given to ``reset`` (an unseeded reset stays unseeded)."""
+
+    def __init__(self, env: gym.Env, shift: int) -> None:
+        super().__init__(env)
+        self.shift = int(shift)
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
+        """Reset with ``seed + shift``."""
+        return self.env.reset(seed=None if seed is None else seed + self.shift, options=options)
+
+
+def seed_shift(backend: str, index: int, envs_per_worker: int) -> int:
+    """What env ``index`` adds to the seed PufferLib gives it so that it resets with ``s + index``.
+
+    PufferLib's ``async_reset(s)`` resets env ``j`` of worker ``w`` with ``s + w + j`` under
+    Multiprocessing (each worker's pipe carries ``s + w``) and ``s + j`` under Ray (every actor
+    gets ``s``); Serial already uses ``s + index``.
+    """
+    worker = index // envs_per_worker
+    if backend == "Multiprocessing":
+        return worker * (envs_per_worker - 1)
+    if backend == "Ray":
+        return worker * envs_per_worker
+    return 0
+
+
 def make_env(
     env_id: str,
     env_kwargs: dict[str, Any] | None = None,
@@ -75,8 +107,10 @@ def make_env(
     history: bool = False,
     buf: Any = None,
     seed: int = 0,
+    shift: int = 0,
 ) -> Any:
-    """One ``GymnasiumPufferEnv`` over the tokenized env (the creator ``make`` vectorizes)."""
+    """One ``GymnasiumPufferEnv`` over the tokenized env (the creator ``make`` vectorizes);
+    ``shift``: see :func:`seed_shift`."""
     import pufferlib.emulation
 
     env = TokenizeText(
@@ -88,6 +122,8 @@ def make_env(
     )
     if infos == "episode":
         env = PufferInfo(env)
+    if shift:
+        env = SeedShift(env, shift)
     return pufferlib.emulation.GymnasiumPufferEnv(env=env, buf=buf, seed=seed)
 
 
@@ -126,18 +162,19 @@ def make(
             "pufferlib-core` after torch (then psutil, rich, rich-argparse if missing)"
         ) from exc
     TokenizeText(gym.make(env_id, **(env_kwargs or {})), tokenizer, max_obs_tokens, 1)  # checks
-    creator = functools.partial(
-        make_env,
-        env_id,
-        dict(env_kwargs or {}),
-        tokenizer,
-        max_obs_tokens,
-        max_action_tokens,
-        infos,
-        history,
-    )
+    workers = vec_kwargs.get("num_workers")
+    per_worker = num_envs // workers if isinstance(workers, int) and workers > 0 else 1
+    args = (env_id, dict(env_kwargs or {}), tokenizer, max_obs_tokens, max_action_tokens, infos)
+    creators = [
+        functools.partial(
+            make_env, *args, history, shift=seed_shift(backend, i, max(per_worker, 1))
+        )
+        for i in range(num_envs)
+    ]
     vec = pufferlib.vector.make(
-        creator,
+        creators,
+        env_args=[[]] * num_envs,
+        env_kwargs=[{}] * num_envs,
         num_envs=num_envs,
         backend=getattr(pufferlib.vector, backend),
         seed=seed,
