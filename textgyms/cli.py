@@ -27,6 +27,7 @@ from textgyms import extras
 from textgyms.envs.search import cli as search_cli
 from textgyms.errors import ConfigError, TextgymsError
 from textgyms.policies.base import POLICY_SPECS
+from textgyms.server import cli as serve_cli
 from textgyms.protocol import resolved_kwargs
 from textgyms.view import cli as view_cli
 
@@ -325,6 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     lb.add_argument("--out", default=".", help="where to write the two files")
     search_cli.add_parser(sub)
     view_cli.add_parser(sub)
+    serve_cli.add_parser(sub)
     return p
 
 
@@ -341,6 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "eval": cmd_eval,
         "leaderboard": cmd_leaderboard,
         "index": search_cli.run,
+        "serve": serve_cli.run,
         "view": view_cli.run,
     }
     try:

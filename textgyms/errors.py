@@ -52,3 +52,7 @@ class SearchBackendError(TextgymsError):
 
 class SandboxError(TextgymsError):
     """The code sandbox failed (cannot start, cannot confine, protocol fault); not agent code."""
+
+
+class ServerError(WorkerDiedError):
+    """A ``textgyms serve`` (OpenEnv) server refused, broke or lost a session; names its URL."""

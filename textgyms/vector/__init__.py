@@ -31,6 +31,7 @@ from textgyms.vector.base import (
     _check_config,
 )
 from textgyms.vector.multiprocessing import MultiprocessingVecEnv
+from textgyms.vector.remote import make_remote
 from textgyms.vector.serial import SerialVecEnv
 
 __all__ = ["Batch", "MultiprocessingVecEnv", "SerialVecEnv", "VecEnv", "make_vec"]
@@ -67,6 +68,7 @@ _BACKENDS: dict[str, Callable[..., VecEnv]] = {
     "serial": _make_serial,
     "multiprocessing": MultiprocessingVecEnv,
     "ray": _make_ray,
+    "remote": make_remote,  # sessions of `textgyms serve` servers: urls=[...], token=...
 }
 
 

@@ -1,0 +1,186 @@
+"""``RemoteEnv``: a ``gymnasium.Env`` whose episodes run on a ``textgyms serve`` server.
+
+It talks the OpenEnv protocol through the stock OpenEnv client (``GenericEnvClient``), one
+WebSocket session per ``RemoteEnv``, and gives the same spaces, observations, rewards,
+terminated/truncated flags and info as the local env of the id the server serves::
+
+    env = RemoteEnv("http://127.0.0.1:8000")
+    obs, info = env.reset(seed=7)
+    obs, reward, terminated, truncated, info = env.step("<guess>crane</guess>")
+
+Every client call runs on one background event loop per process, so a thousand ``RemoteEnv``s
+cost one thread, not a thousand. Errors: API misuse raises the same textgyms class as the local
+env would (``ResetNeeded``, ``ConfigError``, ...); a server that refuses the session, closes the
+connection, dies or does not answer within ``timeout`` raises :class:`ServerError` naming the URL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+import os
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import gymnasium as gym
+
+from textgyms import errors
+from textgyms.core import TextSpace
+from textgyms.errors import BackendError, ConfigError, ServerError
+from textgyms.server import load_openenv
+
+__all__ = ["RemoteEnv"]
+
+_GRACE = 5.0  # seconds past the client's own timeout before a call is declared hung
+
+
+class RemoteEnv(gym.Env[str, str]):
+    """One session on the server at ``url`` (``http://HOST:PORT``), as a Gymnasium env.
+
+    ``token``: the server's bearer token, if it has one. ``timeout``: seconds to wait for one
+    answer (a step of a slow env included) before raising :class:`ServerError`.
+    Attributes ``env_id`` and ``kwargs`` say what the server serves.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None = None,
+        *,
+        timeout: float = 60.0,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        if not isinstance(url, str) or not url.startswith(("http://", "https://", "ws")):
+            raise ConfigError(f"url must look like 'http://HOST:PORT', got {url!r}")
+        try:  # imported here: the client is in the optional [serve] extra
+            load_openenv()
+            from openenv.core.generic_client import GenericEnvClient
+        except ImportError as exc:
+            raise BackendError("RemoteEnv needs `pip install textgyms[serve]`") from exc
+        self.url, self.timeout = url, float(timeout)
+        self._client = GenericEnvClient(
+            base_url=url,
+            headers={"Authorization": f"Bearer {token}"} if token else None,
+            connect_timeout_s=connect_timeout,
+            message_timeout_s=self.timeout,
+        )
+        self._open = False
+        self._run(lambda: self._client.connect(), "open a session")
+        self._open = True
+        state = self.remote_state()
+        self.env_id: str = state["env_id"]
+        self.kwargs: dict[str, Any] = state["kwargs"]
+        self.observation_space = TextSpace(int(state["observation_max_chars"]))
+        self.action_space = TextSpace(int(state["action_max_chars"]))
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start an episode on the server (``options`` must be JSON: a ``Task`` cannot travel)."""
+        super().reset(seed=seed)
+        data: dict[str, Any] = {} if seed is None else {"seed": int(seed)}
+        if options is not None:
+            try:
+                json.dumps(options)
+            except (TypeError, ValueError) as exc:
+                raise ConfigError(
+                    f"RemoteEnv reset options must be JSON-serialisable ({exc}); to replay a "
+                    "task, reset with the seed that produced it"
+                ) from exc
+            data["options"] = options
+        result = self._run(lambda: self._client.reset(**data), "reset")
+        return result.observation["text"], result.observation["info"]
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Send the completion; the server's env steps it."""
+        if isinstance(action, (bytes, bytearray)):
+            action = bytes(action).decode("utf-8", errors="replace")
+        elif not isinstance(action, str):
+            raise TypeError(
+                f"an action must be a str (the model's completion), got {type(action).__name__}"
+            )
+        result = self._run(lambda: self._client.step({"text": str(action)}), "step")
+        ends = result.metadata or result.observation.get("metadata", {})
+        terminated, truncated = bool(ends["terminated"]), bool(ends["truncated"])
+        reward = float(result.reward or 0.0)
+        return result.observation["text"], reward, terminated, truncated, result.observation["info"]
+
+    def remote_state(self) -> dict[str, Any]:
+        """The session's OpenEnv state: episode id, step count, env id, kwargs, space sizes."""
+        return self._run(lambda: self._client.state(), "read the state")
+
+    def close(self) -> None:
+        """End the session (the server closes its env at once); safe to call more than once."""
+        if getattr(self, "_open", False):
+            self._open = False
+            try:
+                self._run(lambda: self._client.close(), "close the session")
+            except ServerError:
+                pass  # a server that is already gone has nothing left to close
+
+    def __repr__(self) -> str:
+        return f"RemoteEnv({self.url!r}, env_id={getattr(self, 'env_id', None)!r})"
+
+    def _run(self, call: Callable[[], Awaitable[Any]], what: str) -> Any:
+        """Run one client call on the background loop and translate its errors.
+
+        ``call`` makes the awaitable on the loop's thread: the OpenEnv client binds its socket
+        to the loop it is first used from.
+        """
+        future = asyncio.run_coroutine_threadsafe(_awaited(call), _loop())
+        try:
+            return future.result(timeout=self.timeout + _GRACE)
+        except (TimeoutError, concurrent.futures.TimeoutError) as exc:
+            future.cancel()
+            raise ServerError(f"{self.url}: no answer within {self.timeout:g} s to {what}") from exc
+        except RuntimeError as exc:
+            raise _translate(self.url, what, exc) from exc
+        except (OSError, ConnectionError, asyncio.TimeoutError) as exc:
+            raise ServerError(f"{self.url}: cannot {what}: {exc}") from exc
+        except Exception as exc:  # websockets' ConnectionClosed and other transport faults
+            if type(exc).__module__.startswith("websockets"):
+                raise ServerError(f"{self.url}: connection lost ({exc}) during {what}") from exc
+            raise
+
+
+async def _awaited(call: Callable[[], Awaitable[Any]]) -> Any:
+    return await call()
+
+
+def _translate(url: str, what: str, exc: RuntimeError) -> Exception:
+    """An OpenEnv error reply as the textgyms error it carries, else a ``ServerError``.
+
+    The client raises ``RuntimeError("Server error: <message> (code: <CODE>)")``; the server puts
+    the textgyms class name first in the message of an env error (``"ResetNeeded: ..."``).
+    """
+    text = str(exc)
+    if not text.startswith("Server error: "):
+        return ServerError(f"{url}: cannot {what}: {text}")
+    message = text[len("Server error: ") :].rsplit(" (code: ", 1)[0]
+    name, _, rest = message.partition(": ")
+    cls = getattr(errors, name, None)
+    if isinstance(cls, type) and issubclass(cls, errors.TextgymsError) and cls is not ServerError:
+        return cls(rest)
+    return ServerError(f"{url} refused to {what}: {message}")
+
+
+# --- one event loop per process for every client call ---------------------------------------
+_state: dict[str, Any] = {"pid": None, "loop": None}
+_lock = threading.Lock()
+
+
+def _loop() -> asyncio.AbstractEventLoop:
+    """This process's client loop (a forked child starts its own)."""
+    with _lock:
+        if _state["pid"] != os.getpid():
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(
+                target=loop.run_forever, name="textgyms-remote", daemon=True
+            )
+            thread.start()
+            _state.update(pid=os.getpid(), loop=loop)
+        return _state["loop"]

@@ -1,0 +1,152 @@
+"""``textgyms serve ENV_ID``: run the OpenEnv server of one id until SIGTERM or Ctrl-C."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import os
+import signal
+from typing import Any
+
+from textgyms.errors import BackendError, ConfigError
+from textgyms.server import load_openenv
+
+TOKEN_ENV = "TEXTGYMS_TOKEN"
+DEFAULT_MAX_SESSIONS = 256
+GRACE_SECONDS = 30.0  # SIGTERM: how long in-flight steps may take before they are cancelled
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Add ``serve`` to the textgyms CLI's subparsers."""
+    p = subparsers.add_parser(
+        "serve", help="serve an env id over the OpenEnv protocol (WebSocket /ws sessions)"
+    )
+    p.add_argument("env_id", help="e.g. textgyms/Wordle-v0")
+    p.add_argument("--kwargs", default="{}", help="env kwargs as JSON, applied to every session")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default: loopback only)")
+    p.add_argument("--port", type=int, default=8000, help="TCP port; 0 picks a free one")
+    p.add_argument(
+        "--token",
+        default=None,
+        help=f"bearer token clients must send (default: ${TOKEN_ENV}); required off loopback",
+    )
+    p.add_argument(
+        "--max-sessions",
+        type=int,
+        default=DEFAULT_MAX_SESSIONS,
+        help=f"concurrent sessions (envs) before new clients are refused ({DEFAULT_MAX_SESSIONS})",
+    )
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=None,
+        help="close a session whose client sent nothing for this many seconds (default: never)",
+    )
+    p.add_argument(
+        "--max-message-bytes",
+        type=int,
+        default=1024 * 1024,
+        help="refuse (without closing the session) messages larger than this (default: 1 MiB)",
+    )
+    return p
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse to listen off loopback without a token: anyone who can reach it could use it."""
+    if token is not None and not token.strip():
+        raise ConfigError("--token must not be empty")
+    if token is None and not _is_loopback(host):
+        raise ConfigError(
+            f"--host {host} is not a loopback address, so any machine that can reach it could "
+            f"open sessions: pass --token T (or set {TOKEN_ENV}) and have clients send "
+            "'Authorization: Bearer T', or serve on 127.0.0.1"
+        )
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _check_limits(args: argparse.Namespace) -> dict[str, Any]:
+    kwargs = json.loads(args.kwargs)
+    if not isinstance(kwargs, dict):
+        raise ConfigError(f"--kwargs must be a JSON object, got {args.kwargs!r}")
+    if args.max_sessions < 1:
+        raise ConfigError(f"--max-sessions must be >= 1, got {args.max_sessions}")
+    if args.idle_timeout is not None and not args.idle_timeout > 0:
+        raise ConfigError(f"--idle-timeout must be > 0 seconds, got {args.idle_timeout}")
+    if args.max_message_bytes < 1024:
+        raise ConfigError(f"--max-message-bytes must be >= 1024, got {args.max_message_bytes}")
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"--port must be in 0..65535, got {args.port}")
+    return kwargs
+
+
+def url_of(host: str, port: int) -> str:
+    """``http://HOST:PORT`` (IPv6 addresses in brackets)."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``textgyms serve``; returns the exit code (0 after SIGTERM or Ctrl-C)."""
+    token = args.token if args.token is not None else os.environ.get(TOKEN_ENV)
+    kwargs = _check_limits(args)
+    check_bind(args.host, token)
+    try:  # imported here: the server is an optional extra (textgyms[serve])
+        load_openenv()
+        import uvicorn
+
+        from textgyms.server.app import create_app
+    except ImportError as exc:
+        raise BackendError("textgyms serve needs `pip install textgyms[serve]`") from exc
+    app = create_app(
+        args.env_id,
+        kwargs,
+        token=token,
+        max_sessions=args.max_sessions,
+        max_message_bytes=args.max_message_bytes,
+        idle_timeout=args.idle_timeout,
+    )
+    config = uvicorn.Config(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        # Frames up to this size reach the guard, which refuses those over the limit and keeps
+        # the session; larger ones are cut off by the WebSocket layer (connection closed).
+        ws_max_size=max(16 * 1024 * 1024, 4 * args.max_message_bytes),
+        timeout_graceful_shutdown=GRACE_SECONDS,
+    )
+    # uvicorn re-raises the SIGTERM/SIGINT it handled once it has drained the sessions and
+    # closed every env; this handler turns that (or one arriving during startup) into exit 0.
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _exit_cleanly)
+    try:
+        _server(config, args.host).run()
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+def _exit_cleanly(signum: int, frame: Any) -> None:
+    raise SystemExit(0)
+
+
+def _server(config: Any, host: str) -> Any:
+    """uvicorn's server, printing ``http://HOST:PORT`` once it listens (``--port 0`` resolved)."""
+    import uvicorn
+
+    class ReadyServer(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets=sockets)
+            if self.started:
+                port = self.servers[0].sockets[0].getsockname()[1]
+                print(url_of(host, port), flush=True)
+
+    return ReadyServer(config)
