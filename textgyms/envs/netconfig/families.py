@@ -178,7 +178,9 @@ def _meaningful(rules: list[dict], default: str, standard: bool) -> bool:
     lines.append(["permit", "any"] if standard else ["permit", "ip", "any", "any"])
     entries = [parse_ace(w, kind) for w in (lines if default == "permit" else lines[:-1])]
     policy = Acl("p", kind, entries)
-    return difference(policy, None) is not None and difference(policy, Acl("d", kind)) is not None
+    deny_all = Acl("d", kind, [parse_ace(["deny", "any"] if standard else
+                                         ["deny", "ip", "any", "any"], kind)])
+    return difference(policy, None) is not None and difference(policy, deny_all) is not None
 
 
 def _injector(fw: str, users: list):
