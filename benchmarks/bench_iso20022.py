@@ -1,4 +1,4 @@
-"""Benchmark of the ISO 20022 pacs.008 -> MT103 family (``textgyms/ISO20022-MT103-v0``).
+"""Benchmark of the ISO 20022 pacs.008 -> MT103 family (``textgyms/ISO20022-MT103-v1``).
 
 Measures, in operations per CPU-second (``time.process_time``: the machine is shared and noisy),
 the median over repeats of:

@@ -161,13 +161,13 @@ def test_name_and_address_truncation_and_cleaning():
 
 def test_field_70_roc_remittance_wrap_and_notprovided():
     text = "INVOICE 123 " * 20
-    p = payment(2, ids__e2e="E2E-1", remittance=[text])
+    p = payment(2, ids__e2e="E2E-1", remittance={"ustrd": text})
     lines = fields(mt_of(p))["70"][0].split("\n")
     assert lines[0] == "/ROC/E2E-1" and len(lines) == 4 and lines[3].endswith("+")
     assert lines[1] == clean(text)[:35]
-    p = payment(2, ids__e2e="NOTPROVIDED", remittance=["PAY"])
+    p = payment(2, ids__e2e="NOTPROVIDED", remittance={"ustrd": "PAY"})
     assert fields(mt_of(p))["70"] == ["PAY"]
-    p = payment(1, ids__e2e="NOTPROVIDED", remittance=[])
+    p = payment(1, ids__e2e="NOTPROVIDED", remittance=None)
     assert "70" not in fields(mt_of(p))
 
 
@@ -306,9 +306,12 @@ def test_score_accepts_crlf_bic8_and_output_block2():
 
 
 def test_partial_credit_per_field():
+    v = iso.score(REF, REF.replace(":20:REF123", ":20:REF124"))
+    assert v.parts["20"] == 0.0 and v.parts["material"] == 1.0
+    assert 0.8 < v.score < 1.0 and not v.solved and v.parts["format"] == 1.0
     v = iso.score(REF, REF.replace("EUR1000,00\n:33B", "EUR1000,5\n:33B"))
     assert v.parts["32A.amount"] == 0.0 and v.parts["32A.date"] == 1.0
-    assert 0.8 < v.score < 1.0 and not v.solved and v.parts["format"] == 1.0
+    assert v.score == 0.5 and v.parts["material"] == 0.0 and "32A" in v.feedback
     assert iso.score(REF, REF.replace("EUR1000,00\n:33B", "EUR1000,\n:33B")).score == 1.0
     wrong_option = REF.replace(":59:/GB29NWBK60161331926819\nJOHN SMITH",
                                ":59A:/GB29NWBK60161331926819\nNWBKGB2L")

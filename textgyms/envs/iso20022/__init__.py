@@ -1,4 +1,4 @@
-"""ISO 20022 pacs.008 -> SWIFT MT103 translation (``textgyms/ISO20022-MT103-v0``).
+"""ISO 20022 pacs.008 -> SWIFT MT103 translation (``textgyms/ISO20022-MT103-v1``).
 
 Public API: :func:`translate` (the reference translator) and :func:`score` (the verifier).
 Both modules use only the standard library and textgyms' core (no lxml, no schwifty), so

@@ -78,6 +78,12 @@ OTHER_BANKS: tuple[Bank, ...] = tuple(
         ("SCBLUS33XXX", "STANDARD CHARTERED BANK", "NEW YORK"),
     )
 )
+# Fedwire routing numbers (ABA) of the US banks above (public facts).
+ABA = {"CHASUS33XXX": "021000021", "CITIUS33XXX": "021000089", "BOFAUS3NXXX": "026009593",
+       "IRVTUS3NXXX": "021000018", "WFBIUS6SXXX": "121000248"}
+# Countries whose registry bank or branch code is the national clearing member id.
+CLEARING_BY_BANK_CODE = {"DE": "DEBLZ", "AT": "ATBLZ", "CH": "CHBCC"}
+CLEARING_BY_BRANCH_CODE = {"GB": "GBDSC", "IE": "IENCC"}
 # Correspondent banks used as intermediary, reimbursement and previous instructing agents.
 CORRESPONDENTS = tuple(b for b in OTHER_BANKS if b.country in ("US", "DE", "FR", "GB", "CH",
                                                                "NL", "ES", "IT", "FI", "SE"))
@@ -221,6 +227,20 @@ def by_bic() -> dict[str, Bank]:
         for b in banks:
             table.setdefault(b.bic, b)
     return table
+
+
+def clearing_id(bank: Bank) -> tuple[str, str] | None:
+    """The bank's clearing-system member id as (ISO clearing system code, member id), for
+    the countries where one is known: Fedwire ABA, UK and Irish sort codes, German and
+    Austrian Bankleitzahl, Swiss bank clearing number."""
+    if bank.bic in ABA:
+        return "USABA", ABA[bank.bic]
+    if bank.country in CLEARING_BY_BANK_CODE and bank.bank_code.isdigit():
+        return CLEARING_BY_BANK_CODE[bank.country], bank.bank_code
+    if (bank.country in CLEARING_BY_BRANCH_CODE and len(bank.branch_code) == 6
+            and bank.branch_code.strip("0")):
+        return CLEARING_BY_BRANCH_CODE[bank.country], bank.branch_code
+    return None
 
 
 def bic_info(bic: str) -> str:

@@ -1,4 +1,4 @@
-"""``textgyms/ISO20022-MT103-v0``: translate an ISO 20022 pacs.008 into a SWIFT MT103.
+"""``textgyms/ISO20022-MT103-v1``: translate an ISO 20022 pacs.008 into a SWIFT MT103.
 
 The agent sees a pacs.008.001.08 FI-to-FI customer credit transfer (CBPR+ usage; at level 4
 sometimes inside a business application header envelope) and answers with the equivalent
@@ -155,7 +155,8 @@ def render_prompt(task: IsoTask) -> str:
                   "network-rule errors only) and <bic_info>BIC</bic_info>.")
     card = f"\n\n{RULE_CARD}" if task.rule_card else ""
     return (
-        "Translate this ISO 20022 pacs.008.001.08 FI-to-FI customer credit transfer into the "
+        "Translate this ISO 20022 pacs.008 FI-to-FI customer credit transfer (CBPR+, version "
+        "pacs.008.001.08 to .13) into the "
         "equivalent SWIFT MT103 (blocks 1, 2, 3 and 4, one field per line, ending with -}). "
         f"It is scored field by field against the reference translation.\n{tools}{card}\n\n"
         f"pacs.008 message:\n{task.xml}"

@@ -1,24 +1,34 @@
-"""Seeded pacs.008.001.08 messages (CBPR+ usage) at four difficulty levels.
+"""Seeded pacs.008 messages (CBPR+ usage, versions pacs.008.001.08 to .13) at four levels.
 
 :func:`draw_payment` draws a payment (a plain dict) from an explicit numpy ``rng``;
-:func:`to_xml` renders it as a pacs.008 ``Document`` (optionally inside a business
-application header envelope). Levels are cumulative:
+:func:`to_xml` renders it as a pacs.008 ``Document`` of the drawn version (optionally inside
+an envelope with a head.001.001.02-.04 business application header). Every message keeps to
+the CBPR+ usage guideline: InstrId of at most 16 characters without a leading, trailing or
+double "/", one Ustrd of at most 140 characters, at most 3 address lines of 35 (2 next to a
+town and country), the CBPR+ character set (no accented letters), a postal address for
+every debtor, customers that are not banks. Levels are cumulative:
 
-* L1: single hop (sender = debtor agent, receiver = creditor agent), BIC agents, parties with a
-  name and an IBAN, charge bearer SHAR, ids of at most 16 characters; never both agents in the
-  SWIFT EU country list (so 33B is not required).
-* L2: structured or unstructured postal addresses, a same-currency instructed amount, both
-  agents in the EU list (33B then required), a correspondent receiver with an intermediary
-  agent, unstructured remittance information, charge bearer DEBT.
-* L3: FX (instructed amount in another currency with an exchange rate), charges (71F/71G),
-  over-long ids, names and addresses needing truncation, characters outside the X set, AnyBIC
-  parties, instruction codes for 23E, 0- and 3-decimal currencies, NOTPROVIDED end-to-end id.
+* L1: pacs.008.001.08; single hop (sender = debtor agent, receiver = creditor agent), BIC
+  agents, parties with a name and an IBAN, debtors with an unstructured address, charge
+  bearer SHAR; never both agents in the SWIFT EU country list (so 33B is not required).
+* L2: versions .08 to .10, sometimes in an envelope; structured, unstructured and no creditor
+  addresses, a same-currency instructed amount, both agents in the EU list (33B then
+  required), a correspondent receiver with an intermediary agent, unstructured remittance
+  information, charge bearer DEBT.
+* L3: every version .08 to .13; FX (instructed amount in another currency with an exchange
+  rate), charges (71F/71G, a zero 71F for CRED), hybrid addresses, names needing
+  truncation, CBPR+ characters outside the X set, corporate AnyBIC parties, instruction
+  codes for 23E, structured remittance (invoice number, creditor reference), creditor
+  agents identified by a clearing-system member id (with a BIC, or by name and address
+  without one), 0- and 3-decimal currencies, NOTPROVIDED end-to-end id.
 * L4: a previous instructing agent (multi-hop), reimbursement agents (cover method), a second
-  intermediary agent, regulatory reporting and the envelope input.
+  intermediary agent, regulatory reporting, envelopes with head.001.001.02-.04 and
+  namespace prefixes.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -29,10 +39,11 @@ import numpy as np
 from textgyms.core import Task
 from textgyms.envs.iso20022 import banks, names
 from textgyms.envs.iso20022.currencies import quantize, xml_amount
+from textgyms.envs.iso20022.xsd import HEAD_NS, PACS_NS, PACS_VERSIONS
 
 LEVELS = (1, 2, 3, 4)
-NS = "urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08"
-HEAD_NS = "urn:iso:std:iso:20022:tech:xsd:head.001.001.02"
+VERSIONS = {1: ("08",), 2: ("08", "09", "10"), 3: PACS_VERSIONS, 4: PACS_VERSIONS}
+GEN_HEAD_VERSIONS = ("02", "03", "04")  # CBPR+ headers (head.001.001.01 predates CBPR+)
 # SWIFT's list of EU/EEA country codes for MT103 network rule C2 (error D49).
 EU_COUNTRIES = frozenset(
     "AD AT BE BG BV CH CY CZ DE DK EE ES FI FR GB GF GI GP GR HR HU IE IS IT LI LT LU LV MC "
@@ -51,13 +62,15 @@ THREE_DEC = ("KW", "BH", "OM")
 
 @dataclass(frozen=True)
 class IsoTask(Task):
-    """One translation task: the pacs.008 XML, its level and the reference MT103."""
+    """One translation task: the pacs.008 XML, its level, the reference MT103 and what the
+    MT103 cannot carry (``losses``, element names)."""
 
     level: int
     xml: str
     reference: str
     rule_card: bool = True
     multi_turn: bool = False
+    losses: tuple[str, ...] = ()
 
 
 def pick(rng: np.random.Generator, seq):
@@ -96,7 +109,8 @@ def _countries(rng: np.random.Generator, level: int) -> tuple[str, str]:
 def _ids(rng: np.random.Generator, level: int) -> dict[str, str]:
     """Message, instruction and end-to-end ids and the UETR."""
     n = int(rng.integers(10**5, 10**9))
-    instr = f"TRF{n}" if level < 3 or chance(rng, 0.5) else f"INSTR-2026-{n}-CBPR-PLUS-{n % 97}"
+    # CBPR+: InstrId has at most 16 characters, no leading/trailing "/" and no "//".
+    instr = f"TRF{n}" if level < 3 or chance(rng, 0.5) else f"{n}/26-{n % 97}"
     e2e = f"E2E{int(rng.integers(10**6, 10**10))}"
     if level >= 3 and chance(rng, 0.25):
         e2e = "NOTPROVIDED"
@@ -110,7 +124,8 @@ def _ids(rng: np.random.Generator, level: int) -> dict[str, str]:
 
 
 def _name(rng: np.random.Generator, country: str, level: int) -> str:
-    """A company or person name; hard levels add non-X characters and over-long names."""
+    """A company or person name; hard levels add CBPR+ characters outside X and over-long
+    names."""
     if level >= 3 and chance(rng, 0.35):
         return pick(rng, names.NAMES_INTL if chance(rng, 0.6) else names.LONG_NAMES)
     if chance(rng, 0.4):
@@ -119,31 +134,38 @@ def _name(rng: np.random.Generator, country: str, level: int) -> str:
     return f"{pick(rng, names.ROOTS)} {pick(rng, names.TRADES)} {suffix}"
 
 
-def _address(rng: np.random.Generator, country: str, level: int) -> dict[str, Any] | None:
-    """None (L1), a structured address or unstructured address lines."""
-    if level == 1 or chance(rng, 0.2):
+def _address(rng: np.random.Generator, country: str, level: int,
+             required: bool) -> dict[str, Any] | None:
+    """A postal address of ``country`` (a street and town of that country): unstructured
+    lines (L1), structured, or hybrid (town and country plus up to 2 lines, L3+); None
+    sometimes when not ``required`` (CBPR+ requires the debtor's)."""
+    if not required and (level == 1 or chance(rng, 0.2)):
         return None
     town, postcode = pick(rng, names.TOWNS[country])
-    street = pick(rng, names.STREETS_INTL if level >= 3 and chance(rng, 0.3) else names.STREETS)
-    number = str(int(rng.integers(1, 250)))
-    if chance(rng, 0.5):
-        return {"StrtNm": street, "BldgNb": number, "PstCd": postcode, "TwnNm": town,
-                "Ctry": country}
-    lines = [f"{street} {number}", f"{postcode} {town}"]
+    street, number = pick(rng, names.STREETS[country]), str(int(rng.integers(1, 250)))
+    if level == 1 or chance(rng, 0.4):
+        lines = [f"{street} {number}", f"{postcode} {town}"]
+        if level >= 3 and chance(rng, 0.4):
+            lines = [f"{street} {number}, BUILDING C"[:35], "FLOOR 12, SUITE 1204 (RECEPTION)",
+                     f"{postcode} {town}"]
+        return {"AdrLine": lines}
     if level >= 3 and chance(rng, 0.4):
-        lines = [f"{street} {number}, BUILDING C, FLOOR 12, SUITE 1204 (RECEPTION)"[:70],
-                 "INDUSTRIAL ESTATE NORTH", f"{postcode} {town}", country]
-    return {"AdrLine": lines}
+        extra = [f"{street} {number}", "BUILDING C, FLOOR 12"][: int(rng.integers(1, 3))]
+        return {"PstCd": postcode, "TwnNm": town, "Ctry": country, "AdrLine": extra}
+    return {"StrtNm": street, "BldgNb": number, "PstCd": postcode, "TwnNm": town,
+            "Ctry": country}
 
 
-def _party(rng: np.random.Generator, bank: banks.Bank, level: int) -> dict[str, Any]:
-    """A debtor or creditor with its account at ``bank``."""
+def _party(rng: np.random.Generator, bank: banks.Bank, level: int,
+           debtor: bool) -> dict[str, Any]:
+    """A debtor or creditor with its account at ``bank``; at L3+ sometimes a company with
+    its own (non-bank, corporate) BIC."""
     country = bank.country
     account, is_iban = banks.make_account(bank, rng)
     party = {"name": _name(rng, country, level), "account": account, "iban": is_iban,
-             "address": _address(rng, country, level), "anybic": None}
+             "address": _address(rng, country, level, debtor), "anybic": None}
     if level >= 3 and chance(rng, 0.2):
-        party["anybic"] = pick(rng, [b for b in banks.OTHER_BANKS if b.country != country]).bic
+        party["anybic"] = f"{pick(rng, names.CORPORATE_BIC_STEMS)}{country}22"
     return party
 
 
@@ -157,12 +179,14 @@ def _bic(rng: np.random.Generator, bic11: str) -> str:
     return bic11[:8] if bic11.endswith("XXX") and chance(rng, 0.5) else bic11
 
 
-def _routing(rng: np.random.Generator, level: int, dbtr_agt: str, cdtr_agt: str) -> dict:
-    """Sender, receiver and the agents between them."""
+def _routing(rng: np.random.Generator, level: int, dbtr_agt: str, cdtr_agt: str,
+             via_correspondent: bool = False) -> dict:
+    """Sender, receiver and the agents between them (``via_correspondent``: the creditor
+    agent cannot be the receiver, e.g. it has no BIC)."""
     used = {dbtr_agt, cdtr_agt}
     r: dict[str, Any] = {"instg": dbtr_agt, "instd": cdtr_agt, "prev": None, "intrmy1": None,
                          "intrmy2": None, "rmb_instg": None, "rmb_instd": None}
-    if level >= 2 and chance(rng, 0.5):
+    if via_correspondent or (level >= 2 and chance(rng, 0.5)):
         r["instd"] = _correspondent(rng, used)
         used.add(r["instd"])
         if chance(rng, 0.6):
@@ -205,6 +229,8 @@ def _amounts(rng: np.random.Generator, level: int, ccy: str, debtor_ccy: str) ->
         fee = max(min(fee, quantize(settle / 20, ccy)), Decimal(1))  # at most 5 % of the amount
         two = a["bearer"] != "DEBT" and chance(rng, 0.5)
         fees = [fee, max(quantize(fee / 2, ccy), Decimal(1))] if two else [fee]
+        if a["bearer"] == "CRED" and chance(rng, 0.25):  # no deduction: a zero ChrgsInf
+            fees = [Decimal(0)]
         a["charges"] = fees
         if a["instd"] is None:
             a["instd"] = (ccy, settle)
@@ -224,8 +250,9 @@ def _instructions(rng: np.random.Generator, level: int) -> dict[str, Any]:
         ins["svclvl"] = "SDVA"
     elif chance(rng, 0.2):
         ins["ctgy"] = pick(rng, ("INTC", "CORT"))
-    if chance(rng, 0.35):
-        code = pick(rng, ("HOLD", "PHOB", "TELB"))
+    if chance(rng, 0.35):  # HOLD excludes SDVA, INTC and CORT (network rule D67)
+        code = pick(rng, ("PHOB", "TELB") if ins["svclvl"] or ins["ctgy"] else
+                    ("HOLD", "PHOB", "TELB"))
         info = pick(rng, ("ID CARD REQUIRED", "CALL +44 20 7946 0958", "PASSPORT NO 12345678"))
         ins["cdtr_agt"] = (code, info if chance(rng, 0.6) else None)
     if chance(rng, 0.2):
@@ -235,17 +262,23 @@ def _instructions(rng: np.random.Generator, level: int) -> dict[str, Any]:
     return ins
 
 
-def _remittance(rng: np.random.Generator, level: int) -> list[str]:
-    """Unstructured remittance texts (none at L1)."""
+def _remittance(rng: np.random.Generator, level: int) -> dict[str, Any] | None:
+    """Remittance information (none at L1): one unstructured text of at most 140 characters
+    (CBPR+ allows a single Ustrd) or, at L3+, structured (invoice number and/or creditor
+    reference; CBPR+ allows one form or the other)."""
     if level == 1 or chance(rng, 0.3):
-        return []
+        return None
     n = int(rng.integers(10**4, 10**8))
+    if level >= 3 and chance(rng, 0.3):
+        inv = f"INV-{n}" if chance(rng, 0.7) else None
+        ref = f"RF{int(rng.integers(10, 99))}{n}" if inv is None or chance(rng, 0.4) else None
+        return {"strd": {"inv": inv, "ref": ref}}
     day = f"{int(rng.integers(1, 29)):02d}.0{int(rng.integers(1, 10))}.2026"
     pool = names.REMITTANCE_INTL if level >= 3 and chance(rng, 0.4) else names.REMITTANCE
-    texts = [pick(rng, pool).format(n=n, d=day, q=int(rng.integers(1, 5)))]
+    text = pick(rng, pool).format(n=n, d=day, q=int(rng.integers(1, 5)))
     if level >= 3 and chance(rng, 0.4):
-        texts.append(f"BALANCE OF ORDER {n + 17} AND FREIGHT CHARGES, SEE STATEMENT {day}")
-    return texts
+        text += f" BALANCE OF ORDER {n + 17} AND FREIGHT CHARGES, SEE STATEMENT {day}"
+    return {"ustrd": text[:140]}
 
 
 def _regulatory(rng: np.random.Generator, level: int, country: str) -> dict | None:
@@ -267,16 +300,35 @@ def draw_payment(rng: np.random.Generator, level: int) -> dict[str, Any]:
     if level <= 2 and chance(rng, 0.4):
         ccy = pick(rng, ("EUR", "USD"))
     p = {"level": level, "ids": _ids(rng, level), "dbtr_agt": dbank.bic, "cdtr_agt": cbank.bic,
-         "dbtr": _party(rng, dbank, level), "cdtr": _party(rng, cbank, level),
+         "dbtr": _party(rng, dbank, level, True), "cdtr": _party(rng, cbank, level, False),
          "amount": _amounts(rng, level, ccy, banks.CURRENCY[dbank.country]),
          "instructions": _instructions(rng, level), "remittance": _remittance(rng, level),
          "regulatory": _regulatory(rng, level, dbank.country),
          "date": f"2026-{int(rng.integers(1, 13)):02d}-{int(rng.integers(1, 29)):02d}",
          "time": f"{int(rng.integers(6, 20)):02d}:{int(rng.integers(60)):02d}:00",
-         "envelope": level >= 4 and chance(rng, 0.5)}
-    p["routing"] = _routing(rng, level, dbank.bic, cbank.bic)
+         "version": pick(rng, VERSIONS[level])}
+    p["envelope"] = chance(rng, (0.0, 0.2, 0.3, 0.6)[level - 1])
+    p["head"] = pick(rng, GEN_HEAD_VERSIONS) if level >= 3 else "02"
+    p["prefix"] = level >= 4 and chance(rng, 0.3)
+    p["cdtr_agt_id"] = _agent_id(rng, level, cbank)
+    no_bic = p["cdtr_agt_id"] is not None and not p["cdtr_agt_id"]["bic"]
+    p["routing"] = _routing(rng, level, dbank.bic, cbank.bic, no_bic)
+    if p["routing"]["instd"] == cbank.bic and not p["routing"]["intrmy1"]:
+        p["instructions"]["next_cd"] = None  # PHON/TELE need a 57a (rule E45)
     p["bics"] = {k: _bic(rng, v) for k, v in _all_bics(p).items()}
     return p
+
+
+def _agent_id(rng: np.random.Generator, level: int, bank: banks.Bank) -> dict | None:
+    """How the creditor agent is identified beyond its BIC (L3+): its clearing-system member
+    id next to the BIC, or the member id with name and town and no BIC (CBPR+ wants name
+    and address when there is no BIC); None for the BIC alone."""
+    clearing = banks.clearing_id(bank)
+    if level < 3 or clearing is None or not chance(rng, 0.4):
+        return None
+    town = bank.city or pick(rng, names.TOWNS[bank.country])[0]
+    return {"clr": clearing, "bic": chance(rng, 0.4), "name": bank.name[:140], "town": town,
+            "ctry": bank.country}
 
 
 def _all_bics(p: dict) -> dict[str, str]:
@@ -303,8 +355,18 @@ def text(tag: str, value: str, **attrs: str) -> str:
     return f"<{tag}{attr}>{escape(value)}</{tag}>"
 
 
-def agent(tag: str, bic: str) -> str:
-    return el(tag, el("FinInstnId", text("BICFI", bic)))
+def agent(tag: str, bic: str, ident: dict | None = None) -> str:
+    """A ``BranchAndFinancialInstitutionIdentification6``: the BIC, or per ``ident`` (see
+    :func:`_agent_id`) a clearing member id with the BIC or with name and address."""
+    if ident is None:
+        return el(tag, el("FinInstnId", text("BICFI", bic)))
+    code, member = ident["clr"]
+    parts = [text("BICFI", bic)] if ident["bic"] else []
+    parts.append(el("ClrSysMmbId", el("ClrSysId", text("Cd", code)), text("MmbId", member)))
+    if not ident["bic"]:
+        parts += [text("Nm", ident["name"]),
+                  el("PstlAdr", text("TwnNm", ident["town"]), text("Ctry", ident["ctry"]))]
+    return el(tag, el("FinInstnId", *parts))
 
 
 def account(tag: str, party: dict) -> str:
@@ -317,11 +379,10 @@ def party_xml(tag: str, party: dict) -> str:
     """A ``PartyIdentification135``: name, postal address and AnyBIC."""
     parts = [text("Nm", party["name"])]
     adr = party["address"]
-    if adr is not None and "AdrLine" in adr:
-        parts.append(el("PstlAdr", *(text("AdrLine", line) for line in adr["AdrLine"])))
-    elif adr is not None:
+    if adr is not None:  # structured elements first, AdrLine last (the XSD's order)
         keys = ("StrtNm", "BldgNb", "PstCd", "TwnNm", "Ctry")
-        parts.append(el("PstlAdr", *(text(k, adr[k]) for k in keys if adr.get(k))))
+        parts.append(el("PstlAdr", *(text(k, adr[k]) for k in keys if adr.get(k)),
+                        *(text("AdrLine", line) for line in adr.get("AdrLine", ()))))
     if party["anybic"]:
         parts.append(el("Id", el("OrgId", text("AnyBIC", party["anybic"]))))
     return el(tag, *parts)
@@ -390,8 +451,23 @@ def _tail_block(p: dict) -> list[str]:
         dtls = el("Dtls", text("Ctry", reg["ctry"]), text("Cd", reg["cd"]),
                   *(text("Inf", i) for i in reg["inf"]))
         out.append(el("RgltryRptg", text("DbtCdtRptgInd", reg["ind"]), dtls))
-    if p["remittance"]:
-        out.append(el("RmtInf", *(text("Ustrd", t) for t in p["remittance"])))
+    rmt = p["remittance"]
+    if rmt and "ustrd" in rmt:
+        out.append(el("RmtInf", text("Ustrd", rmt["ustrd"])))
+    elif rmt:
+        out.append(el("RmtInf", el("Strd", *_structured(rmt["strd"]))))
+    return out
+
+
+def _structured(strd: dict) -> list[str]:
+    """An invoice reference (CINV) and/or a structured creditor reference (SCOR)."""
+    out = []
+    if strd["inv"]:
+        out.append(el("RfrdDocInf", el("Tp", el("CdOrPrtry", text("Cd", "CINV"))),
+                      text("Nb", strd["inv"])))
+    if strd["ref"]:
+        out.append(el("CdtrRefInf", el("Tp", el("CdOrPrtry", text("Cd", "SCOR"))),
+                      text("Ref", strd["ref"])))
     return out
 
 
@@ -402,34 +478,45 @@ def document_xml(p: dict) -> str:
                 text("TxId", ids["tx"]), text("UETR", ids["uetr"]))
     tx = el("CdtTrfTxInf", pmt_id, *_payment_type(p["instructions"]), *_amount_block(p),
             *_agents_block(p), party_xml("Dbtr", p["dbtr"]), account("DbtrAcct", p["dbtr"]),
-            agent("DbtrAgt", b["dbtr_agt"]), agent("CdtrAgt", b["cdtr_agt"]),
+            agent("DbtrAgt", b["dbtr_agt"]), agent("CdtrAgt", b["cdtr_agt"], p["cdtr_agt_id"]),
             party_xml("Cdtr", p["cdtr"]), account("CdtrAcct", p["cdtr"]), *_tail_block(p))
-    return el("Document", el("FIToFICstmrCdtTrf", _group_header(p), tx), xmlns=NS)
+    return el("Document", el("FIToFICstmrCdtTrf", _group_header(p), tx),
+              xmlns=PACS_NS + p["version"])
 
 
 def app_header_xml(p: dict) -> str:
-    """A business application header (head.001.001.02 element names, CBPR+ service)."""
+    """A business application header (head.001.001.02-.04; CBPR+ business service)."""
     b = p["bics"]
     fi = lambda tag, bic: el(tag, el("FIId", el("FinInstnId", text("BICFI", bic))))  # noqa: E731
     return el("AppHdr", fi("Fr", b["instg"]), fi("To", b["instd"]),
-              text("BizMsgIdr", p["ids"]["msg"]), text("MsgDefIdr", "pacs.008.001.08"),
+              text("BizMsgIdr", p["ids"]["msg"]),
+              text("MsgDefIdr", f"pacs.008.001.{p['version']}"),
               text("BizSvc", "swift.cbprplus.02"), text("CreDt", f"{p['date']}T{p['time']}Z"),
-              xmlns=HEAD_NS)
+              xmlns=HEAD_NS + p["head"])
+
+
+def prefixed(xml: str, prefix: str) -> str:
+    """``xml`` with every element name and its default namespace declaration prefixed."""
+    return re.sub(r"<(/?)(\w)", rf"<\1{prefix}:\2", xml).replace("xmlns=", f"xmlns:{prefix}=", 1)
 
 
 def to_xml(p: dict) -> str:
-    """The message text: the Document, or an envelope of header and Document (L4)."""
-    doc = document_xml(p)
-    if p["envelope"]:
-        doc = el("Envelope", app_header_xml(p), doc)
+    """The message text: the Document, or an envelope of header and Document, with or
+    without namespace prefixes."""
+    doc, head = document_xml(p), app_header_xml(p) if p["envelope"] else None
+    if p["prefix"]:
+        doc, head = prefixed(doc, "Doc"), head and prefixed(head, "head")
+    if head is not None:
+        doc = el("Envelope", head, doc)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + doc + "\n"
 
 
 def generate(rng: np.random.Generator, level: int, *, rule_card: bool | None = None,
              multi_turn: bool = False) -> IsoTask:
     """A task: a random pacs.008 of ``level`` and its reference MT103."""
-    from textgyms.envs.iso20022.translate import translate
+    from textgyms.envs.iso20022.translate import translate_with_losses
 
     xml = to_xml(draw_payment(rng, level))
     card = level < 4 if rule_card is None else rule_card
-    return IsoTask(level, xml, translate(xml), card, multi_turn)
+    reference, losses = translate_with_losses(xml)
+    return IsoTask(level, xml, reference, card, multi_turn, tuple(losses))

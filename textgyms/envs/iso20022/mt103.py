@@ -23,7 +23,10 @@ D98    23E: codes out of the prescribed order
 
 Network validated rules: C1 D75 (33B/36), C2 D49 (33B between EU-list countries), C3 E01/E02
 (23B vs 23E), C4 E06 (55a needs 53a and 54a), C5 C81 (56a needs 57a), C6 E16/E17 (23B vs
-56a), C7 E13/D50/E15 (71A vs 71F/71G), C8 D51 (71F/71G need 33B), C9 C02 (71G currency).
+56a), C7 E13/D50/E15 (71A vs 71F/71G), C8 D51 (71F/71G need 33B), C9 C02 (71G currency), C10 E44
+(TELI/PHOI need 56a), C11 E45 (TELE/PHON need 57a), C12 E18 (CHQB: no 59a account), C13 E10
+(59a account with SPRI/SSTD/SPAY), E03/E05/E07/E09 (options of 53a/54a/55a/57a with
+SPRI/SSTD/SPAY); 23E: D67 (forbidden code pairs), E46 (a code repeated), D98 (order).
 """
 
 from __future__ import annotations
@@ -46,6 +49,10 @@ _B1 = re.compile(r"F01([A-Z0-9]{8})[A-Z0-9]([A-Z0-9]{3})\d{10}")
 _B2_IN = re.compile(r"I103([A-Z0-9]{8})[A-Z0-9]([A-Z0-9]{3})(?:[UNS](?:[123](?:\d{3})?)?)?")
 _B2_OUT = re.compile(r"O103\d{4}\d{6}([A-Z0-9]{8})[A-Z0-9]([A-Z0-9]{3})\d{10}\d{6}\d{4}[UNS]?")
 _UETR = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
+# Pairs of 23E codes that must not appear together (error D67).
+EXCLUSIVE_23E = frozenset(frozenset(p.split()) for p in (
+    "SDVA HOLD", "SDVA CHQB", "INTC HOLD", "INTC CHQB", "REPA HOLD", "REPA CHQB", "REPA CORT",
+    "CORT HOLD", "CORT CHQB", "HOLD CHQB", "PHOB TELB", "PHON TELE", "PHOI TELI"))
 # Block-4 tags of MT103 in their prescribed order; the value is the base tag (option group).
 ORDER = ("20", "13C", "23B", "23E", "26T", "32A", "33B", "36", "50", "51A", "52", "53", "54",
          "55", "56", "57", "59", "70", "71A", "71F", "71G", "72", "77B", "77T")
@@ -197,6 +204,24 @@ def _option_f(tag: str, value: str, max_n: int) -> list[Issue]:
     return out
 
 
+def _option_c(tag: str, value: str) -> list[Issue]:
+    """Option C: one party-identifier line, /34x."""
+    out = _lines(tag, value, 1, 35)
+    if not re.fullmatch(r"/[^\n]{1,34}", value):
+        out.append(Issue("T34", tag, "option C is one line /34x (for example //FW021000021)"))
+    return out
+
+
+def _option_d(tag: str, value: str) -> list[Issue]:
+    """Option D: an optional /party-identifier line, then 1 to 4 lines of name and address."""
+    lines = value.split("\n")
+    has_id = lines[0].startswith("/")
+    out = _lines(tag, value, 5 if has_id else 4, 35)
+    if has_id and len(lines) == 1:
+        out.append(Issue("T34", tag, "option D needs a name and address after the identifier"))
+    return out
+
+
 def _party_k(tag: str, value: str) -> list[Issue]:
     """50K/59: optional /account line, then up to 4 lines of 35x."""
     lines = value.split("\n")
@@ -274,6 +299,9 @@ _CHECKS = {
     "70": lambda tag, value: _lines(tag, value, 4, 35),
     "72": lambda tag, value: _lines(tag, value, 6, 35),
     "77B": lambda tag, value: _lines(tag, value, 3, 35),
+    **dict.fromkeys(("56C", "57C"), lambda tag, value: _option_c(tag, value)),
+    **dict.fromkeys(("52D", "53D", "54D", "55D", "56D", "57D"), lambda tag, value: _option_d(
+        tag, value)),
     **dict.fromkeys(("50A", "59A", "52A", "53A", "54A", "55A", "56A", "57A"), _bic_lines),
 }
 
@@ -339,10 +367,47 @@ def check_network(msg: Message) -> list[Issue]:
         out.append(Issue("E16", "56a", "56a is not allowed with 23B SPRI"))
     if "56" in has and b23 in ("SSTD", "SPAY") and opt56 not in ("A", "C"):
         out.append(Issue("E17", "56a", "only 56A or 56C with 23B SSTD/SPAY"))
-    out += _charges_rules(msg, has, ccy32)
+    out += _charges_rules(msg, has, ccy32) + _codes_rules(msg, has, codes)
+    return out + _service_rules(msg, b23)
+
+
+def _codes_rules(msg: Message, has: set[str], codes: list[str]) -> list[Issue]:
+    """23E: order (D98), repetition (E46), forbidden pairs (D67), the agents some codes
+    need (E44, E45) and CHQB with a beneficiary account (E18)."""
+    out = []
     idx = [ORDER_23E.index(c) for c in codes if c in ORDER_23E]
     if idx != sorted(idx):
         out.append(Issue("D98", "23E", f"codes must follow the order {', '.join(ORDER_23E)}"))
+    if len(set(codes)) != len(codes):
+        out.append(Issue("E46", "23E", "the same code must not be present more than once"))
+    pairs = {frozenset((a, b)) for a in codes for b in codes if a != b}
+    for pair in sorted(pairs & EXCLUSIVE_23E, key=sorted):
+        out.append(Issue("D67", "23E", f"codes {' and '.join(sorted(pair))} exclude each other"))
+    if {"TELI", "PHOI"} & set(codes) and "56" not in has:
+        out.append(Issue("E44", "23E", "TELI or PHOI require 56a"))
+    if {"TELE", "PHON"} & set(codes) and "57" not in has:
+        out.append(Issue("E45", "23E", "TELE or PHON require 57a"))
+    ben = msg.first("59")
+    if "CHQB" in codes and ben and ben[1].startswith("/"):
+        out.append(Issue("E18", "59a", "with 23E CHQB the beneficiary has no account line"))
+    return out
+
+
+def _service_rules(msg: Message, b23: str) -> list[Issue]:
+    """Options of 53a/54a/55a/57a and the 59a account with 23B SPRI, SSTD or SPAY."""
+    if b23 not in ("SPRI", "SSTD", "SPAY"):
+        return []
+    out, opts = [], {base_tag(t): t[2:] for t, _ in msg.fields}
+    if opts.get("53") == "D":
+        out.append(Issue("E03", "53a", f"option D is not allowed with 23B {b23}"))
+    for base, code in (("54", "E05"), ("55", "E07")):
+        if opts.get(base, "A") != "A":
+            out.append(Issue(code, f"{base}a", f"only option A with 23B {b23}"))
+    if opts.get("57", "A") not in ("A", "C", "D"):
+        out.append(Issue("E09", "57a", f"only options A, C or D with 23B {b23}"))
+    ben = msg.first("59")
+    if ben and not ben[1].startswith("/"):
+        out.append(Issue("E10", "59a", f"the beneficiary account is mandatory with 23B {b23}"))
     return out
 
 

@@ -17,15 +17,17 @@ SUFFIX = {"DE": "GMBH", "AT": "GMBH", "CH": "AG", "FR": "SAS", "BE": "NV", "NL":
           "FI": "OY", "PL": "SP. Z O.O.", "LU": "SARL", "US": "INC", "CA": "INC", "AU": "PTY LTD",
           "JP": "KK", "SG": "PTE LTD", "HK": "LIMITED", "CN": "CO LTD", "IN": "PVT LTD",
           "AE": "LLC", "TR": "AS", "KW": "WLL", "BH": "WLL", "OM": "LLC"}
-# Names with characters outside X, and names too long for one 35-character line.
-NAMES_INTL = ("Müller & Söhne Maschinenbau GmbH", "Société Générale de Transport S.à r.l.",
-              "Ørsted Østergaard ApS", "Łukasz Wiśniewski", "José Ángel Núñez Peña",
-              "Çelik Dış Ticaret A.Ş.", "Björk & Åberg Handelsbolag", "Straße@Werk_Köln KG",
-              "François-Xavier Lefèvre", "Zoë O'Brien-Ní Bhriain")
+# Names with characters of the CBPR+ character set that are outside the SWIFT X set (CBPR+
+# text has no accented letters: its set is X plus ! " # $ % & * ; < = > @ [ ] _ { | } ~), and
+# names too long for one 35-character line.
+NAMES_INTL = ("MUELLER & SOEHNE MASCHINENBAU GMBH", "SOCIETE GENERALE DE TRANSPORT S.A R.L.",
+              "ORSTED OSTERGAARD APS", "LUKASZ WISNIEWSKI", "JOSE ANGEL NUNEZ PENA",
+              "CELIK DIS TICARET A.S.", "BJORK & ABERG HANDELSBOLAG", "STRASSE@WERK_KOELN KG",
+              "FRANCOIS-XAVIER LEFEVRE", "ZOE O'BRIEN-NI BHRIAIN", "ALPHA#1 TRADING; EXPORT")
 LONG_NAMES = ("INTERNATIONAL ADVANCED MANUFACTURING AND DISTRIBUTION HOLDINGS LIMITED",
-              "Fondation pour la Recherche Médicale et l'Innovation Thérapeutique",
+              "FONDATION POUR LA RECHERCHE MEDICALE ET L'INNOVATION THERAPEUTIQUE",
               "CONSOLIDATED MARITIME CONTAINER LEASING AND TERMINAL SERVICES PLC",
-              "Vereinigte Elektrizitäts- und Wasserversorgungsgesellschaft mbH")
+              "VEREINIGTE ELEKTRIZITAETS- UND WASSERVERSORGUNGSGESELLSCHAFT MBH")
 # country -> (town, postcode) pairs.
 TOWNS = {
     "DE": (("BERLIN", "10115"), ("MUENCHEN", "80331"), ("HAMBURG", "20095")),
@@ -44,17 +46,35 @@ TOWNS = {
     "AE": (("DUBAI", "00000"),), "TR": (("ISTANBUL", "34394"),), "KW": (("KUWAIT CITY", "13001"),),
     "BH": (("MANAMA", "317"),), "OM": (("MUSCAT", "112"),),
 }  # fmt: skip
-STREETS = ("MAIN STREET", "HARBOUR ROAD", "STATION AVENUE", "MARKET SQUARE", "PARK LANE",
-           "INDUSTRIESTRASSE", "RUE DE LA PAIX", "VIA ROMA", "KINGSWAY", "BAHNHOFSTRASSE")
-STREETS_INTL = ("Königsallee", "Rue de l'Église", "Calle de Alcalá", "Ørestads Boulevard",
-                "Große Bleichen", "Avenida da Liberdade Nº")
+# country -> street names of that country (public facts: real streets of its towns).
+STREETS = {
+    "DE": ("BAHNHOFSTRASSE", "HAUPTSTRASSE", "KOENIGSALLEE", "GROSSE BLEICHEN"),
+    "AT": ("KAERNTNER STRASSE", "MARIAHILFER STRASSE"), "CH": ("BAHNHOFSTRASSE", "RUE DU RHONE"),
+    "FR": ("RUE DE LA PAIX", "AVENUE DES CHAMPS-ELYSEES", "RUE DE RIVOLI"),
+    "BE": ("RUE DE LA LOI", "AVENUE LOUISE"), "NL": ("DAMRAK", "COOLSINGEL", "KALVERSTRAAT"),
+    "IT": ("VIA ROMA", "VIA DEL CORSO", "CORSO BUENOS AIRES"), "ES": ("CALLE DE ALCALA",
+    "GRAN VIA", "PASEO DE LA CASTELLANA"), "PT": ("AVENIDA DA LIBERDADE", "RUA AUGUSTA"),
+    "GB": ("KINGSWAY", "HIGH STREET", "PICCADILLY", "DEANSGATE"), "IE": ("GRAFTON STREET",
+    "O'CONNELL STREET"), "SE": ("DROTTNINGGATAN", "KUNGSGATAN"), "NO": ("KARL JOHANS GATE",
+    "STORGATA"), "FI": ("MANNERHEIMINTIE", "ALEKSANTERINKATU"), "PL": ("ULICA MARSZALKOWSKA",
+    "NOWY SWIAT"), "LU": ("BOULEVARD ROYAL", "GRAND-RUE"),
+    "US": ("BROADWAY", "WALL STREET", "MICHIGAN AVENUE"), "CA": ("BAY STREET", "KING STREET W"),
+    "AU": ("GEORGE STREET", "PITT STREET"), "JP": ("MARUNOUCHI", "NIHONBASHI"),
+    "SG": ("RAFFLES PLACE", "ORCHARD ROAD"), "HK": ("QUEEN'S ROAD CENTRAL", "DES VOEUX ROAD"),
+    "CN": ("NANJING ROAD", "LUJIAZUI RING ROAD"), "IN": ("NARIMAN POINT", "MG ROAD"),
+    "AE": ("SHEIKH ZAYED ROAD", "AL WASL ROAD"), "TR": ("ISTIKLAL CADDESI", "BUYUKDERE CADDESI"),
+    "KW": ("ARABIAN GULF STREET", "FAHAD AL SALEM STREET"), "BH": ("GOVERNMENT AVENUE",),
+    "OM": ("SULTAN QABOOS STREET",),
+}  # fmt: skip
 REMITTANCE = ("INVOICE {n} DATED {d}", "PO {n} PARTIAL PAYMENT", "CONTRACT {n} INSTALMENT 2",
               "SALARY {d}", "RENT FLAT 4B {d}", "SERVICE FEE Q{q} REF {n}",
               "ORDER {n} - GOODS AS PER PROFORMA", "LOAN REPAYMENT {n}")
-REMITTANCE_INTL = ("Rechnung Nr. {n} vom {d} – Zahlung für Lieferung & Montage",
-                   "Facture n° {n} : acompte 30 % (échéance {d})",
-                   "Invoice #{n}; ref {d} <urgent> 50% @ net-30",
-                   "Pago factura {n} — mantenimiento año {d}")
+REMITTANCE_INTL = ("RECHNUNG NR. {n} VOM {d} - ZAHLUNG FUER LIEFERUNG & MONTAGE",
+                   "FACTURE NO {n} : ACOMPTE 30 % (ECHEANCE {d})",
+                   "INVOICE #{n}; REF {d} <URGENT> 50% @ NET-30",
+                   "PAGO FACTURA {n} - MANTENIMIENTO {d}")
+# Corporate (non-bank) BIC stems: the fifth to eighth characters are country and location.
+CORPORATE_BIC_STEMS = ("ACME", "NRDC", "ALPN", "HRBR", "SNRS", "ORBT", "GRNF", "ATLS")
 NEXT_AGENT_INFO = ("PLEASE ADVISE BENEFICIARY ON RECEIPT", "FUNDS FOR IMMEDIATE CREDIT",
                    "COVER SENT VIA CORRESPONDENT, VALUE AS INDICATED ABOVE")
 REG_INFO = ("PAYMENT FOR IMPORTED GOODS", "SERVICES RENDERED, CONSULTING",

@@ -75,7 +75,7 @@ def party_lines(party: ET.Element | None, acct: str | None) -> tuple[str, list[s
         street = " ".join(filter(None, (text(party, "PstlAdr/StrtNm"),
                                         text(party, "PstlAdr/BldgNb"))))
         extra = address_lines(party.find("PstlAdr"))  # hybrid: AdrLine next to town/country
-        for line in ([clean(street)] if street else []) + extra[:2]:
+        for line in (([clean(street)] if street else []) + extra)[:2]:  # 4 numbered lines
             lines.append(f"2/{fit(line, 33)}")
         place = " ".join(filter(None, (text(party, "PstlAdr/PstCd"), town)))
         lines.append(f"3/{ctry}/{fit(clean(place), 30)}")

@@ -4,19 +4,28 @@
 * A format gate: 1.0 when the answer passes :func:`mt103.validate`, 0.5 when it parses but
   breaks a format or network rule.
 * Content: the weighted mean of per-field scores over the fields of the reference (see
-  ``WEIGHTS``): exact for 20, 121, the header BICs and the agent BICs (BIC8 = BIC11 "XXX");
+  ``WEIGHTS``): exact for 20, 121 and the header BICs (BIC8 = BIC11 "XXX"); agents by option
+  and BIC (A; a //clearing line next to the BIC is optional) or by their lines (C, D);
   thirds for 32A (date, currency, amount compared numerically); halves for 33B/71G
-  (currency, amount); numeric for 36; line F1 for 23E, 50a, 59a, 70, 72, 77B, with a wrong
-  option letter capping 50a/59a at 0.5; multiset F1 for 71F.
+  (currency, amount); numeric for 36; multiset F1 for 23E and 71F. Free-text fields are
+  compared in order (line order matters): 50a/59a lines (option F by numbered part, so a
+  name continued on a second "1/" line equals one cut with "+"; a wrong option letter caps
+  the field at 0.5), 70 as one text (any wrapping into lines is valid), 72 and 77B as
+  code segments ("//" continuation lines joined to their code).
 * Precision: every tag the reference does not have, and every extra occurrence of a tag, is
   a false positive: content x ``n_ref / (n_ref + extras)``, so emitting every optional tag
   ("hedging") costs score.
+* Material errors cap the score at ``MATERIAL_CAP`` (0.5): a wrong or missing 32A (value
+  date, currency, amount), 33B, 36 or 71A, a wrong, missing, added or swapped 56a/57a, a
+  wrong beneficiary account, missing remittance information (70). They are listed in the
+  ``material`` part (1.0 when there is none) and in the feedback.
 
-Score = gate x content x precision; solved means score 1.0.
+Score = min(gate x content x precision, cap); solved means score 1.0.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from decimal import Decimal, InvalidOperation
 
@@ -28,7 +37,10 @@ WEIGHTS = {"sender": 1.0, "receiver": 1.0, "121": 1.0, "20": 1.0, "23B": 0.5, "2
            "55": 1.0, "56": 1.0, "57": 1.0, "59": 2.0, "70": 1.5, "71A": 1.0, "71F": 1.0,
            "71G": 1.0, "72": 1.0, "77B": 1.0, "13C": 0.5, "26T": 0.5, "77T": 0.5, "51A": 0.5}
 WRONG_OPTION_CAP = 0.5
+MATERIAL_CAP = 0.5
 REPEATABLE_GROUPS = ("23E", "71F", "13C")
+MATERIAL = ("32A", "33B", "36", "71A", "56", "57")
+_CODE = re.compile(r"/[A-Z0-9]{2,10}/")
 
 
 def number(text: str) -> Decimal | None:
@@ -48,6 +60,77 @@ def bic_key(text: str | None) -> str:
 def norm_lines(text: str) -> list[str]:
     """Lines compared case-insensitively, with surrounding and repeated blanks ignored."""
     return [" ".join(line.split()).upper() for line in text.split("\n") if line.strip()]
+
+
+def lcs_f1(ref: list, cand: list) -> float:
+    """2 x longest common subsequence / (len(ref) + len(cand)): F1 that respects order."""
+    if not ref and not cand:
+        return 1.0
+    prev = [0] * (len(cand) + 1)
+    for a in ref:
+        row = [0]
+        for j, b in enumerate(cand):
+            row.append(prev[j] + 1 if a == b else max(prev[j + 1], row[j]))
+        prev = row
+    return 2 * prev[-1] / (len(ref) + len(cand))
+
+
+def squash(text: str) -> str:
+    """Upper case without any whitespace: equal for every wrapping of the same text."""
+    return "".join(text.split()).upper()
+
+
+def same_text(ref: str, cand: str) -> bool:
+    """Equal texts, or both cut ("+") at different points of the same text."""
+    if ref == cand:
+        return True
+    if ref.endswith("+") and cand.endswith("+"):
+        return ref[:-1].startswith(cand[:-1]) or cand[:-1].startswith(ref[:-1])
+    if ref.endswith("+"):  # the candidate carries on where the reference was cut
+        return cand.startswith(ref[:-1])
+    return False
+
+
+def segments(value: str) -> list[str]:
+    """72/77B as code segments: a "//" line continues the segment before it."""
+    out: list[str] = []
+    for line in value.split("\n"):
+        line = line.strip()
+        if line.startswith("//") and out:
+            out[-1] += line[2:]
+        elif line:
+            out.append(line)
+    return [squash(s) for s in out]
+
+
+def numbered(value: str) -> dict[str, str]:
+    """50F/59F by part: "id" (the /account or identifier line) and each line number, the
+    lines of one number joined (a name may go on over several "1/" lines)."""
+    out: dict[str, str] = {}
+    for line in value.split("\n"):
+        m = re.fullmatch(r"\s*([1-8])/(.*)", line)
+        key, text = (m.group(1), m.group(2)) if m else ("id", line)
+        out[key] = out.get(key, "") + squash(text)
+    return out
+
+
+def party_score(rtag: str, rval: str, ctag: str, cval: str) -> float:
+    """50a/59a: in order, by numbered part for option F; wrong option capped."""
+    if rtag[2:] == "F" and ctag == rtag:
+        r, c = numbered(rval), numbered(cval)
+        return sum(same_text(v, c.get(k, "")) for k, v in r.items()) / max(len(r), len(c))
+    f1 = lcs_f1(norm_lines(rval), norm_lines(cval))
+    return f1 if rtag == ctag else min(f1, WRONG_OPTION_CAP)
+
+
+def agent_score(rtag: str, rval: str, ctag: str, cval: str) -> float:
+    """52a-57a: option A by BIC (an extra or missing //clearing line is equivalent), other
+    options by their lines in order."""
+    if rtag != ctag:
+        return 0.0
+    if rtag.endswith("A"):
+        return float(bic_key(rval) == bic_key(cval))
+    return lcs_f1(norm_lines(rval), norm_lines(cval))
 
 
 def line_f1(ref: list[str], cand: list[str]) -> float:
@@ -97,17 +180,38 @@ def field_score(group: str, ref: list[tuple[str, str]], cand: list[tuple[str, st
     if group == "36":
         return float(number(rval) is not None and number(rval) == number(cval))
     if group in ("52", "53", "54", "55", "56", "57"):
-        return float(rtag == ctag and bic_key(rval) == bic_key(cval))
+        return agent_score(rtag, rval, ctag, cval)
     if group in ("50", "59"):
-        f1 = line_f1(norm_lines(rval), norm_lines(cval))
-        return f1 if rtag == ctag else min(f1, WRONG_OPTION_CAP)
-    if group in ("70", "72", "77B"):
-        return line_f1(norm_lines(rval), norm_lines(cval))
+        return party_score(rtag, rval, ctag, cval)
+    if group == "70":
+        return 1.0 if same_text(squash(rval), squash(cval)) else 0.5 * lcs_f1(
+            _CODE.split(squash(rval)), _CODE.split(squash(cval)))
+    if group in ("72", "77B"):
+        return lcs_f1(segments(rval), segments(cval))
     return float(rval.strip() == cval.strip())
 
 
-def content(ref: Message, cand: Message) -> tuple[float, dict[str, float], int]:
-    """Weighted per-field content score, the parts, and the number of false positives."""
+def account_line(value: str | None) -> str | None:
+    """The /account line of a 59a (None without one)."""
+    first = (value or "").split("\n")[0].strip()
+    return squash(first) if first.startswith("/") else None
+
+
+def material_errors(rg: dict, cg: dict, parts: dict[str, float]) -> list[str]:
+    """The material errors of a candidate (see the module docstring)."""
+    wrong = [g for g in MATERIAL if g in rg and parts.get(g, 1.0) < 1.0]
+    wrong += [f"{g} added" for g in ("56", "57") if g in cg and g not in rg]
+    if "70" in rg and "70" not in cg:
+        wrong.append("70 missing")
+    ref59, cand59 = rg.get("59", [("", "")])[0][1], (cg.get("59") or [("", "")])[0][1]
+    if account_line(ref59) != account_line(cand59):
+        wrong.append("59.account")
+    return wrong
+
+
+def content(ref: Message, cand: Message) -> tuple[float, dict[str, float], int, list[str]]:
+    """Weighted per-field content score, the parts, the number of false positives and the
+    material errors."""
     parts: dict[str, float] = {}
     (rs, rr), (cs, cr) = parties(ref), parties(cand)
     parts["sender"] = float(cs is not None and bic_key(cs) == bic_key(rs))
@@ -118,12 +222,14 @@ def content(ref: Message, cand: Message) -> tuple[float, dict[str, float], int]:
         parts[group] = field_score(group, fields, cg.get(group, []))
     if "32A" in rg and "32A" in cg:
         parts.update(score_32a(rg["32A"][0][1], cg["32A"][0][1])[1])
+    material = material_errors(rg, cg, parts)
     total = sum(WEIGHTS.get(k, 1.0) for k in parts if "." not in k)
     got = sum(WEIGHTS.get(k, 1.0) * v for k, v in parts.items() if "." not in k)
     extras = sum(len(v) for g, v in cg.items() if g not in rg)
     extras += sum(max(0, len(v) - 1) for g, v in cg.items() if g in rg and g not in
                   REPEATABLE_GROUPS)
-    return got / total, parts, extras
+    parts["material"] = 0.0 if material else 1.0
+    return got / total, parts, extras, material
 
 
 def score(reference_mt: str, candidate_mt: str) -> Verdict:
@@ -137,15 +243,19 @@ def score(reference_mt: str, candidate_mt: str) -> Verdict:
                        " could not be parsed).", {"format": 0.0}, "format")
     issues = validate(cand)
     gate = 0.5 if issues else 1.0
-    value, parts, extras = content(ref, cand)
+    value, parts, extras, material = content(ref, cand)
     n_ref = len(ref.fields) + 3
     precision = n_ref / (n_ref + extras)
     total = gate * value * precision
+    if material:
+        total = min(total, MATERIAL_CAP)
     parts = {"format": gate, "content": value, "precision": precision, **parts}
     solved = total >= 1.0 - 1e-9
     wrong = sorted(k for k, v in parts.items() if v < 1.0 and k not in ("format", "content",
-                                                                       "precision"))
+                                                                       "precision", "material"))
     lines = [f"Score {total:.3f}: format {gate}, content {value:.3f}, precision {precision:.3f}."]
+    if material:
+        lines.append(f"Material errors (score capped at {MATERIAL_CAP}): " + ", ".join(material))
     if issues:
         lines.append("Validation errors: " + "; ".join(str(i) for i in issues[:8]))
     if wrong:
