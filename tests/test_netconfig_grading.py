@@ -1,0 +1,277 @@
+"""Grading by behaviour: for every configuration family and level over many seeds, the
+oracle and IOS-equivalent rewrites of it score 1.0, and each violated requirement, an
+unchanged and an empty submission stay under the stated bounds."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+
+import numpy as np
+import pytest
+
+from textgyms.envs.netconfig.generate import LEVELS, NetTask, generate
+from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.verify import _reference, network, verify_submission
+
+SEEDS = range(4)
+CONFIG_FAMILIES = ("addressing", "routing", "acl", "vlan", "nat")
+
+
+def task(family: str, level: str, seed: int) -> NetTask:
+    return generate(np.random.default_rng(seed), family, level)
+
+
+def score(t: NetTask, configs: dict[str, str]) -> float:
+    body = "\n".join(f"! device {d}\n{text}" for d, text in configs.items())
+    return verify_submission(t, body).score
+
+
+def edit(t: NetTask, fn) -> dict[str, str]:
+    return {d: fn(d, text) for d, text in t.reference}
+
+
+# --- IOS-equivalent rewrites ---------------------------------------------------------------
+
+ABBREV = [(r"^interface ", "int "), (r"^ ip address ", " ip add "), (r"^ no shutdown", " no shut"),
+          (r"^ description ", " desc "), (r"^router ospf ", "router os "),
+          (r"^ passive-interface ", " passive "), (r"^ network ", " net "),
+          (r"^ switchport mode access", " sw mo acc"), (r"^ switchport access vlan ", " sw acc vl "),
+          (r"^ encapsulation dot1Q ", " encap dot1q "), (r"^ ip access-group ", " ip access-g "),
+          (r"^ip nat inside source ", "ip nat ins so ")]
+
+
+def abbreviated(_d: str, text: str) -> str:
+    for pat, rep in ABBREV:
+        text = re.sub(pat, rep, text, flags=re.M)
+    return re.sub(r"GigabitEthernet", "gi", text)
+
+
+def with_harmless_lines(_d: str, text: str) -> str:
+    text = re.sub(r"^(hostname .*)$", r"\1\nservice timestamps log datetime msec\n"
+                  r"no ip domain-lookup\nip cef", text, count=1, flags=re.M)
+    text = re.sub(r"^(interface GigabitEthernet\S+)$", r"\1\n duplex auto\n speed auto", text,
+                  flags=re.M)
+    text = re.sub(r"^(router ospf \d+)$", r"\1\n log-adjacency-changes", text, flags=re.M)
+    return text + "\nline con 0\n exec-timeout 0 0\nline vty 0 4\n login local\n transport input ssh"
+
+
+def _iface_for(text: str, nh: str) -> str:
+    cfg = parse_config(text)[0]
+    addr = ipaddress.IPv4Address(nh)
+    return next(i.name for i in cfg.interfaces.values() if i.ip is not None and addr in i.ip.network)
+
+
+def static_fully_specified(_d: str, text: str) -> str:
+    def rep(m: re.Match) -> str:
+        return (f"ip route {m.group(1)} {_iface_for(text, m.group(2))} {m.group(2)} "
+                f"name TO-LAN permanent")
+    return re.sub(r"^ip route (\S+ \S+) (\d+\.\d+\.\d+\.\d+)$", rep, text, flags=re.M)
+
+
+def static_exit_interface(_d: str, text: str) -> str:
+    """Point-to-point exit interfaces: the neighbour answers ARP by proxy, as on IOS."""
+    return re.sub(r"^ip route (\S+ \S+) (\d+\.\d+\.\d+\.\d+)$",
+                  lambda m: f"ip route {m.group(1)} {_iface_for(text, m.group(2))}", text,
+                  flags=re.M)
+
+
+def static_default(_d: str, text: str) -> str:
+    """One default route instead of per-LAN routes, where they all share a next hop."""
+    hops = set(re.findall(r"^ip route \S+ \S+ (\S+)$", text, flags=re.M))
+    if len(hops) != 1:
+        return text
+    text = re.sub(r"^ip route .*\n?", "", text, flags=re.M)
+    return text.rstrip() + f"\nip route 0.0.0.0 0.0.0.0 {hops.pop()}"
+
+
+def ospf_interface_mode(_d: str, text: str) -> str:
+    """``ip ospf 7 area 0.0.0.0`` on every addressed interface instead of network lines."""
+    if "router ospf" not in text:
+        return text
+    text = re.sub(r"^ network .*\n?", "", text, flags=re.M)
+    text = re.sub(r"^router ospf 1$", "router ospf 7", text, flags=re.M)
+    return re.sub(r"^( ip address .*)$", r"\1\n ip ospf 7 area 0.0.0.0", text, flags=re.M)
+
+
+def ospf_passive_default(_d: str, text: str) -> str:
+    cfg = parse_config(text)[0]
+    if cfg.ospf is None or not cfg.ospf.passive:
+        return text
+    active = [n for n, i in cfg.interfaces.items() if i.ip and n not in cfg.ospf.passive]
+    text = re.sub(r"^ passive-interface .*\n?", "", text, flags=re.M)
+    lines = "\n passive-interface default" + "".join(f"\n no passive-interface {a}"
+                                                    for a in active)
+    return re.sub(r"^(router ospf \d+)$", r"\1" + lines, text, flags=re.M)
+
+
+def ospf_catch_all(_d: str, text: str) -> str:
+    text = re.sub(r"^ network .*\n?", "", text, flags=re.M)
+    return re.sub(r"^(router ospf \d+)$", r"\1\n network 0.0.0.0 255.255.255.255 area 0", text,
+                  flags=re.M)
+
+
+def nat_without_overload_keyword(_d: str, text: str) -> str:
+    """IOS always overloads the interface address: ``overload`` is implied."""
+    return re.sub(r"(ip nat inside source list \S+ interface \S+) overload", r"\1", text)
+
+
+def nat_pool_of_the_outside_address(_d: str, text: str) -> str:
+    m = re.search(r"ip nat inside source list (\S+) interface (\S+) overload", text)
+    if not m:
+        return text
+    addr = parse_config(text)[0].interfaces[m.group(2)].ip
+    pool = f"ip nat pool OUT {addr.ip} {addr.ip} netmask {addr.netmask}"
+    return text.replace(m.group(0), f"{pool}\nip nat inside source list {m.group(1)} pool OUT "
+                                    "overload")
+
+
+def nat_static_extendable(_d: str, text: str) -> str:
+    return re.sub(r"^(ip nat inside source static \S+ \S+)$", r"\1 extendable", text, flags=re.M)
+
+
+def trunk_add(_d: str, text: str) -> str:
+    def rep(m: re.Match) -> str:
+        first, *rest = m.group(2).split(",")
+        tail = f"\n{m.group(1)} add {','.join(rest)}" if rest else ""
+        return f"{m.group(1)} {first}{tail}"
+    return re.sub(r"^( switchport trunk allowed vlan) (\S+)$", rep, text, flags=re.M)
+
+
+REWRITES = {
+    "addressing": [abbreviated, with_harmless_lines],
+    "routing": [abbreviated, with_harmless_lines, static_fully_specified, static_exit_interface,
+                static_default, ospf_interface_mode, ospf_passive_default, ospf_catch_all],
+    "acl": [abbreviated, with_harmless_lines],
+    "vlan": [abbreviated, with_harmless_lines, trunk_add],
+    "nat": [abbreviated, with_harmless_lines, nat_without_overload_keyword,
+            nat_pool_of_the_outside_address, nat_static_extendable],
+}
+
+
+def acl_dst_any(t: NetTask) -> dict[str, str]:
+    """Destination ``any`` for a rule whose destination is the whole server LAN: outbound on
+    that LAN, the two decide every packet the interface carries the same way."""
+    host = next(text for d, text in t.fixed if d == "SRV1")
+    srv = ipaddress.IPv4Interface("/".join(re.search(r"ip address (\S+) (\S+)", host).groups()))
+    subnet = f"{srv.network.network_address} {srv.network.hostmask}"
+    return edit(t, lambda d, text: text.replace(f" {subnet}", " any")
+                if "access-list" in text else text)
+
+
+@pytest.mark.parametrize("family", CONFIG_FAMILIES)
+@pytest.mark.parametrize("level", LEVELS)
+def test_oracle_and_ios_equivalent_rewrites_score_one(family, level):
+    for seed in SEEDS:
+        t = task(family, level, seed)
+        assert score(t, dict(t.reference)) == 1.0
+        for fn in REWRITES[family]:
+            assert score(t, edit(t, fn)) == 1.0, (fn.__name__, seed)
+        if family == "acl" and level != "easy":
+            assert score(t, acl_dst_any(t)) == 1.0, seed
+
+
+# --- wrong variants ------------------------------------------------------------------------
+
+def _first_address_changed(_d: str, text: str) -> str:
+    return re.sub(r"^( ip address \d+\.\d+\.\d+\.)(\d+)", lambda m: m.group(1)
+                  + str(int(m.group(2)) % 250 + 2), text, count=1, flags=re.M)
+
+
+def _add_ospf(_d: str, text: str) -> str:
+    return text + "\nrouter ospf 1\n network 0.0.0.0 255.255.255.255 area 0"
+
+
+def _one_router_in_area_1(t: NetTask) -> dict[str, str]:
+    first = t.reference[0][0]
+    return edit(t, lambda d, text: text.replace(" area 0", " area 1") if d == first else text)
+
+
+def _same_router_id(_d: str, text: str) -> str:
+    return re.sub(r"^(router ospf \d+)$", r"\1\n router-id 9.9.9.9", text, flags=re.M)
+
+
+def _statics_for_ospf(t: NetTask) -> dict[str, str]:
+    """Static routes along the reference's OSPF paths: reachability holds, provenance not."""
+    net = network(t, _reference(t))
+    out = {}
+    for d, text in t.start:
+        lines = [f"ip route {ipaddress.IPv4Address(r.net)} {ipaddress.IPv4Address(mask(r.plen))} "
+                 f"{ipaddress.IPv4Address(r.fwd)}" for r in net.rib[d] if r.proto == "O"]
+        out[d] = text + "\n" + "\n".join(lines)
+    return out
+
+
+def mask(plen: int) -> int:
+    return (0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF
+
+
+def _no_costs(_d: str, text: str) -> str:
+    return re.sub(r"^ ip ospf cost .*\n?", "", text, flags=re.M)
+
+
+def _permit_all_acl(_d: str, text: str) -> str:
+    text = re.sub(r"^access-list (\d+) .*$", r"access-list \1 permit ip any any", text,
+                  flags=re.M)
+    return re.sub(r"^ (\d+ )?(permit|deny) .*$", " permit ip any any", text, flags=re.M)
+
+
+def _acl_not_applied(_d: str, text: str) -> str:
+    return re.sub(r"^ ip access-group .*\n?", "", text, flags=re.M)
+
+
+def _no_nat_outside(_d: str, text: str) -> str:
+    return text.replace(" ip nat outside\n", "")
+
+
+def _trunk_all(_d: str, text: str) -> str:
+    return re.sub(r"switchport trunk allowed vlan .*", "switchport trunk allowed vlan all", text)
+
+
+def _wrong_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict[str, str]]]:
+    out = []
+    if family == "addressing":
+        out.append(("wrong address", edit(t, _first_address_changed)))
+    if family == "routing" and level == "easy":
+        out.append(("OSPF where static only", edit(t, _add_ospf)))
+    if family == "routing" and level != "easy":
+        out += [("area 1 on one router", _one_router_in_area_1(t)),
+                ("duplicate router IDs", edit(t, _same_router_id)),
+                ("statics where OSPF", _statics_for_ospf(t)),
+                ("LANs not passive", edit(t, lambda d, x: re.sub(r"^ passive-interface .*\n?",
+                                                                 "", x, flags=re.M)))]
+    if family == "routing" and level == "hard":
+        out.append(("costs not tuned (waypoint on every path)", edit(t, _no_costs)))
+    if family == "acl":
+        out += [("permit any", edit(t, _permit_all_acl)),
+                ("ACL not applied", edit(t, _acl_not_applied))]
+    if family == "nat":
+        out.append(("no outside interface", edit(t, _no_nat_outside)))
+    if family == "vlan" and level != "medium":
+        out.append(("trunks carry every VLAN", edit(t, _trunk_all)))
+    return out
+
+
+@pytest.mark.parametrize("family", CONFIG_FAMILIES)
+@pytest.mark.parametrize("level", LEVELS)
+def test_violated_requirements_unchanged_and_empty_stay_under_the_bounds(family, level):
+    for seed in SEEDS:
+        t = task(family, level, seed)
+        assert score(t, dict(t.start)) <= 0.1
+        assert verify_submission(t, "").score == 0.0
+        assert score(t, {d: f"hostname {d}" for d, _ in t.start}) <= 0.1
+        for name, configs in _wrong_variants(family, level, t):
+            assert score(t, configs) <= 0.5, (name, seed)
+
+
+def test_repair_and_the_gate_give_partial_credit_densely():
+    """Half the work earns something (progress), but never more than the gate."""
+    t = task("addressing", "medium", 1)
+    ref = dict(t.reference)
+    half = dict(t.start)
+    first = next(iter(ref))
+    half[first] = ref[first]
+    body = "\n".join(f"! device {d}\n{text}" for d, text in half.items())
+    v = verify_submission(t, body)
+    assert 0.0 < v.score < 0.5 and 0.0 < v.parts["progress"] < 1.0
+    assert 0.0 < v.parts["requirements_met"] < 1.0 and "requirements met" in v.feedback
