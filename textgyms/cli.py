@@ -13,6 +13,7 @@ import argparse
 import ast
 import inspect
 import json
+import os
 import re
 import sys
 import textwrap
@@ -27,8 +28,8 @@ from textgyms import extras
 from textgyms.envs.search import cli as search_cli
 from textgyms.errors import ConfigError, TextgymsError
 from textgyms.policies.base import POLICY_SPECS
-from textgyms.server import cli as serve_cli
 from textgyms.protocol import resolved_kwargs
+from textgyms.server import cli as serve_cli
 from textgyms.view import cli as view_cli
 
 #: Tools that end the episode: ``play`` never sends stray text to them (they need explicit tags).
@@ -351,6 +352,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (TextgymsError, gym.error.Error) as exc:
         print(f"textgyms {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader left early (`textgyms list | head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no flush error at exit
+        return 0
 
 
 if __name__ == "__main__":
