@@ -184,7 +184,8 @@ def _switchport(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool) -> s
     elif w[1:4] == ["trunk", "allowed", "vlan"] and (len(w) >= 5 or neg):
         return _trunk_allowed(itf, w[4:], neg)
     else:
-        return INCOMPLETE if len(w) <= 3 else INVALID
+        complete = {"mode": 3, "access": 4}.get(w[1], 5)
+        return INCOMPLETE if len(w) < complete else INVALID
     return None
 
 

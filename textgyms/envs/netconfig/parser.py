@@ -194,11 +194,11 @@ def _nat_static(tail: list[str]) -> NatRule | str:
     t = tail[1:-1] if ext else tail[1:]
     if len(t) == 2 and ip4(t[0]) and ip4(t[1]):
         return NatRule("static", local=ip4(t[0]), global_=ip4(t[1]), extendable=ext)
-    if len(t) in (4, 5) and t[0] in ("tcp", "udp") and ip4(t[1]):
+    if len(t) in (5, 6) and t[0] in ("tcp", "udp") and ip4(t[1]):
         lport = number(t[2], 1, 65535)
         gport = number(t[-1], 1, 65535)
-        iface = normalize_ifname(t[4]) if len(t) == 5 and t[3] == "interface" else None
-        glob = ip4(t[3]) if len(t) == 4 else None
+        iface = normalize_ifname(t[4]) if len(t) == 6 and t[3] == "interface" else None
+        glob = ip4(t[3]) if len(t) == 5 else None
         if lport is None or gport is None or (glob is None and iface is None):
             return INVALID
         return NatRule("static", local=ip4(t[1]), global_=glob, proto=6 if t[0] == "tcp" else 17,
@@ -378,7 +378,9 @@ def apply_lines(dev: DeviceConfig, text: str, device: str = "", first_line: int 
             in_mode = reason if mode is not None else None
             reason, new_mode = _global_cmd(dev, words)
             mode = new_mode if reason is None else mode
-            reason = in_mode if reason is not None and in_mode is not None else reason
+            # A line that fits neither: the more specific of the two messages.
+            if reason in (INVALID, INCOMPLETE) and in_mode is not None:
+                reason = in_mode
         if reason is not None:
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, reason))
     return issues
