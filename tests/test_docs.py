@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import types
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,12 +81,15 @@ def run_python(block: Block, tmp_path: Path) -> str:
         return proc.stdout
     buf = io.StringIO()
     cwd = os.getcwd()
+    module = types.ModuleType("docs_example")  # a fresh namespace that dataclasses can see
+    sys.modules[module.__name__] = module
     os.chdir(tmp_path)  # files an example writes go to a scratch directory
     try:
         with contextlib.redirect_stdout(buf):
-            exec(compile(block.source, block.name, "exec"), {"__name__": "__docs__"})
+            exec(compile(block.source, block.name, "exec"), module.__dict__)
     finally:
         os.chdir(cwd)
+        del sys.modules[module.__name__]
     return buf.getvalue()
 
 
