@@ -107,6 +107,24 @@ def load_results(out: Path) -> list[dict[str, Any]]:
     return rows
 
 
+def run_dirs(paths: Iterable[Path]) -> list[Path]:
+    """Each path that holds ``metadata.json``, or every run directory below it (sorted)."""
+    paths = list(paths)
+    dirs: list[Path] = []
+    for p in paths:
+        if (p / METADATA).is_file():
+            dirs.append(p)
+        elif p.is_dir():
+            dirs += sorted(m.parent for m in p.rglob(METADATA))
+        else:
+            raise ConfigError(f"{p} is not a run directory nor a directory holding runs")
+    if not dirs:
+        raise ConfigError(
+            f"no run directories (with {METADATA}) under {', '.join(map(str, paths))}"
+        )
+    return list(dict.fromkeys(dirs))
+
+
 def _repair(out: Path) -> list[dict[str, Any]]:
     """Drop a torn line left by a crashed run, so appending starts on a clean line."""
     rows = load_results(out)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from textgyms.errors import ConfigError
-from textgyms.evaluate import METADATA, load_results, protocol_rows
+from textgyms.evaluate import METADATA, load_results, protocol_rows, run_dirs
 from textgyms.protocol import PROTOCOL_VERSION, protocol_diff, resolved_kwargs
 from textgyms.stats import aggregate
 
@@ -68,19 +68,7 @@ class Board:
 
 def find_runs(paths: list[Path]) -> list[Run]:
     """Load each path that holds ``metadata.json``, or every run directory below it."""
-    dirs: list[Path] = []
-    for p in paths:
-        if (p / METADATA).is_file():
-            dirs.append(p)
-        elif p.is_dir():
-            dirs += sorted(m.parent for m in p.rglob(METADATA))
-        else:
-            raise ConfigError(f"{p} is not a run directory nor a directory holding runs")
-    if not dirs:
-        raise ConfigError(
-            f"no run directories (with {METADATA}) under {', '.join(map(str, paths))}"
-        )
-    return [load_run(d) for d in dict.fromkeys(dirs)]
+    return [load_run(d) for d in run_dirs(paths)]
 
 
 def column_of(record: dict[str, Any]) -> str:

@@ -8,6 +8,6 @@ network access and works opened from disk. ``write_page(run_dirs, out_file)`` wr
 """
 
 from textgyms.view.data import build_payload, load_view_runs
-from textgyms.view.page import render, write_page
+from textgyms.view.page import fit, render, write_page
 
-__all__ = ["build_payload", "load_view_runs", "render", "write_page"]
+__all__ = ["build_payload", "fit", "load_view_runs", "render", "write_page"]

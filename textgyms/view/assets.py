@@ -40,7 +40,7 @@ JS = r"""
 "use strict";
 let D = null, S = null;
 const PAGE = 100;
-const st = {sort: "index", dir: 1, page: 0, rows: [], sel: -1, hay: null, diffRows: []};
+const st = {sort: "index", dir: 1, page: 0, rows: [], sel: -1, hay: null, applied: 0};
 const $ = (id) => document.getElementById(id);
 function h(tag, attrs, ...kids) {
   const e = document.createElement(tag);
@@ -127,6 +127,7 @@ function apply() {
   order();
   st.page = 0;
   draw();
+  document.body.dataset.applied = String(++st.applied);  // lets a test wait for a redraw
 }
 
 const KEYS = {
@@ -214,6 +215,7 @@ function observation(text) {
 
 function action(e, k) {
   const [name, args] = e.calls[k], raw = S[e.act[k]];
+  if (args === null) return h("div", {class: "act"}, longText(raw, 3000));
   if (name === null) {
     return h("div", {class: "act"}, h("span", {class: "tool invalid"}, "no valid tool call"),
       " ", h("span", {class: "muted"}, args), longText(raw, 800));

@@ -7,8 +7,6 @@ import webbrowser
 from pathlib import Path
 from typing import Any
 
-from textgyms.view.page import write_page
-
 
 def add_parser(sub: Any) -> None:
     """Register the ``view`` subcommand on the ``textgyms`` parser's subparsers."""
@@ -29,6 +27,8 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the page; print its path."""
+    from textgyms.view.page import write_page  # the CLI starts without the viewer's imports
+
     paths = [Path(p) for p in args.runs]
     out = Path(args.out) if args.out else paths[0] / "view.html"
     page = write_page(paths, out, args.title)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,16 +19,16 @@ import gymnasium as gym
 
 from textgyms.actions import ParseError, ToolSpec, parse_all
 from textgyms.envs.iso20022 import mt103
-from textgyms.evaluate import load_results, protocol_rows
-from textgyms.leaderboard import find_runs
-from textgyms.protocol import protocol_diff
+from textgyms.errors import ConfigError
+from textgyms.evaluate import METADATA, load_results, protocol_rows, run_dirs
+from textgyms.protocol import PROTOCOL_VERSION, protocol_diff
 
 #: Characters of text (all kept observations and actions) a page holds before clipping.
-TEXT_BUDGET = 12_000_000
-#: No text is clipped below this many characters, whatever the budget.
-MIN_CAP = 240
+TEXT_BUDGET = 6_000_000
+#: No text is clipped below this many characters, whatever the budget (the page then grows).
+MIN_CAP = 60
 #: ISO episodes whose reference MT103 is regenerated (0.03 s each) for the side-by-side view.
-MAX_REFERENCES = 3_000
+MAX_REFERENCES = 300
 ISO_PREFIX = "textgyms/ISO20022-MT103-"
 
 
@@ -59,10 +60,16 @@ class ViewRun:
 def load_view_runs(paths: Iterable[Path]) -> list[ViewRun]:
     """Each run directory in ``paths`` (or below them), with its protocol's episodes."""
     runs = []
-    for run in find_runs(list(paths)):
-        rows = protocol_rows(load_results(Path(run.name)), run.meta["protocol"]["envs"])
+    for path in run_dirs(paths):
+        meta = json.loads((path / METADATA).read_text())
+        if "protocol" not in meta:
+            raise ConfigError(
+                f"{path} was written before protocol version {PROTOCOL_VERSION} (no protocol "
+                "record); run its textgyms eval command again in a new directory"
+            )
+        rows = protocol_rows(load_results(path), meta["protocol"]["envs"])
         rows.sort(key=lambda r: (r["env_id"], r["episode"], r.get("sample", 0)))
-        runs.append(ViewRun(run.name, run.meta, rows))
+        runs.append(ViewRun(str(path), meta, rows))
     return runs
 
 
@@ -129,16 +136,23 @@ class EnvCache:
         self.envs: dict[str, gym.Env] = {}
         self.references = 0
 
-    def env(self, env_id: str, kwargs: dict[str, Any]) -> gym.Env:
-        """The env of this id and kwargs, built once."""
+    def env(self, env_id: str, kwargs: dict[str, Any]) -> gym.Env | None:
+        """The env of this id and kwargs, built once; None if this install cannot build it
+        (a run of an env version since replaced, or of an env whose extra is missing)."""
         key = json.dumps([env_id, kwargs], sort_keys=True)
         if key not in self.envs:
-            self.envs[key] = gym.make(env_id, **kwargs)
+            try:
+                with warnings.catch_warnings():  # gymnasium warns before refusing an old version
+                    warnings.simplefilter("ignore", DeprecationWarning)
+                    self.envs[key] = gym.make(env_id, **kwargs)
+            except (gym.error.Error, ImportError):
+                self.envs[key] = None
         return self.envs[key]
 
-    def tools(self, env_id: str, kwargs: dict[str, Any]) -> tuple[ToolSpec, ...]:
-        """The env's tool specs."""
-        return tuple(self.env(env_id, kwargs).unwrapped.tools)
+    def tools(self, env_id: str, kwargs: dict[str, Any]) -> tuple[ToolSpec, ...] | None:
+        """The env's tool specs (None: the env cannot be built, actions are shown raw)."""
+        env = self.env(env_id, kwargs)
+        return None if env is None else tuple(env.unwrapped.tools)
 
     def reference(self, row: dict[str, Any], kwargs: dict[str, Any]) -> str | None:
         """The reference MT103 of an ISO episode, regenerated from its seed (None past the cap
@@ -147,6 +161,8 @@ class EnvCache:
             return None
         self.references += 1
         env = self.env(row["env_id"], kwargs)
+        if env is None:
+            return None
         _, info = env.reset(seed=row["seed"])
         if info["task_id"] != row["task_id"]:
             return None
@@ -155,7 +171,8 @@ class EnvCache:
     def close(self) -> None:
         """Close every env."""
         for env in self.envs.values():
-            env.close()
+            if env is not None:
+                env.close()
 
 
 def tool_call(action: str, tools: tuple[ToolSpec, ...]) -> list[Any]:
@@ -194,7 +211,9 @@ def mt_rows(answer: str, reference: str, parts: dict[str, float]) -> list[list[A
 # --- the page's data -------------------------------------------------------------------------
 
 
-def _calls(row: dict[str, Any], tools: tuple[ToolSpec, ...]) -> list[list[Any]]:
+def _calls(row: dict[str, Any], tools: tuple[ToolSpec, ...] | None) -> list[list[Any]]:
+    if tools is None:
+        return [[None, None] for _ in row["actions"]]  # not parsed: shown as raw text
     return [tool_call(a if isinstance(a, str) else json.dumps(a), tools) for a in row["actions"]]
 
 
@@ -236,34 +255,54 @@ def _episode(ri: int, ei: int, row: dict[str, Any], calls: list[list[Any]],
     }
 
 
-def build_payload(runs: list[ViewRun]) -> dict[str, Any]:
-    """The page's data: runs, envs, episodes, the string table and the diffs between runs."""
+@dataclass
+class Prepared:
+    """Runs with each episode's parsed tool calls and MT103 view: the costly part of a page,
+    done once whatever text budget the page ends up with."""
+
+    runs: list[ViewRun]
+    envs: list[str]
+    items: list[tuple[int, dict[str, Any], list[list[Any]], dict[str, Any] | None]]
+
+
+def prepare(runs: list[ViewRun]) -> Prepared:
+    """Parse every action with its env's tools; regenerate ISO references."""
     envs = sorted({r["env_id"] for run in runs for r in run.rows})
     cache = EnvCache()
-    prepared = []
+    items = []
     try:
         for ri, run in enumerate(runs):
             for row in run.rows:
-                kwargs = run.make_kwargs
-                calls = _calls(row, cache.tools(row["env_id"], kwargs))
+                calls = _calls(row, cache.tools(row["env_id"], run.make_kwargs))
                 ref = None
                 if row["env_id"].startswith(ISO_PREFIX) and any(n == "answer" for n, _ in calls):
-                    ref = cache.reference(row, kwargs)
-                prepared.append((ri, row, calls, _mt(row, calls, ref)))
+                    ref = cache.reference(row, run.make_kwargs)
+                items.append((ri, row, calls, _mt(row, calls, ref)))
     finally:
         cache.close()
-    cap = clip_cap([len(t) for _, row, calls, _ in prepared for t in _texts(row, calls)])
+    return Prepared(runs, envs, items)
+
+
+def assemble(prep: Prepared, budget: int = TEXT_BUDGET) -> dict[str, Any]:
+    """The page's data, its texts clipped to ``budget`` characters in all: runs, envs,
+    episodes, the string table and the diffs between runs."""
+    cap = clip_cap([len(t) for _, row, calls, _ in prep.items for t in _texts(row, calls)], budget)
     strings = Strings(cap)
-    episodes = [_episode(ri, envs.index(row["env_id"]), row, calls, mt, strings)
-                for ri, row, calls, mt in prepared]
+    episodes = [_episode(ri, prep.envs.index(row["env_id"]), row, calls, mt, strings)
+                for ri, row, calls, mt in prep.items]
     return {
-        "runs": [_run_summary(run) for run in runs],
-        "envs": envs,
+        "runs": [_run_summary(run) for run in prep.runs],
+        "envs": prep.envs,
         "episodes": episodes,
         "strings": strings.items,
         "cap": cap,
-        "diffs": diffs(runs, envs, episodes),
+        "diffs": diffs(prep.runs, prep.envs, episodes),
     }
+
+
+def build_payload(runs: list[ViewRun], budget: int = TEXT_BUDGET) -> dict[str, Any]:
+    """:func:`assemble` of :func:`prepare`."""
+    return assemble(prepare(runs), budget)
 
 
 def _run_summary(run: ViewRun) -> dict[str, Any]:

@@ -15,7 +15,12 @@ from pathlib import Path
 from typing import Any
 
 from textgyms.view.assets import CSS, JS
-from textgyms.view.data import build_payload, load_view_runs
+from textgyms.view.data import MIN_CAP, TEXT_BUDGET, Prepared, assemble, load_view_runs, prepare
+
+#: The most bytes of packed data a page holds; texts are clipped harder to fit.
+MAX_DATA_BYTES = 4_000_000
+#: The text budget (characters) below which a page stops shrinking its texts.
+MIN_BUDGET = 200_000
 
 BODY = """<header><h1>{title}</h1></header><main>
 <table class="runs"><thead><tr><th>run</th><th>policy</th><th>episodes</th>
@@ -53,11 +58,11 @@ BODY = """<header><h1>{title}</h1></header><main>
 def pack(payload: dict[str, Any]) -> str:
     """The payload as base64 of gzip-compressed JSON (``mtime=0``: same runs, same bytes)."""
     raw = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
-    return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
+    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
 
 
-def render(payload: dict[str, Any], title: str) -> str:
-    """The HTML page of ``payload``."""
+def render(packed: str, title: str) -> str:
+    """The HTML page of the :func:`pack`-ed data ``packed``."""
     return (
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
         # No request may leave the page: the policy blocks any the data could cause.
@@ -65,7 +70,7 @@ def render(payload: dict[str, Any], title: str) -> str:
         "style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">"
         f"<title>{html.escape(title)}</title><style>{CSS}</style></head><body>"
         + BODY.format(title=html.escape(title))
-        + f'<script id="data" type="application/octet-stream">{pack(payload)}</script>'
+        + f'<script id="data" type="application/octet-stream">{packed}</script>'
         + f"<script>{JS}</script></body></html>\n"
     )
 
@@ -76,10 +81,22 @@ def default_title(names: list[str]) -> str:
     return f"textgyms runs: {shown}"
 
 
+def fit(prep: Prepared, limit: int = MAX_DATA_BYTES) -> str:
+    """The packed data of ``prep`` under ``limit`` bytes: the text budget shrinks in proportion
+    until it fits (or reaches :data:`MIN_BUDGET`, for runs too large to show in any detail)."""
+    budget = TEXT_BUDGET
+    while True:
+        payload = assemble(prep, budget)
+        packed = pack(payload)
+        if len(packed) <= limit or budget <= MIN_BUDGET or payload["cap"] == MIN_CAP:
+            return packed
+        budget = max(MIN_BUDGET, int(budget * limit / len(packed) * 0.9))
+
+
 def write_page(paths: list[Path], out: Path, title: str | None = None) -> Path:
     """Render the runs in ``paths`` (run directories or directories holding runs) to ``out``."""
     runs = load_view_runs(paths)
-    text = render(build_payload(runs), title or default_title([r.name for r in runs]))
+    text = render(fit(prepare(runs)), title or default_title([r.name for r in runs]))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     return out
