@@ -15,7 +15,7 @@ from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.verify import _reference, network, verify_submission
 
 SEEDS = range(4)
-CONFIG_FAMILIES = ("addressing", "routing", "acl", "vlan", "nat")
+CONFIG_FAMILIES = ("addressing", "routing", "acl", "vlan", "nat", "ospf_areas")
 
 
 def task(family: str, level: str, seed: int) -> NetTask:
@@ -86,12 +86,20 @@ def static_default(_d: str, text: str) -> str:
 
 
 def ospf_interface_mode(_d: str, text: str) -> str:
-    """``ip ospf 7 area 0.0.0.0`` on every addressed interface instead of network lines."""
-    if "router ospf" not in text:
+    """``ip ospf 7 area A`` (dotted) on every interface instead of network statements."""
+    cfg = parse_config(text)[0]
+    if cfg.ospf is None:
         return text
+    from textgyms.envs.netconfig.routing import ospf_area
+
+    areas = {n: ospf_area(cfg, int(i.ip.ip), n) for n, i in cfg.interfaces.items() if i.ip}
     text = re.sub(r"^ network .*\n?", "", text, flags=re.M)
     text = re.sub(r"^router ospf 1$", "router ospf 7", text, flags=re.M)
-    return re.sub(r"^( ip address .*)$", r"\1\n ip ospf 7 area 0.0.0.0", text, flags=re.M)
+    for name, area in areas.items():
+        dotted = str(ipaddress.IPv4Address(area))
+        text = re.sub(rf"^(interface {re.escape(name)}\n(?: .*\n)*? ip address .*)$",
+                      rf"\1\n ip ospf 7 area {dotted}", text, count=1, flags=re.M)
+    return text
 
 
 def ospf_passive_default(_d: str, text: str) -> str:
@@ -144,6 +152,7 @@ REWRITES = {
                 static_default, ospf_interface_mode, ospf_passive_default, ospf_catch_all],
     "acl": [abbreviated, with_harmless_lines],
     "vlan": [abbreviated, with_harmless_lines, trunk_add],
+    "ospf_areas": [abbreviated, with_harmless_lines, ospf_interface_mode, ospf_passive_default],
     "nat": [abbreviated, with_harmless_lines, nat_without_overload_keyword,
             nat_pool_of_the_outside_address, nat_static_extendable],
 }
@@ -183,12 +192,13 @@ def _add_ospf(_d: str, text: str) -> str:
 
 
 def _one_router_in_area_1(t: NetTask) -> dict[str, str]:
-    first = t.reference[0][0]
+    first = next(d for d, text in t.reference if " area 0" in text)
     return edit(t, lambda d, text: text.replace(" area 0", " area 1") if d == first else text)
 
 
 def _same_router_id(_d: str, text: str) -> str:
-    return re.sub(r"^(router ospf \d+)$", r"\1\n router-id 9.9.9.9", text, flags=re.M)
+    pid = re.search(r"^router ospf (\d+)$", text, flags=re.M)
+    return text + f"\nrouter ospf {pid.group(1)}\n router-id 9.9.9.9" if pid else text
 
 
 def _statics_for_ospf(t: NetTask) -> dict[str, str]:
@@ -240,6 +250,10 @@ def _wrong_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict
                 ("statics where OSPF", _statics_for_ospf(t)),
                 ("LANs not passive", edit(t, lambda d, x: re.sub(r"^ passive-interface .*\n?",
                                                                  "", x, flags=re.M)))]
+    if family == "ospf_areas":
+        out += [("one router's backbone interfaces in area 1", _one_router_in_area_1(t)),
+                ("everything in area 0", edit(t, lambda d, x: re.sub(r" area \d+", " area 0", x))),
+                ("duplicate router IDs", edit(t, _same_router_id))]
     if family == "routing" and level == "hard":
         out.append(("costs not tuned (waypoint on every path)", edit(t, _no_costs)))
     if family == "acl":

@@ -122,6 +122,11 @@ def _router_ids(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     return not dup, f"duplicate or missing OSPF router IDs: {'; '.join(dup)}"
 
 
+def _router_id(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    have = net.rids.get(c["dev"], 0)
+    return have == ip(c["rid"]), f"{c['dev']} has OSPF router ID {A(have)}, required {c['rid']}"
+
+
 def _waypoint(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     """Every equal-cost path from the source passes through ``via``."""
     dev = c["src"]
@@ -181,6 +186,7 @@ CHECKS: dict[str, Check] = {
     "ospf_area": _ospf_area,
     "adjacency": _adjacency,
     "router_ids": _router_ids,
+    "router_id": _router_id,
     "waypoint": _waypoint,
     "vlan": _vlan,
     "trunk": _trunk,
@@ -189,7 +195,7 @@ CHECKS: dict[str, Check] = {
 }
 WEIGHTS = {"addressing": 2, "reach": 2, "flows": 2, "boundary": 1, "collateral": 1,
            "acl_equiv": 2, "routing": 2, "static_only": 2, "passive": 1, "ospf_area": 1,
-           "adjacency": 1, "router_ids": 1, "waypoint": 1, "vlan": 1, "trunk": 1,
+           "adjacency": 1, "router_ids": 1, "router_id": 1, "waypoint": 1, "vlan": 1, "trunk": 1,
            "isolation": 1, "nat": 2}
 
 

@@ -5,7 +5,8 @@ inspects and tests its *candidate* network with emulated IOS tools, and submits.
 verifier simulates the network (L2 domains, OSPF, static routes, FIB, ACLs, NAT) and scores
 it semantically; see :mod:`textgyms.envs.netconfig.verify`.
 
-Kwargs: ``family`` (addressing, acl, routing, vlan, nat, repair, diagnosis, analysis; default
+Kwargs: ``family`` (addressing, acl, routing, vlan, nat, repair, diagnosis, analysis,
+ospf_areas; default
 "routing"), ``difficulty`` (easy, medium, hard; easy also shows the requirements as JSON),
 ``split`` ("train" default, "test": the one task in five held out by a hash of the task, "all"),
 ``max_turns`` (default 30), plus the common TextEnv kwargs.
@@ -109,7 +110,7 @@ class NetConfigEnv(TextEnv):
     conformance_variants = tuple(
         {"family": f, "difficulty": lvl}
         for f, lvl in zip(FAMILIES, ("easy", "hard", "medium", "hard", "medium", "medium",
-                                     "hard", "easy"))
+                                     "hard", "easy", "hard"))
     )
 
     def __init__(

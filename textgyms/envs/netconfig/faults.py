@@ -17,7 +17,7 @@ import json
 
 import numpy as np
 
-from textgyms.envs.netconfig import checks, families
+from textgyms.envs.netconfig import areas, checks, families
 from textgyms.envs.netconfig.acl import difference
 from textgyms.envs.netconfig.l3tasks import routing
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
@@ -192,6 +192,7 @@ BASES = {  # base scenario -> the faults that apply to it
     "acl": ("acl_order", "interface_shutdown"),
     "vlan": ("vlan_missing_on_trunk", "interface_shutdown", "wrong_mask"),
     "nat": ("nat_sides_swapped", "interface_shutdown"),
+    "ospf_areas": ("area_mismatch", "passive_ospf", "interface_shutdown"),
 }
 
 
@@ -202,6 +203,8 @@ def _base(rng: np.random.Generator, level: str, cause: str) -> tuple[str, Scenar
         return name, routing(rng, level, name)
     if name == "vlan":
         return name, families.vlan(rng, "easy" if level == "easy" else "hard")
+    if name == "ospf_areas":
+        return name, areas.ospf_areas(rng, level)
     return name, getattr(families, name)(rng, "medium" if level != "hard" else "hard")
 
 

@@ -20,6 +20,7 @@ INTRO = {
     ),
     "diagnosis": "Find the root cause of the outage described below. Do not change anything.",
     "analysis": "Analyse the topology below.",
+    "ospf_areas": "Design multi-area OSPF: put every interface in its area as required below.",
 }
 
 
@@ -70,9 +71,12 @@ def render_prompt(task: NetTask) -> str:
 _HOW = """\
 Dialect: IOS-lite, a strict subset of Cisco IOS (hostname; interface with ip address, \
 [no] shutdown, description, ip access-group, ip nat inside|outside, switchport mode/access \
-vlan/trunk allowed vlan, encapsulation dot1Q, ip ospf cost; vlan/name; ip route; router ospf \
-with network/passive-interface/router-id; standard and extended ACLs, numbered or named; ip \
-nat inside source list|static). Interfaces are enabled unless `shutdown`.
+vlan/trunk allowed vlan/native vlan, encapsulation dot1Q, ip ospf cost|PID area A; vlan/name; \
+ip routing; ip route (next hop, exit interface or both, distance, name); router ospf with \
+network/passive-interface [default]/router-id/redistribute/default-information originate; \
+standard and extended ACLs, numbered or named; ip nat pool; ip nat inside source \
+list|static, with pools, overload, port forwarding and extendable). Keywords may be \
+abbreviated as IOS allows. Interfaces are enabled unless `shutdown`.
 Tools (XML-style tags or JSON tool calls; only the last call in a reply counts): show_run, \
 show_ip_route, show_ip_int_brief, show_ip_ospf_neighbor, show_access_lists, show_vlan_brief, \
 get_logs (each takes a device), ping and traceroute (target address, device attribute), \

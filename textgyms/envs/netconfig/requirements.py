@@ -59,7 +59,22 @@ def _routing(r: dict) -> str:
     return text
 
 
+def _areas(r: dict) -> str:
+    lines = ["OSPF areas: run OSPF on every router with each interface in its area (area 0 is "
+             "the backbone; border routers join their branch area to it); routes to remote "
+             "LANs must be learned via OSPF:"]
+    lines += [f"  {x}" for x in r["links"]]
+    if r.get("passive"):
+        lines.append("  LAN interfaces must be passive (no OSPF hellos towards hosts).")
+    return "\n".join(lines)
+
+
 RENDER = {
+    "ospf_areas": _areas,
+    "router_id": lambda r: (
+        f"{r['device']}: the OSPF router ID is {r['rid']} (its Loopback0 address, advertised "
+        "in the router's area)."
+    ),
     "address": _addr,
     "acl": _acl,
     "routing": _routing,

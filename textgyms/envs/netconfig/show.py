@@ -215,11 +215,16 @@ def _route_lines(net: Network, dev: str) -> list[str]:
         if r.proto == "C" and r.plen < 32 and (r.net, r.plen) in own:
             key = (own[(r.net, r.plen)], 32)
             entries.setdefault(key, []).append(("L", f"is directly connected, {r.iface}"))
+    def classful(n: int) -> int:
+        return 8 if n >> 24 < 128 else 16 if n >> 24 < 192 else 24
+
+    split = {n & mask(classful(n)) for (n, p) in entries if p > classful(n)}
     groups: dict[tuple, list] = {}
     for (n, p), paths in sorted(entries.items()):
-        first = n >> 24
-        clen = 8 if first < 128 else 16 if first < 192 else 24
-        key = (n & mask(clen), clen, True) if p > clen else (n, p, False)
+        clen = classful(n)
+        major = n & mask(clen)
+        subnetted = p > clen or (p == clen and major in split)
+        key = (major, clen, True) if subnetted else (n, p, False)
         groups.setdefault(key, []).append((n, p, paths))
     lines = []
     for (major, clen, subnetted), members in sorted(groups.items()):

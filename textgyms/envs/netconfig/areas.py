@@ -1,0 +1,119 @@
+"""The multi-area OSPF design family: a backbone (area 0) of core routers, each border router
+attached to a branch router in its own area. The agent must put every interface in its area,
+bring up every adjacency, and (medium, hard) keep LANs passive; at the hard level every router
+also takes its Loopback0 address as its router ID. Branch LANs then reach each other as
+inter-area routes through the ABRs, which the checks verify by behaviour (pings over every
+equal-cost path, OSPF provenance of the forwarding route, areas, adjacencies, router IDs)."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import numpy as np
+
+from textgyms.envs.netconfig.scenario import Scenario, host_collateral
+from textgyms.envs.netconfig.topologies import GI, Plan, Topo, add_lan, add_wan, base_config, wan
+
+AREA_SETS = ((1, 2, 3), (10, 20, 30), (100, 200, 300), (11, 12, 13))
+
+
+def _branches(rng: np.random.Generator, t: Topo, n: int) -> dict[tuple[str, str], int]:
+    """Hang ``n`` branch routers (one LAN and host each) off distinct core routers, each in
+    its own area; return the area of every interface (core interfaces in area 0)."""
+    areas = {key: 0 for key in t.addr}
+    plan = Plan(rng)
+    # The core uses 10/8 or 172.16/12: branches take 192.168/16, so nothing overlaps.
+    plan.base, plan.wan_block = "192.168", ipaddress.IPv4Network("192.168.250.0/24")
+    ids = AREA_SETS[int(rng.integers(len(AREA_SETS)))]
+    core = t.routers()
+    abrs = [core[int(k)] for k in rng.permutation(len(core))[:n]]
+    for k, abr in enumerate(abrs):
+        br = f"BR{k + 1}"
+        t.kinds[br] = "router"
+        port = GI.format(1 + sum(1 for (d, _p) in t.desc if d == abr))
+        add_wan(t, plan, abr, port, br, GI.format(1))
+        add_lan(t, rng, plan, br, GI.format(0), [f"HB{k + 1}"])
+        for key in t.addr:
+            if key not in areas:
+                areas[key] = ids[k]
+    return areas
+
+
+def _loopbacks(t: Topo, areas: dict) -> dict[str, str]:
+    """A Loopback0 /32 per router (10.255.255.N: no address plan draws 10.255), in the area
+    of the router's other interfaces; returns router -> router ID."""
+    rids = {}
+    for k, r in enumerate(sorted(t.routers()), 1):
+        addr = ipaddress.IPv4Interface(f"10.255.255.{k}/32")
+        t.addr[(r, "Loopback0")] = addr
+        t.desc[(r, "Loopback0")] = "router ID"
+        areas[(r, "Loopback0")] = 0 if not r.startswith("BR") else max(
+            a for (d, _i), a in areas.items() if d == r)
+        rids[r] = str(addr.ip)
+    return rids
+
+
+def _config(t: Topo, r: str, areas: dict, passive: bool, rid: str | None) -> str:
+    lines = ["router ospf 1"]
+    if rid:
+        lines.append(f" router-id {rid}")
+    if passive:
+        lines += [f" passive-interface {i}" for o, i, _ in t.lans if o == r]
+    for (dev, iface), addr in sorted(t.addr.items()):
+        if dev == r:
+            net, area = addr.network, areas[(dev, iface)]
+            lines.append(f" network {net.network_address} {net.hostmask} area {area}")
+    return base_config(t, r) + "\n" + "\n".join(lines)
+
+
+def ospf_areas(rng: np.random.Generator, level: str) -> Scenario:
+    """Multi-area OSPF: 1 (easy), 2 (medium) or 3 (hard) branch areas around area 0."""
+    n_core, chords, n_areas = {"easy": (2, 0, 1), "medium": (3, 0, 2), "hard": (4, 1, 3)}[level]
+    t = wan(rng, n_core, chords) if n_core > 2 else _pair(rng)
+    areas = _branches(rng, t, n_areas)
+    passive = level != "easy"
+    rids = _loopbacks(t, areas) if level == "hard" else {}
+    reference = {r: _config(t, r, areas, passive, rids.get(r)) for r in t.routers()}
+    start = {r: base_config(t, r) for r in t.routers()}
+    reqs: list[dict] = [{"type": "ospf_areas", "passive": passive, "areas": sorted(
+        {a for a in areas.values()}), "links": _area_text(t, areas)}]
+    checks: list[dict] = []
+    for (dev, iface), area in sorted(areas.items()):
+        checks.append({"g": "ospf_area", "dev": dev, "if": iface, "area": area})
+    for a, ai, b, _bi, _net in t.wans:
+        checks.append({"g": "adjacency", "a": a, "if": ai, "b": b})
+    checks.append({"g": "router_ids", "devs": t.routers()})
+    for r, rid in sorted(rids.items()):
+        reqs.append({"type": "router_id", "device": r, "rid": rid})
+        checks.append({"g": "router_id", "dev": r, "rid": rid})
+    for r in t.routers():
+        for owner, iface, net in t.lans:
+            if owner != r:
+                checks.append({"g": "routing", "dev": r, "prefix": str(net), "proto": "O"})
+            elif passive:
+                checks.append({"g": "passive", "dev": r, "if": iface})
+    hosts = sorted(t.hosts)
+    for h in hosts:
+        for other in hosts:
+            if other != h:
+                checks.append({"g": "reach", "src": h, "dst": str(t.hosts[other][0].ip)})
+    reqs.append({"type": "reach", "src": ", ".join(hosts), "dst": "every other host"})
+    checks += host_collateral(rng, t.hosts)
+    return Scenario(t, reference, start, reqs, checks)
+
+
+def _pair(rng: np.random.Generator) -> Topo:
+    """Two core routers on one link, a LAN each (the ring of :func:`wan` needs three)."""
+    from textgyms.envs.netconfig.topologies import chain
+
+    t = chain(rng, 2)
+    t.name = "small-wan"
+    return t
+
+
+def _area_text(t: Topo, areas: dict) -> list[str]:
+    """Per area, the interfaces in it, as the requirement lists them."""
+    by_area: dict[int, list[str]] = {}
+    for (dev, iface), area in sorted(areas.items()):
+        by_area.setdefault(area, []).append(f"{dev} {iface}")
+    return [f"area {a}: {', '.join(v)}" for a, v in sorted(by_area.items())]
