@@ -173,3 +173,28 @@ def test_mixture_errors_raise_at_once(backend):
         textgyms.make_vec([ISO, WORDLE], 2, backend=backend, length=99)
     with pytest.raises(ConfigError, match="unique names"):
         textgyms.make_vec(f"{WORDLE},{WORDLE}*3", 2, backend=backend)
+
+
+def test_mixture_over_remote_servers_gives_serial_s_batches():
+    """Each entry's sessions go to the servers serving it; the batches are serial's."""
+    pytest.importorskip("openenv", reason="backend='remote' needs textgyms[serve]")
+    from textgyms.server.process import ServerProcess
+
+    spec = SPEC[0::2]  # Wordle and ISO at difficulty 1: one server each
+    with (
+        ServerProcess(WORDLE) as wordle,
+        ServerProcess(ISO, {"difficulty": 1}) as iso,
+    ):
+        urls = {WORDLE: wordle.url, ISO: [iso.url]}
+        with textgyms.make_vec(spec, 4, backend="remote", group_size=2, urls=urls) as vec:
+            obs, infos = vec.reset(seed=7)
+            trace = [(obs, infos)] + [vec.step([JUNK] * 4).infos for _ in range(6)]
+        with textgyms.make_vec(spec, 4, group_size=2) as ref:
+            obs, infos = ref.reset(seed=7)
+            assert trace == [(obs, infos)] + [ref.step([JUNK] * 4).infos for _ in range(6)]
+        seen = {i["env_id"] for step in trace[1:] for i in step} | {i["env_id"] for i in infos}
+        assert seen == {WORDLE, ISO}
+        with pytest.raises(ConfigError, match="urls="):
+            textgyms.make_vec(spec, 2, backend="remote", urls=[wordle.url])
+        with pytest.raises(ConfigError, match="serves"):  # ISO's server has other kwargs
+            textgyms.make_vec(spec[1:], 2, backend="remote", urls={ISO: wordle.url})

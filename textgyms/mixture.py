@@ -17,7 +17,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -186,7 +186,9 @@ class MixtureEnv(gym.Env[str, str]):
     ``reset(options={"levels": {name: level}})`` picks the level of the episode, and
     :attr:`levels` holds the levels used when an episode's options name none. One env per
     (entry, level) is made on first use and kept. ``unwrapped`` is the current entry's env, so
-    oracle and ``call_env`` helpers reach the env that is playing.
+    oracle and ``call_env`` helpers reach the env that is playing. ``make_entry(index, kwargs)``
+    makes an entry's env (default ``gym.make(entry.env_id, **kwargs)``; the remote backend opens
+    a server session instead).
     """
 
     metadata = {"render_modes": ["ansi"]}
@@ -196,8 +198,10 @@ class MixtureEnv(gym.Env[str, str]):
         mixture: Any,
         ladders: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
         render_mode: str | None = None,
+        make_entry: Callable[[int, dict[str, Any]], gym.Env] | None = None,
     ) -> None:
         self.mixture = Mixture.parse(mixture)
+        self._make_entry = make_entry
         self.render_mode = render_mode
         names = self.mixture.names
         self.ladders = {n: tuple(dict(x) for x in (ladders or {}).get(n, ({},))) for n in names}
@@ -207,7 +211,11 @@ class MixtureEnv(gym.Env[str, str]):
         self.levels = dict.fromkeys(names, 0)
         self._envs: dict[tuple[int, int], gym.Env] = {}
         self._current: tuple[int, int] | None = None
-        first = [self._env(i, 0) for i in range(len(names))]  # validates every entry's kwargs
+        try:
+            first = [self._env(i, 0) for i in range(len(names))]  # validates every entry's kwargs
+        except BaseException:
+            self.close()  # the entries already made (e.g. open server sessions)
+            raise
         self.observation_space = _union_space([e.observation_space for e in first], "observation")
         self.action_space = _union_space([e.action_space for e in first], "action")
 
@@ -218,7 +226,10 @@ class MixtureEnv(gym.Env[str, str]):
             kwargs = {**entry.kwargs, **self.ladders[self.mixture.names[index]][level]}
             if self.render_mode is not None:
                 kwargs["render_mode"] = self.render_mode
-            self._envs[key] = gym.make(resolve_spec(entry.env_id), **kwargs)
+            if self._make_entry is not None:
+                self._envs[key] = self._make_entry(index, kwargs)
+            else:
+                self._envs[key] = gym.make(resolve_spec(entry.env_id), **kwargs)
         return self._envs[key]
 
     @property

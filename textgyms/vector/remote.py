@@ -73,16 +73,16 @@ class RemoteVecEnv(VecEnv):
         **common: Any,
     ) -> None:
         super().__init__(env_id, num_envs, **common)
-        if self.spec is None:
+        if self.make_env.ladders is not None:
             raise ConfigError(
-                "backend='remote' plays one env id (each server serves one); for a mixture or "
-                "a curriculum use another backend, or one remote vector per server id"
+                "backend='remote' cannot follow a curriculum (each server serves fixed kwargs); "
+                "use another backend for a curriculum"
             )
         if self.batch_size != self.num_envs:
             raise ConfigError(
                 "backend='remote' steps every env together: batch_size must be None or num_envs"
             )
-        self.urls = _check_urls(urls)
+        self.urls = _check_urls(urls) if self.mixture is None else _mixture_urls(urls, self.mixture)
         self._pool = ThreadPoolExecutor(min(self.num_envs, MAX_THREADS), "textgyms-remote-vec")
         self._runners: list[_EnvRunner] = []
         self._pending: list[Future[_Result]] | None = None
@@ -106,16 +106,30 @@ class RemoteVecEnv(VecEnv):
         return [runner.env for runner in self._runners]
 
     def _connect(self, i: int, token: str | None, timeout: float) -> Any:
+        if self.mixture is None:
+            url = self.urls[i % len(self.urls)]
+            return self._open(url, self.spec.id, self.env_kwargs, token, timeout)
+        from textgyms.mixture import MixtureEnv
+
+        def entry(index: int, kwargs: dict[str, Any]) -> Any:
+            urls = self.urls[self.mixture.names[index]]
+            env_id = self.mixture.entries[index].env_id
+            return self._open(urls[i % len(urls)], env_id, kwargs, token, timeout)
+
+        return MixtureEnv(self.mixture, make_entry=entry)  # one session per entry
+
+    @staticmethod
+    def _open(url: str, env_id: str, kwargs: dict, token: str | None, timeout: float) -> Any:
+        """A session of the server at ``url``, checked to serve ``env_id`` with ``kwargs``."""
         from textgyms.remote import RemoteEnv
 
-        url = self.urls[i % len(self.urls)]
         env = RemoteEnv(url, token, timeout=timeout)
-        same_kwargs = _canonical(env.kwargs) == _canonical(self.env_kwargs)
-        if _registered_id(env.env_id) != self.spec.id or not same_kwargs:
+        same_kwargs = _canonical(env.kwargs) == _canonical(kwargs)
+        if _registered_id(env.env_id) != _registered_id(env_id) or not same_kwargs:
             env.close()
             raise ConfigError(
                 f"the server at {url} serves {env.env_id} with kwargs {env.kwargs}, but this "
-                f"vector is {self.env_id} with kwargs {self.env_kwargs}; start the server with "
+                f"vector is {env_id} with kwargs {kwargs}; start the server with "
                 "those (textgyms serve ID --kwargs JSON) or make the vector with the server's"
             )
         return env
@@ -190,6 +204,17 @@ def _check_urls(urls: Any) -> list[str]:
             "`textgyms serve ENV_ID`"
         )
     return list(urls)
+
+
+def _mixture_urls(urls: Any, mixture: Any) -> dict[str, list[str]]:
+    """A mixture's servers: ``{entry name: url or [urls]}``, every entry named."""
+    names = mixture.names
+    if not isinstance(urls, dict) or set(urls) != set(names):
+        raise ConfigError(
+            f"backend='remote' with a mixture needs urls={{name: url or [urls]}} for the "
+            f"entries {names} (each server serves one entry: textgyms serve ID --kwargs JSON)"
+        )
+    return {name: _check_urls(urls[name]) for name in names}
 
 
 def _canonical(kwargs: dict[str, Any]) -> str:
