@@ -26,10 +26,11 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 
-from textgyms.envs.netconfig.generate import _graph, _ospf_lines, freeze
+from textgyms.envs.netconfig.l3tasks import _graph, _ospf_lines
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.sample import CONFIGS, sample_network
 from textgyms.envs.netconfig.scenario import Scenario, flow_check, ip
+from textgyms.envs.netconfig.task import freeze
 from textgyms.envs.netconfig.topologies import base_config, wan
 from textgyms.envs.netconfig.verify import _reference, verify_configs
 

@@ -70,10 +70,13 @@ def number(text: str, lo: int, hi: int) -> int | None:
 
 def _overlap(dev: DeviceConfig, name: str, addr: ipaddress.IPv4Interface) -> str | None:
     """IOS refuses a subnet that overlaps one on another enabled interface."""
+    net = addr.network
+    lo, hi = int(net.network_address), int(net.broadcast_address)
     for other in dev.interfaces.values():
         if other.name != name and other.ip is not None and not other.shutdown:
-            if other.ip.network.overlaps(addr.network):
-                return f"% {addr.network.network_address} overlaps with {other.name}"
+            o = other.ip.network
+            if int(o.network_address) <= hi and lo <= int(o.broadcast_address):
+                return f"% {net.network_address} overlaps with {other.name}"
     return None
 
 
@@ -212,12 +215,16 @@ def _trunk_allowed(itf: Interface, args: list[str], neg: bool) -> str | None:
     vl = vlan_list(args[1] if op else args[0]) if len(args) == (2 if op else 1) else None
     if vl is None:
         return INVALID
-    every = frozenset(range(1, 4095))
+    if op is None:
+        itf.trunk_allowed = vl
+        return None
+    every = _ALL_VLANS
     current = itf.trunk_allowed if itf.trunk_allowed is not None else every
-    itf.trunk_allowed = {
-        "add": current | vl, "remove": current - vl, "except": every - vl, None: vl
-    }[op]
+    itf.trunk_allowed = {"add": current | vl, "remove": current - vl, "except": every - vl}[op]
     return None
+
+
+_ALL_VLANS = frozenset(range(1, 4095))
 
 
 def ospf_cmd(dev: DeviceConfig, words: list[str]) -> str | None:

@@ -12,6 +12,7 @@ message. :func:`split_devices` cuts a multi-device answer into per-device sectio
 from __future__ import annotations
 
 import dataclasses
+import functools
 import ipaddress
 import re
 
@@ -49,7 +50,20 @@ from textgyms.envs.netconfig.vocab import (
 __all__ = ["apply_lines", "normalize_ifname", "parse_config", "parse_mask", "split_devices"]
 _NOOPS = {"end", "exit", "configure terminal", "conf t", "enable"}
 _DEVICE_MARK = re.compile(r"^\s*!\s*device\s+(\S+)\s*$", re.I)
-_TREES = {"if": INTERFACE, "vlan": VLAN, "ospf": OSPF, "acl": ACL, "line": LINE}
+_TREES = {"if": INTERFACE, "vlan": VLAN, "ospf": OSPF, "acl": ACL, "line": LINE,
+          "global": GLOBAL}
+
+
+@functools.lru_cache(maxsize=16384)
+def _expanded(mode: str, words: tuple[str, ...]) -> tuple[str, ...] | str:
+    """:func:`vocab.expand` in ``mode``, cached: configurations repeat their lines."""
+    out = expand(list(words), _TREES[mode])
+    return out if isinstance(out, str) else tuple(out)
+
+
+def _expand(mode: str, words: list[str]) -> list[str] | str:
+    out = _expanded(mode, tuple(words))
+    return out if isinstance(out, str) else list(out)
 
 
 def _acl_number_kind(name: str) -> str | None:
@@ -258,7 +272,7 @@ def _static_clash(dev: DeviceConfig, rule: NatRule) -> str | None:
 
 def _global_cmd(dev: DeviceConfig, words: list[str]) -> tuple[str | None, tuple | None]:
     """Apply one global command; return (IOS's message or None, the new mode or None)."""
-    words = expand(words, GLOBAL)
+    words = _expand("global", words)
     if isinstance(words, str):
         return words, None
     neg = words[0] == "no"
@@ -388,7 +402,7 @@ def apply_lines(dev: DeviceConfig, text: str, device: str = "", first_line: int 
 
 def _in_mode(dev: DeviceConfig, mode: tuple, words: list[str]) -> str | None:
     tree = _TREES[mode[0]]
-    expanded = expand(words, tree)
+    expanded = _expand(mode[0], words)
     if isinstance(expanded, str):
         return expanded
     head = expanded[1] if expanded[0] == "no" and len(expanded) > 1 else expanded[0]
