@@ -177,8 +177,10 @@ def test_leaderboard_renders_ranked_runs(runs, tmp_path, capsys):
     assert re.search(r"\| 1 \| \S+a-oracle \| oracle \| 1\.000 \|", md)
     assert "pass@1" in md and "Wordle-v0 [length=4]" in md and "n/a" in md
     assert page.count("<svg") == 1 + len(board.columns) and "<rect" in page
-    for external in ("http", "src=", "href=", "<script", "url("):
+    for external in ("http", "src=", "<script", "url("):
         assert external not in page
+    links = re.findall(r'href="([^"]+)"', page)  # each run's name links to its viewer page
+    assert links and all((tmp_path / link).is_file() and link.startswith("view/") for link in links)
     assert str(tmp_path / "leaderboard.html") in capsys.readouterr().out
     assert render_markdown(board).count("| ") > 10 and "<table>" in render_html(board)
 

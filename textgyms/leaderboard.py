@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import html
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -255,11 +257,16 @@ text-align:right}td:nth-child(-n+3),th{text-align:left}th{background:#f2f2f2}
 .proto{color:#555;font-size:.9em}svg{display:block;margin-bottom:1.5em}"""
 
 
-def _html_table(head: list[str], rows: list[list[str]]) -> str:
+def _html_table(
+    head: list[str], rows: list[list[str]], links: dict[str, str] | None = None
+) -> str:
+    def td(cell: str) -> str:
+        href = (links or {}).get(cell)  # a run's name links to its viewer page
+        text = html.escape(cell)
+        return f'<td><a href="{html.escape(href)}">{text}</a></td>' if href else f"<td>{text}</td>"
+
     th = "".join(f"<th>{html.escape(h)}</th>" for h in head)
-    trs = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>" for row in rows
-    )
+    trs = "".join("<tr>" + "".join(td(c) for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{th}</tr></thead><tbody>{trs}</tbody></table>"
 
 
@@ -305,17 +312,18 @@ def svg_bars(title: str, bars: list[tuple[str, float, float, float]]) -> str:
     return "".join(out) + "</svg>"
 
 
-def render_html(board: Board) -> str:
-    """The leaderboard as one self-contained HTML page (inline CSS and SVG, no scripts)."""
+def render_html(board: Board, links: dict[str, str] | None = None) -> str:
+    """The leaderboard as one self-contained HTML page (inline CSS and SVG, no scripts);
+    ``links`` maps run names to their viewer pages."""
     ranked = [(r.name, r.score, r.score, r.score) for r in board.runs if r.score is not None]
     body = [f"<h1>textgyms leaderboard</h1><p>{html.escape(_caption(board))}</p><h2>Ranking</h2>"]
-    body.append(_html_table(*overall_rows(board)))
+    body.append(_html_table(*overall_rows(board), links))
     if ranked:
         body.append(svg_bars("normalised score (mean over envs)", ranked))
     for col in board.columns:
         body.append(f"<h2>{html.escape(col)}</h2>")
         body.append(f'<p class="proto">{html.escape(protocol_line(board, col))}</p>')
-        body.append(_html_table(*column_rows(board, col)))
+        body.append(_html_table(*column_rows(board, col), links))
         bars = [
             (r.name, a["score"], a["score"] - a["score_ci95"], a["score"] + a["score_ci95"])
             for r in board.runs
@@ -334,10 +342,60 @@ def render_html(board: Board) -> str:
     )
 
 
-def write(board: Board, out: Path) -> tuple[Path, Path]:
-    """Write ``leaderboard.md`` and ``leaderboard.html`` into ``out``; return their paths."""
+def write(board: Board, out: Path, views: bool = True) -> tuple[Path, Path]:
+    """Write ``leaderboard.md`` and ``leaderboard.html`` into ``out``, and with ``views`` each
+    run's viewer page into ``out/view/`` (linked from the run's rows of the HTML page; the
+    Markdown stays plain tables); return the two paths."""
     out.mkdir(parents=True, exist_ok=True)
+    links = write_views(board, out) if views else {}
     md_path, html_path = out / "leaderboard.md", out / "leaderboard.html"
     md_path.write_text(render_markdown(board))
-    html_path.write_text(render_html(board))
+    html_path.write_text(render_html(board, links))
     return md_path, html_path
+
+
+def view_links(board: Board) -> dict[str, str]:
+    """Where each run's viewer page goes, relative to the leaderboard's directory."""
+    links: dict[str, str] = {}
+    for run in sorted(board.runs, key=lambda r: r.name):
+        slug = re.sub(r"[^A-Za-z0-9._-]+", "-", run.name).strip("-.") or "run"
+        while f"view/{slug}.html" in links.values():  # two names with the same slug
+            slug += "-"
+        links[run.name] = f"view/{slug}.html"
+    return links
+
+
+def write_views(board: Board, out: Path) -> dict[str, str]:
+    """Each run's ``textgyms view`` page in ``out/view/``; the links, relative to ``out``."""
+    from textgyms.view.page import write_page  # the viewer's imports only when pages are made
+
+    links = view_links(board)
+    for name, link in links.items():
+        write_page([Path(name)], out / link, f"textgyms run {name}")
+    return links
+
+
+def text_table(title: str, head: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain table for logs and pipes: columns padded to their widest cell, never wrapped."""
+    cells = [[str(c) for c in head], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join([title, *lines])
+
+
+def board_json(board: Board, links: dict[str, str] | None = None) -> dict[str, Any]:
+    """The leaderboard as data (``--format json``): runs best first with their normalised
+    scores, per-column aggregates and viewer page; each column's protocol and baselines."""
+    runs = [
+        {
+            "rank": i, "run": r.name, "policy": r.policy, "normalised": r.score,
+            "columns": {c: {**r.aggregates[c], "normalised": r.normalised.get(c)}
+                        for c in r.aggregates},
+            "incomplete": r.incomplete, "view": (links or {}).get(r.name),
+        }
+        for i, r in enumerate(board.runs, 1)
+    ]
+    columns = {c: {"protocol": protocol_line(board, c), "baselines": board.baselines[c]}
+               for c in board.columns}
+    return {"protocol_version": PROTOCOL_VERSION, "runs": runs, "columns": columns}
