@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.textgyms-installed
 
 .PHONY: demo test bench fuzz soak lint clean
 
-EXTRAS := test,docs,cli,search,search-bench,code,iso,net,net-bench,tokenize,puffer,ray,elastic,train
+EXTRAS := test,docs,cli,search,search-bench,code,iso,net,net-bench,tokenize,puffer,ray,elastic,train,view
 
 # torch first and pinned: 2.13.0 is the CPU wheel on disk, an unpinned one pulls CUDA packages.
 # pufferlib-core last and without deps: its metadata pulls GPU extras it does not need here.
@@ -44,6 +44,7 @@ demo: $(STAMP)
 	$(PY) -m textgyms.cli leaderboard runs/demo/eval --out runs/demo
 	@echo "leaderboard: runs/demo/leaderboard.md, runs/demo/leaderboard.html"
 	@echo "training:    runs/demo/training.png, runs/demo/train/grpo/metrics.jsonl"
+	$(PY) -m textgyms.cli view runs/demo/eval/oracle runs/demo/eval/random --out runs/demo/view/oracle-vs-random.html && echo "viewer:      runs/demo/view/ (one page per run, linked from leaderboard.html; oracle-vs-random.html compares them task by task)"
 
 ## test: lint, then the whole suite on 2 CPU cores (no GPU, no network)
 test: $(STAMP)
