@@ -166,3 +166,24 @@ def test_pufferlib_ray_backend_leaves_ray_running():
     assert finished and all(0.0 <= s["score"] <= 1.0 for s in finished)
     vec.close()
     assert ray.is_initialized()
+
+
+def test_every_actor_plays_its_own_reproducible_task_stream():
+    """Envs on different actors never replay each other's seeds; the streams are serial's."""
+
+    wordle = next(i for i in ENV_IDS if i.startswith("textgyms/Wordle-"))
+
+    def streams(backend: str, **kwargs) -> list[list[str]]:
+        with textgyms.make_vec(wordle, 4, backend=backend, **kwargs) as vec:
+            _, infos = vec.reset(seed=5)
+            out = [[info["task_id"]] for info in infos]
+            for _ in range(12):  # junk ends each episode after a few turns
+                for i, info in enumerate(vec.step(["junk"] * 4).infos):
+                    if "final_info" in info:
+                        out[i].append(info["task_id"])
+            return out
+
+    got = streams("ray", num_workers=2)
+    flat = [task for stream in got for task in stream]
+    assert min(map(len, got)) >= 3 and len(set(flat)) == len(flat)
+    assert got == streams("serial")

@@ -25,6 +25,8 @@ __all__ = [
     "ResetNeeded",
     "TextgymsError",
     "make_vec",
+    "Mixture",
+    "Curriculum",
     "env_ids",
     "__version__",
 ]
@@ -43,4 +45,12 @@ def __getattr__(name: str) -> Any:
         from textgyms.vector import make_vec
 
         return make_vec
+    if name == "Mixture":
+        from textgyms.mixture import Mixture
+
+        return Mixture
+    if name == "Curriculum":
+        from textgyms.curriculum import Curriculum
+
+        return Curriculum
     raise AttributeError(f"module 'textgyms' has no attribute {name!r}")
