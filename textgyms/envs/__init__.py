@@ -26,6 +26,14 @@ gymnasium.register(
 )
 
 gymnasium.register(
+    id="textgyms/MT103ToISO20022-v0",
+    entry_point="textgyms.envs.iso20022.env:Mt103ToIsoEnv",
+    kwargs={},
+    order_enforce=False,
+    disable_env_checker=True,
+)
+
+gymnasium.register(
     id="textgyms/Search-v0",
     entry_point="textgyms.envs.search.env:SearchEnv",
     kwargs={},

@@ -24,9 +24,11 @@ import numpy as np
 from textgyms.actions import Param, ParseError, ToolSpec, parse
 from textgyms.core import SPLITS, TextEnv, Turn, Verdict, check_choice, generate_in_split
 from textgyms.envs.iso20022 import banks, mt103, xsd
-from textgyms.envs.iso20022.generate import LEVELS, IsoTask, generate
+from textgyms.envs.iso20022.generate import LEVELS, IsoTask, MtTask, generate, generate_mt
+from textgyms.envs.iso20022.reverse import RULES as MX_RULES
 from textgyms.envs.iso20022.rulecard import RULE_CARD
 from textgyms.envs.iso20022.verify import score
+from textgyms.envs.iso20022.verify_mx import score_mx
 from textgyms.extras import require
 
 require("iso", "lxml", "schwifty")  # the env needs both (translate/score alone need neither)
@@ -37,6 +39,8 @@ VALIDATE = ToolSpec("validate", "Check an MT103 for format and network-rule erro
                     (Param("mt", "string", "the MT103 message to check"),))
 BIC_INFO = ToolSpec("bic_info", "Look up a BIC: institution name, city and country.",
                     (Param("bic", "string", "a BIC8 or BIC11"),))
+MX_ANSWER = ToolSpec("answer", "Submit the pacs.008 XML (final; ends the episode).",
+                     (Param("xml", "string", "the complete pacs.008.001.08 Document"),))
 SINGLE_TOOLS = (ANSWER,)
 MULTI_TOOLS = (ANSWER, VALIDATE, BIC_INFO)
 
@@ -95,19 +99,15 @@ class Iso20022Env(TextEnv):
             return Turn(call.message, error=call.error, obs_kind="feedback",
                         info={"difficulty": state.task.level})
         if call.name == "answer":
-            verdict = score(state.task.reference, str(call.args["mt"]))
-            state.verdict = verdict
-            return Turn(verdict.feedback, 0.0, True, verdict, None, "feedback",
-                        {"difficulty": state.task.level})
+            return answer_turn(state, score(state.task.reference, str(call.args["mt"])))
         if call.name == "validate":
             report = validate_report(str(call.args["mt"]))
             return Turn(report, info={"difficulty": state.task.level})
         return Turn(banks.bic_info(str(call.args["bic"])), info={"difficulty": state.task.level})
 
     def final_verdict(self, state: IsoState) -> Verdict:
-        if state.verdict is not None:
-            return state.verdict
-        return Verdict(0.0, False, "No MT103 was submitted.", {"format": 0.0}, "no_answer")
+        return state.verdict or Verdict(0.0, False, "No MT103 was submitted.", {"format": 0.0},
+                                        "no_answer")
 
     def solve(self, task: IsoTask) -> list[str]:
         """The oracle: submit the reference translation."""
@@ -133,6 +133,76 @@ class Iso20022MultiTurnEnv(Iso20022Env):
 
     tools = MULTI_TOOLS
     conformance_variants = ()  # covered through Iso20022Env's multi_turn variant
+
+
+class Mt103ToIsoEnv(TextEnv):
+    """``textgyms/MT103ToISO20022-v0``: translate a SWIFT MT103 into a pacs.008.001.08.
+
+    The agent sees an MT103 (CBPR+ traffic, levels 1-4 as in the other direction) and answers
+    ``<answer>pacs.008 XML</answer>`` or ``{"name": "answer", "arguments": {"xml": "..."}}``;
+    the first answer ends the episode. It is scored by
+    :func:`textgyms.envs.iso20022.verify_mx.score_mx`: XSD gate, then field by field on ISO
+    element paths against :func:`textgyms.envs.iso20022.reverse.translate_mt`'s reference.
+    Kwargs: ``difficulty`` (1-4, default 2), ``rule_card`` (None: shown at levels 1-3),
+    ``max_turns`` (3), ``split``, and the common ``max_invalid``, ``invalid_penalty``,
+    ``reward_mode``. Family info keys: ``difficulty``.
+    """
+
+    tools = (MX_ANSWER,)
+    conformance_variants = ({}, {"difficulty": 1}, {"difficulty": 4})
+
+    def __init__(self, *, difficulty: int = 2, rule_card: bool | None = None,
+                 max_turns: int = 3, split: str = "train", **kwargs) -> None:
+        self.level = check_choice("difficulty", difficulty, LEVELS)
+        self.split = check_choice("split", split, SPLITS)
+        self.rule_card = check_choice("rule_card", rule_card, (None, True, False))
+        super().__init__(max_turns=max_turns, max_obs_chars=32_768, **kwargs)
+
+    def generate(self, rng: np.random.Generator) -> MtTask:
+        """A random MT103 of the configured level and split with its reference pacs.008."""
+        return generate_in_split(lambda: generate_mt(rng, self.level), self.split)
+
+    def prompt(self, task: MtTask) -> str:
+        card = self.level < 4 if self.rule_card is None else self.rule_card
+        rules = f"\n\nTranslation rules (MT103 -> pacs.008.001.08):\n{MX_RULES}" if card else ""
+        return ("Translate this SWIFT MT103 into the equivalent ISO 20022 pacs.008.001.08 "
+                "(CBPR+) Document, valid against its XSD. It is scored element by element "
+                "against the reference translation. Reply with <answer>XML</answer> (or the "
+                'JSON tool call {"name": "answer", "arguments": {"xml": "..."}}). The first '
+                f"answer is final.{rules}\n\nMT103:\n{task.mt}")
+
+    def init_state(self, task: MtTask) -> IsoState:
+        return IsoState(task)  # type: ignore[arg-type]
+
+    def respond(self, state: IsoState, action: str) -> Turn:
+        """Score an answer, or explain what was wrong with the action."""
+        call = parse(action, self.tools)
+        if type(call) is ParseError:
+            return Turn(call.message, error=call.error, obs_kind="feedback",
+                        info={"difficulty": state.task.level})
+        return answer_turn(state, score_mx(state.task.reference, str(call.args["xml"])))
+
+    def final_verdict(self, state: IsoState) -> Verdict:
+        return state.verdict or Verdict(0.0, False, "No pacs.008 was submitted.",
+                                        {"format": 0.0}, "no_answer")
+
+    def solve(self, task: MtTask) -> list[str]:
+        """The oracle: submit the reference translation."""
+        return [f"<answer>\n{task.reference}\n</answer>"]
+
+    def sample_action(self, rng: np.random.Generator) -> str:
+        """The pacs.008 of another, random payment of the same level."""
+        return f"<answer>\n{generate_mt(rng, self.level).reference}\n</answer>"
+
+    def data_sha256(self) -> dict[str, str]:
+        return xsd.data_sha256()
+
+
+def answer_turn(state: IsoState, verdict: Verdict) -> Turn:
+    """The terminal turn of an answer (either direction)."""
+    state.verdict = verdict
+    return Turn(verdict.feedback, 0.0, True, verdict, None, "feedback",
+                {"difficulty": state.task.level})
 
 
 def validate_report(text: str) -> str:
@@ -163,4 +233,5 @@ def render_prompt(task: IsoTask) -> str:
     )
 
 
-__all__ = ["Iso20022Env", "Iso20022MultiTurnEnv", "render_prompt", "validate_report"]
+__all__ = ["Iso20022Env", "Iso20022MultiTurnEnv", "Mt103ToIsoEnv", "render_prompt",
+           "validate_report"]

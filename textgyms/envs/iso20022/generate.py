@@ -38,6 +38,7 @@ import numpy as np
 
 from textgyms.core import Task
 from textgyms.envs.iso20022 import banks, names
+from textgyms.envs.iso20022.charset import clean
 from textgyms.envs.iso20022.currencies import quantize, xml_amount
 from textgyms.envs.iso20022.xsd import HEAD_NS, PACS_NS, PACS_VERSIONS
 
@@ -71,6 +72,15 @@ class IsoTask(Task):
     rule_card: bool = True
     multi_turn: bool = False
     losses: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class MtTask(Task):
+    """One task of the other direction: the MT103, its level and the reference pacs.008."""
+
+    level: int
+    mt: str
+    reference: str
 
 
 def pick(rng: np.random.Generator, seq):
@@ -327,7 +337,8 @@ def _agent_id(rng: np.random.Generator, level: int, bank: banks.Bank) -> dict | 
     if level < 3 or clearing is None or not chance(rng, 0.4):
         return None
     town = bank.city or pick(rng, names.TOWNS[bank.country])[0]
-    return {"clr": clearing, "bic": chance(rng, 0.4), "name": bank.name[:140], "town": town,
+    # CBPR+ text has no accented letters: registry names are written in the X set.
+    return {"clr": clearing, "bic": chance(rng, 0.4), "name": clean(bank.name)[:140], "town": town,
             "ctry": bank.country}
 
 
@@ -520,3 +531,14 @@ def generate(rng: np.random.Generator, level: int, *, rule_card: bool | None = N
     card = level < 4 if rule_card is None else rule_card
     reference, losses = translate_with_losses(xml)
     return IsoTask(level, xml, reference, card, multi_turn, tuple(losses))
+
+
+def generate_mt(rng: np.random.Generator, level: int) -> MtTask:
+    """A task of the MT103 -> pacs.008 direction: a random payment of ``level`` as an MT103
+    (the reference translation of a generated pacs.008, so every field and network rule
+    holds) and its reference pacs.008.001.08."""
+    from textgyms.envs.iso20022.reverse import translate_mt
+    from textgyms.envs.iso20022.translate import translate
+
+    mt = translate(to_xml(draw_payment(rng, level)))
+    return MtTask(level, mt, translate_mt(mt))

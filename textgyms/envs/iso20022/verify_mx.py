@@ -1,0 +1,151 @@
+"""Scoring a pacs.008 answer (the MT103 -> pacs.008 direction) against the reference.
+
+* 0 when the answer is not well-formed XML with a pacs.008 ``Document`` (``format``).
+* A schema gate: 1.0 when the Document is valid against the XSD of its version, else 0.5.
+* Content: the leaves of both documents as ISO element paths (``CdtTrfTxInf/Cdtr/Nm``) with
+  normalised values (BIC8 = BIC11 "XXX", amounts and rates numeric, text case- and
+  blank-insensitive, the lines of one AdrLine, Ustrd or Inf sequence joined so any wrapping
+  is valid). Each top-level group of the reference (``Dbtr``, ``CdtrAcct``,
+  ``IntrBkSttlmAmt``...) scores the F1 of its path/value pairs; content is their weighted
+  mean (``WEIGHTS``). ``GrpHdr/CreDtTm`` is not scored (a translation has no clock).
+* Precision: every group the reference does not have lowers the score, as in the MT103
+  direction.
+* Material errors cap the score at 0.5: a wrong settlement amount, currency or date,
+  instructed amount, exchange rate, charge bearer, creditor account, creditor agent or
+  intermediary agent.
+
+Score = min(gate x content x precision, cap); solved means 1.0.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from decimal import Decimal, InvalidOperation
+
+from textgyms.core import Verdict
+
+WEIGHTS = {"IntrBkSttlmAmt": 3.0, "IntrBkSttlmDt": 2.0, "Dbtr": 2.0, "Cdtr": 2.0,
+           "CdtrAcct": 2.0, "DbtrAcct": 1.5, "RmtInf": 1.5, "GrpHdr": 0.5}
+MATERIAL = ("IntrBkSttlmAmt", "IntrBkSttlmDt", "InstdAmt", "XchgRate", "ChrgBr", "CdtrAcct",
+            "CdtrAgt", "IntrmyAgt1")
+MATERIAL_CAP = 0.5
+JOINED = ("AdrLine", "Ustrd", "Inf", "AddtlRmtInf")
+NUMERIC = ("Amt", "IntrBkSttlmAmt", "InstdAmt", "XchgRate")
+UNSCORED = ("GrpHdr/CreDtTm",)
+MAX_CHARS = 200_000
+
+
+def _value(path: str, raw: str) -> str:
+    leaf = path.rsplit("/", 1)[-1].split("@")[0]
+    value = " ".join(raw.split()).upper()
+    if leaf in NUMERIC and "@" not in path:
+        try:
+            return str(Decimal(value).normalize())
+        except InvalidOperation:
+            return value
+    if leaf in ("BICFI", "AnyBIC", "BIC") and len(value) == 8:
+        return value + "XXX"
+    return value
+
+
+def leaves(doc) -> list[tuple[str, str]]:
+    """(path under FIToFICstmrCdtTrf, value) of every leaf and attribute of a Document
+    (lxml or ElementTree element; namespaces dropped; joined text sequences squashed)."""
+    out: list[tuple[str, str]] = []
+
+    def walk(node, path: str) -> None:
+        kids = [k for k in node if isinstance(k.tag, str)]
+        for name, val in sorted(node.attrib.items()):
+            out.append((f"{path}@{name}", val.strip().upper()))
+        if not kids:
+            out.append((path, _value(path, node.text or "")))
+            return
+        joined: dict[str, list[str]] = {}
+        for kid in kids:
+            local = kid.tag.rsplit("}", 1)[-1]
+            if local in JOINED and not len(kid):
+                joined.setdefault(local, []).append(kid.text or "")
+            else:
+                walk(kid, f"{path}/{local}")
+        for local, texts in joined.items():
+            out.append((f"{path}/{local}", "".join("".join(texts).split()).upper()))
+
+    root = next((k for k in doc if isinstance(k.tag, str)), None)
+    if root is not None:
+        walk(root, "")
+    return [(p.lstrip("/"), v) for p, v in out if p.lstrip("/") not in UNSCORED]
+
+
+def group_of(path: str) -> str:
+    """The scoring group of a path: the element under CdtTrfTxInf (or GrpHdr)."""
+    steps = path.split("@")[0].split("/")
+    return steps[1] if steps[0] == "CdtTrfTxInf" and len(steps) > 1 else steps[0]
+
+
+def by_group(pairs: list[tuple[str, str]]) -> dict[str, Counter]:
+    out: dict[str, Counter] = {}
+    for path, value in pairs:
+        out.setdefault(group_of(path), Counter())[(path, value)] += 1
+    return out
+
+
+def _f1(ref: Counter, cand: Counter) -> float:
+    common = sum((ref & cand).values())
+    total = sum(ref.values()) + sum(cand.values())
+    return 1.0 if total == 0 else 2 * common / total
+
+
+def _document(xml: str):
+    """The pacs.008 Document element of an answer, or None."""
+    from lxml import etree
+
+    from textgyms.envs.iso20022.xsd import PACS_NS, _find
+
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False,
+                             load_dtd=False)
+    try:
+        root = etree.fromstring(xml.strip().encode("utf-8"), parser)
+    except (etree.XMLSyntaxError, ValueError):
+        return None
+    return _find(root, PACS_NS, "Document")
+
+
+def score_mx(reference_xml: str, candidate_xml: str) -> Verdict:
+    """Score a pacs.008 answer against the reference (see the module docstring)."""
+    from textgyms.envs.iso20022.xsd import validate_xml
+
+    ref_doc = _document(reference_xml)
+    if ref_doc is None:
+        raise ValueError("the reference is not a pacs.008 document")
+    ok = isinstance(candidate_xml, str) and len(candidate_xml) <= MAX_CHARS
+    cand_doc = _document(candidate_xml) if ok else None
+    if cand_doc is None:
+        return Verdict(0.0, False, "The answer is not well-formed XML with a pacs.008 Document.",
+                       {"format": 0.0}, "format")
+    errors = validate_xml(candidate_xml.strip())
+    gate = 0.5 if errors else 1.0
+    rg, cg = by_group(leaves(ref_doc)), by_group(leaves(cand_doc))
+    parts = {g: _f1(c, cg.get(g, Counter())) for g, c in rg.items()}
+    total = sum(WEIGHTS.get(g, 1.0) for g in parts)
+    content = sum(WEIGHTS.get(g, 1.0) * v for g, v in parts.items()) / total
+    extras = sum(1 for g in cg if g not in rg)
+    precision = len(rg) / (len(rg) + extras)
+    material = [g for g in MATERIAL if g in rg and parts[g] < 1.0]
+    material += [f"{g} added" for g in MATERIAL if g in cg and g not in rg]
+    value = gate * content * precision
+    if material:
+        value = min(value, MATERIAL_CAP)
+    solved = value >= 1.0 - 1e-9
+    wrong = sorted(g for g, v in parts.items() if v < 1.0)
+    lines = [f"Score {value:.3f}: schema {gate}, content {content:.3f}, "
+             f"precision {precision:.3f}."]
+    if material:
+        lines.append(f"Material errors (score capped at {MATERIAL_CAP}): " + ", ".join(material))
+    if errors:
+        lines.append("XSD errors: " + "; ".join(e[:160] for e in errors[:5]))
+    if wrong:
+        lines.append("Elements not matching the reference: " + ", ".join(wrong))
+    parts = {"format": gate, "content": content, "precision": precision,
+             "material": 0.0 if material else 1.0, **parts}
+    error = None if solved else ("invalid" if errors else "wrong")
+    return Verdict(1.0 if solved else value, solved, "\n".join(lines), parts, error)
