@@ -4,6 +4,7 @@ headless Chromium (Debian's ``chromium`` driven by Playwright; skipped without t
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -340,3 +341,53 @@ def test_a_10000_episode_page_stays_usable(browser, big):
         assert opened.console == [] and opened.requests == [opened.url]
     finally:
         opened.page.close()
+
+
+def test_screenshot_of_an_episode(viewer, runs, tmp_path):
+    """The docs' screenshot (docs/img/viewer.png), remade with TEXTGYMS_DOCS_SCREENSHOT=1."""
+    _reset(viewer)
+    page = viewer.page
+    rows = _rows(runs["oracle"]) + _rows(runs["random"])
+    i = next(i for i, r in enumerate(rows) if r["env_id"].endswith("Search-v0") and r["turns"] > 1)
+    viewer.filter("#f-env", str(sorted(_env_ids()).index(rows[i]["env_id"])))
+    page.locator(f"#rows tr[data-idx='{i}']").click()
+    page.evaluate("window.scrollTo(0, 0)")
+    shot = tmp_path / "viewer.png"
+    page.screenshot(path=str(shot), full_page=False)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+    if os.environ.get("TEXTGYMS_DOCS_SCREENSHOT"):
+        docs = Path(__file__).parent.parent / "docs" / "img" / "viewer.png"
+        docs.parent.mkdir(exist_ok=True)
+        shutil.copy(shot, docs)
+
+
+# --- terminal output -------------------------------------------------------------------------
+
+
+def test_tables_in_logs_are_plain_and_never_wrapped(tmp_path, capsys):
+    from textgyms.leaderboard import text_table
+
+    assert text_table("t", ["a", "long header"], [["xyz", 1]]).splitlines() == [
+        "t", "a    long header", "---  -----------", "xyz  1"]
+    out = tmp_path / "run"
+    argv = ["eval", "--policy", "oracle", "--envs", "textgyms/Wordle-v0", "--episodes", "2",
+            "--out", str(out), "--quiet"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()  # pytest's stdout is not a TTY
+    assert lines[0] == f"policy oracle -> {out}" and lines[1].split()[:2] == ["env", "score"]
+    assert lines[3].startswith("textgyms/Wordle-v0  1.000 ± 0.000") and len(lines) == 4
+    assert main([*argv, "--format", "json"]) == 0  # resumes: nothing left to play
+    data = json.loads(capsys.readouterr().out)
+    assert data["run"] == str(out) and data["aggregates"]["textgyms/Wordle-v0"]["n"] == 2
+
+
+def test_leaderboard_json_names_each_runs_viewer_page(runs, tmp_path, capsys):
+    argv = ["leaderboard", str(runs["oracle"]), str(runs["random"]), "--out", str(tmp_path)]
+    assert main([*argv, "--format", "json"]) == 0
+    board = json.loads(capsys.readouterr().out)
+    assert [r["policy"] for r in board["runs"]] == ["oracle", "random"]
+    assert [r["normalised"] for r in board["runs"]] == [1.0, 0.0]
+    for r in board["runs"]:
+        assert (tmp_path / r["view"]).is_file()
+        assert f'href="{r["view"]}"' in (tmp_path / "leaderboard.html").read_text()
+        assert set(r["columns"]) == set(_env_ids())

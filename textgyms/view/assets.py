@@ -54,7 +54,7 @@ function h(tag, attrs, ...kids) {
 }
 const fmt = (x) => (x === null || x === undefined ? "n/a" : Number(x).toFixed(3));
 const envName = (i) => D.envs[i].replace("textgyms/", "");
-const runName = (i) => D.runs[i].name;
+const runName = (i) => D.runs[i].label;
 
 async function load() {
   const b64 = $("data").textContent.trim();
@@ -66,10 +66,11 @@ async function load() {
 function option(value, label) { return h("option", {value: String(value)}, label); }
 
 function init() {
-  $("f-run").append(option("", "all runs"), ...D.runs.map((r, i) => option(i, r.name)));
+  $("f-run").append(option("", "all runs"), ...D.runs.map((r, i) => option(i, r.label)));
   $("f-env").append(option("", "all envs"), ...D.envs.map((e, i) => option(i, envName(i))));
-  const runs = D.runs.map((r) => h("tr", {}, h("td", {}, r.name), h("td", {}, r.policy),
-    h("td", {class: "num"}, String(r.episodes)), h("td", {class: "num"}, fmt(r.score))));
+  const runs = D.runs.map((r) => h("tr", {}, h("td", {title: r.name}, r.label),
+    h("td", {}, r.policy), h("td", {class: "num"}, String(r.episodes)),
+    h("td", {class: "num"}, fmt(r.score))));
   $("runs").append(...runs);
   let timer = 0;
   for (const id of ["f-run", "f-env", "f-min", "f-max", "f-solved", "f-text"]) {

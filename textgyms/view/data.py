@@ -18,7 +18,6 @@ from typing import Any
 import gymnasium as gym
 
 from textgyms.actions import ParseError, ToolSpec, parse_all
-from textgyms.envs.iso20022 import mt103
 from textgyms.errors import ConfigError
 from textgyms.evaluate import METADATA, load_results, protocol_rows, run_dirs
 from textgyms.protocol import PROTOCOL_VERSION, protocol_diff
@@ -188,6 +187,8 @@ def tool_call(action: str, tools: tuple[ToolSpec, ...]) -> list[Any]:
 def mt_rows(answer: str, reference: str, parts: dict[str, float]) -> list[list[Any]]:
     """Side-by-side rows ``[field, agent value, reference value, part score or None]`` of an
     MT103 answer and its reference: headers, UETR, then block-4 fields by option group."""
+    from textgyms.envs.iso20022 import mt103  # only pages with ISO episodes need the ISO env
+
     got, ref = mt103.parse(answer), mt103.parse(reference)
     if ref is None:
         return []
@@ -291,7 +292,8 @@ def assemble(prep: Prepared, budget: int = TEXT_BUDGET) -> dict[str, Any]:
     episodes = [_episode(ri, prep.envs.index(row["env_id"]), row, calls, mt, strings)
                 for ri, row, calls, mt in prep.items]
     return {
-        "runs": [_run_summary(run) for run in prep.runs],
+        "runs": [_run_summary(run, label)
+                 for run, label in zip(prep.runs, labels([r.name for r in prep.runs]))],
         "envs": prep.envs,
         "episodes": episodes,
         "strings": strings.items,
@@ -305,10 +307,22 @@ def build_payload(runs: list[ViewRun], budget: int = TEXT_BUDGET) -> dict[str, A
     return assemble(prepare(runs), budget)
 
 
-def _run_summary(run: ViewRun) -> dict[str, Any]:
+def labels(names: list[str]) -> list[str]:
+    """The shortest trailing parts of the run paths that still tell the runs apart
+    (``runs/a/oracle``, ``runs/b/oracle`` -> ``a/oracle``, ``b/oracle``)."""
+    parts = [Path(n).parts or (n,) for n in names]
+    for k in range(1, max(map(len, parts)) + 1):
+        short = ["/".join(p[-k:]) for p in parts]
+        if len(set(short)) == len(short):
+            return short
+    return names
+
+
+def _run_summary(run: ViewRun, label: str) -> dict[str, Any]:
     scores = [r["score"] for r in run.rows]
     return {
-        "name": run.name, "policy": run.policy, "created": run.meta.get("created", ""),
+        "name": run.name, "label": label, "policy": run.policy,
+        "created": run.meta.get("created", ""),
         "protocol_id": run.meta.get("protocol_id", ""), "episodes": len(run.rows),
         "score": sum(scores) / len(scores) if scores else None,
     }

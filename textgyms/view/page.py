@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from textgyms.view.assets import CSS, JS
-from textgyms.view.data import MIN_CAP, TEXT_BUDGET, Prepared, assemble, load_view_runs, prepare
+from textgyms.view.data import (
+    MIN_CAP,
+    TEXT_BUDGET,
+    Prepared,
+    assemble,
+    labels,
+    load_view_runs,
+    prepare,
+)
 
 #: The most bytes of packed data a page holds; texts are clipped harder to fit.
 MAX_DATA_BYTES = 4_000_000
@@ -96,7 +104,7 @@ def fit(prep: Prepared, limit: int = MAX_DATA_BYTES) -> str:
 def write_page(paths: list[Path], out: Path, title: str | None = None) -> Path:
     """Render the runs in ``paths`` (run directories or directories holding runs) to ``out``."""
     runs = load_view_runs(paths)
-    text = render(fit(prepare(runs)), title or default_title([r.name for r in runs]))
+    text = render(fit(prepare(runs)), title or default_title(labels([r.name for r in runs])))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
     return out
