@@ -15,7 +15,7 @@ from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.verify import _reference, network, verify_submission
 
 SEEDS = range(4)
-CONFIG_FAMILIES = ("addressing", "routing", "acl", "vlan", "nat", "ospf_areas")
+CONFIG_FAMILIES = ("addressing", "routing", "acl", "vlan", "nat", "ospf_areas", "fhrp")
 
 
 def task(family: str, level: str, seed: int) -> NetTask:
@@ -146,7 +146,16 @@ def trunk_add(_d: str, text: str) -> str:
     return re.sub(r"^( switchport trunk allowed vlan) (\S+)$", rep, text, flags=re.M)
 
 
+def hsrp_other_numbers(_d: str, text: str) -> str:
+    """Other priorities and a larger decrement that elect the same routers."""
+    text = re.sub(r"^ standby (\d+) priority 110$", r" standby \1 priority 150", text, flags=re.M)
+    text = re.sub(r"^( standby \d+ ip \S+)$", r"\1\n standby version 2", text, flags=re.M)
+    return re.sub(r"^ standby (\d+) track (\S+) 20$", r" standby \1 track \2 60", text,
+                  flags=re.M)
+
+
 REWRITES = {
+    "fhrp": [abbreviated, with_harmless_lines, hsrp_other_numbers],
     "addressing": [abbreviated, with_harmless_lines],
     "routing": [abbreviated, with_harmless_lines, static_fully_specified, static_exit_interface,
                 static_default, ospf_interface_mode, ospf_passive_default, ospf_catch_all],
@@ -254,6 +263,14 @@ def _wrong_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict
         out += [("one router's backbone interfaces in area 1", _one_router_in_area_1(t)),
                 ("everything in area 0", edit(t, lambda d, x: re.sub(r" area \d+", " area 0", x))),
                 ("duplicate router IDs", edit(t, _same_router_id))]
+    if family == "fhrp":
+        out.append(("priorities not set (R1 not active)", edit(t, lambda d, x: re.sub(
+            r"^ standby \d+ priority .*\n?", "", x, flags=re.M))))
+    if family == "fhrp" and level != "easy":
+        out += [("no tracking", edit(t, lambda d, x: re.sub(r"^ standby \d+ track .*\n?", "", x,
+                                                             flags=re.M))),
+                ("tracking without preempt on the peer", edit(t, lambda d, x: re.sub(
+                    r"^ standby \d+ preempt\n?", "", x, flags=re.M)))]
     if family == "routing" and level == "hard":
         out.append(("costs not tuned (waypoint on every path)", edit(t, _no_costs)))
     if family == "acl":

@@ -325,3 +325,62 @@ def test_full_syntax_parses_and_round_trips():
 def test_rejected_lines_carry_ios_messages(line, message):
     issues = parse_config(line)[1]
     assert len(issues) == 1 and issues[0].reason.startswith(message)
+
+
+# --- first-hop redundancy ------------------------------------------------------------------
+
+def _gateway_pair(r1: str, r2: str) -> Network:
+    """R1 and R2 (.2, .3) share VIP 10.1.0.1 on a switched LAN; both uplink to CORE."""
+    def router(name: str, octet: int, up: str, extra: str) -> tuple[str, str]:
+        return ("router", f"hostname {name}\ninterface Gi0/0\n ip address 10.1.0.{octet} "
+                f"255.255.255.0\n{extra}interface Gi0/1\n ip address {up} 255.255.255.252\n"
+                "router ospf 1\n passive-interface Gi0/0\n network 10.0.0.0 0.255.255.255 area 0\n")
+    devices = {
+        "R1": router("R1", 2, "10.9.0.1", r1), "R2": router("R2", 3, "10.9.0.5", r2),
+        "CORE": ("router", "hostname CORE\ninterface Gi0/0\n ip address 10.8.0.1 255.255.255.0\n"
+                           "interface Gi0/1\n ip address 10.9.0.2 255.255.255.252\n"
+                           "interface Gi0/2\n ip address 10.9.0.6 255.255.255.252\n"
+                           "router ospf 1\n network 10.0.0.0 0.255.255.255 area 0\n"),
+        "SW": ("switch", "hostname SW"),
+        "PC": _host("PC", "10.1.0.50", "10.1.0.1"),
+        "SRV": _host("SRV", "10.8.0.10", "10.8.0.1"),
+    }
+    links = [(("R1", _gi(0)), ("SW", _gi(1))), (("R2", _gi(0)), ("SW", _gi(2))),
+             (("SW", "FastEthernet0/1"), ("PC", "Ethernet0")), (("R1", _gi(1)), ("CORE", _gi(1))),
+             (("R2", _gi(1)), ("CORE", _gi(2))), (("CORE", _gi(0)), ("SRV", "Ethernet0"))]
+    return _net(devices, links)
+
+
+def _active(net: Network) -> str | None:
+    owner = net.fhrp.get((net.domain[("PC", "Ethernet0")], ip("10.1.0.1")))
+    return owner[0] if owner else None
+
+
+def test_hsrp_election_failover_tracking_and_preempt():
+    from textgyms.envs.netconfig.checks import failed
+
+    hsrp1 = " standby 1 ip 10.1.0.1\n standby 1 priority 110\n standby 1 track gi0/1 20\n"
+    net = _gateway_pair(hsrp1, " standby 1 ip 10.1.0.1\n")
+    assert _active(net) == "R1" and net.ping("PC", ip("10.8.0.10"))[1].status == "delivered"
+    assert net.ping("PC", ip("10.1.0.1"))[1].status == "delivered"  # the VIP answers
+    lan_down = failed(net, "R1", _gi(0))
+    assert _active(lan_down) == "R2"
+    assert lan_down.ping("PC", ip("10.8.0.10"))[1].status == "delivered"
+    # R1's uplink fails: tracking lowers R1 to 90, but R2 only takes over with preempt.
+    up_down = failed(net, "R1", _gi(1))
+    assert _active(up_down) == "R1" and up_down.ping("PC", ip("10.8.0.10"))[1] is None
+    net = _gateway_pair(hsrp1, " standby 1 ip 10.1.0.1\n standby 1 preempt\n")
+    assert _active(failed(net, "R1", _gi(1))) == "R2"
+    # Equal priorities: the higher interface address wins.
+    assert _active(_gateway_pair(" standby 1 ip 10.1.0.1\n", " standby 1 ip 10.1.0.1\n")) == "R2"
+
+
+def test_vrrp_preempts_by_default_and_the_address_owner_wins():
+    net = _gateway_pair(" vrrp 5 ip 10.1.0.1\n vrrp 5 priority 120\n", " vrrp 5 ip 10.1.0.1\n")
+    assert _active(net) == "R1"
+    owner = _gateway_pair(" vrrp 5 ip 10.1.0.2\n", " vrrp 5 ip 10.1.0.2\n vrrp 5 priority 254\n")
+    got = owner.fhrp.get((owner.domain[("PC", "Ethernet0")], ip("10.1.0.2")))
+    assert got is not None and got[0] == "R1"  # R1 owns 10.1.0.2: priority 255
+    cfg = parse_config("interface Gi0/0\n vrrp 5 ip 10.1.0.1\n no vrrp 5 preempt\n")[0]
+    assert not cfg.interfaces["GigabitEthernet0/0"].fhrp[("vrrp", 5)].preempt
+    assert "no vrrp 5 preempt" in render_config(cfg)

@@ -7,6 +7,7 @@ equivalence check reads it, to compare decisions, never text)."""
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 from collections.abc import Callable, Mapping
 
@@ -127,6 +128,31 @@ def _router_id(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     return have == ip(c["rid"]), f"{c['dev']} has OSPF router ID {A(have)}, required {c['rid']}"
 
 
+def failed(net: Network, dev: str, iface: str) -> Network:
+    """``net`` with one interface of ``dev`` shut down (a failed link), recompiled."""
+    devices = dict(net.devices)
+    kind, cfg = devices[dev]
+    cfg = copy.deepcopy(cfg)
+    cfg.iface(iface).shutdown = True
+    devices[dev] = (kind, cfg)
+    return Network(devices, net.links)
+
+
+def _fhrp(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    """The right router answers for the virtual gateway (after failing a link, if asked) and
+    the LAN still reaches the server through it on every path."""
+    if c["fail"]:
+        net = failed(net, *c["fail"])
+    dom = net.domain.get((c["host"], "Ethernet0"))
+    owner = net.fhrp.get((dom, ip(c["vip"])))
+    who = owner[0] if owner else "no router"
+    when = f" when {c['fail'][0]} {c['fail'][1]} fails" if c["fail"] else ""
+    if who != c["active"]:
+        return False, f"{who} is active for {c['vip']}{when}, required: {c['active']}"
+    ok, _why = _reach(net, {"src": c["host"], "dst": c["dst"]}, ref)
+    return ok, f"{c['host']} cannot reach {c['dst']} through {c['vip']}{when}"
+
+
 def _waypoint(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     """Every equal-cost path from the source passes through ``via``."""
     dev = c["src"]
@@ -192,11 +218,12 @@ CHECKS: dict[str, Check] = {
     "trunk": _trunk,
     "isolation": _isolation,
     "nat": _nat,
+    "fhrp": _fhrp,
 }
 WEIGHTS = {"addressing": 2, "reach": 2, "flows": 2, "boundary": 1, "collateral": 1,
            "acl_equiv": 2, "routing": 2, "static_only": 2, "passive": 1, "ospf_area": 1,
            "adjacency": 1, "router_ids": 1, "router_id": 1, "waypoint": 1, "vlan": 1, "trunk": 1,
-           "isolation": 1, "nat": 2}
+           "isolation": 1, "nat": 2, "fhrp": 2}
 
 
 def run(net: Network, checks: list[dict], ref: Ref, skip=()) -> list[tuple[dict, bool, str]]:

@@ -6,15 +6,15 @@ verifier simulates the network (L2 domains, OSPF, static routes, FIB, ACLs, NAT)
 it semantically; see :mod:`textgyms.envs.netconfig.verify`.
 
 Kwargs: ``family`` (addressing, acl, routing, vlan, nat, repair, diagnosis, analysis,
-ospf_areas; default
+ospf_areas, fhrp; default
 "routing"), ``difficulty`` (easy, medium, hard; easy also shows the requirements as JSON),
 ``split`` ("train" default, "test": the one task in five held out by a hash of the task, "all"),
 ``max_turns`` (default 30), plus the common TextEnv kwargs.
 
 Tools (tags or JSON tool calls; the last call of a reply counts): ``show_run``,
 ``show_ip_route``, ``show_ip_int_brief``, ``show_ip_ospf_neighbor``, ``show_access_lists``,
-``show_vlan_brief``, ``get_logs`` (attribute or content: the device), ``ping`` and
-``traceroute`` (target, ``source`` device), ``test_flow`` (src, dst, proto, port),
+``show_vlan_brief``, ``show_standby_brief``, ``get_logs`` (attribute or content: the device),
+``ping`` and ``traceroute`` (target, ``source`` device), ``test_flow`` (src, dst, proto, port),
 ``apply_config`` (config lines, ``device``) and ``submit``. ``submit`` ends the episode:
 with a body of ``! device NAME`` sections (every managed device exactly once) it replaces
 the candidate; ``<submit/>`` submits the candidate as edited; for diagnosis and analysis the
@@ -110,7 +110,7 @@ class NetConfigEnv(TextEnv):
     conformance_variants = tuple(
         {"family": f, "difficulty": lvl}
         for f, lvl in zip(FAMILIES, ("easy", "hard", "medium", "hard", "medium", "medium",
-                                     "hard", "easy", "hard"))
+                                     "hard", "easy", "hard", "medium"))
     )
 
     def __init__(

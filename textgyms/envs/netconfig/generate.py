@@ -1,17 +1,17 @@
 """NetConfig task generation: the family dispatch. The families live on top of the scenario
 model (:mod:`l3tasks` for addressing and routing, :mod:`families` for ACL, VLAN and NAT,
-:mod:`areas` for multi-area OSPF, :mod:`faults` for repair and diagnosis, :mod:`analysis`
-for topology questions); nothing below imports this module."""
+:mod:`areas` for multi-area OSPF, :mod:`gateways` for HSRP, :mod:`faults` for repair and
+diagnosis, :mod:`analysis` for topology questions); nothing below imports this module."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from textgyms.envs.netconfig import analysis, areas, families, faults, l3tasks
+from textgyms.envs.netconfig import analysis, areas, families, faults, gateways, l3tasks
 from textgyms.envs.netconfig.task import NetTask, freeze
 
 FAMILIES = ("addressing", "acl", "routing", "vlan", "nat", "repair", "diagnosis", "analysis",
-            "ospf_areas")
+            "ospf_areas", "fhrp")
 LEVELS = ("easy", "medium", "hard")
 __all__ = ["FAMILIES", "LEVELS", "NetTask", "generate"]
 
@@ -24,6 +24,8 @@ def generate(rng: np.random.Generator, family: str, level: str) -> NetTask:
         return freeze(family, level, l3tasks.routing(rng, level))
     if family in ("acl", "vlan", "nat"):
         return freeze(family, level, getattr(families, family)(rng, level))
+    if family == "fhrp":
+        return freeze(family, level, gateways.fhrp(rng, level))
     if family == "ospf_areas":
         return freeze(family, level, areas.ospf_areas(rng, level))
     if family in ("repair", "diagnosis"):

@@ -14,6 +14,18 @@ ANY_PORT = (0, 65535)
 
 
 @dataclass
+class Fhrp:
+    """One HSRP (``standby``) or VRRP group on an interface."""
+
+    proto: str  # "hsrp" | "vrrp"
+    group: int
+    vip: ipaddress.IPv4Address | None = None
+    priority: int = 100
+    preempt: bool = False
+    track: dict[str, int] = field(default_factory=dict)  # HSRP: interface -> decrement
+
+
+@dataclass
 class Interface:
     """One interface (physical, subinterface, loopback or SVI) and its settings."""
 
@@ -35,6 +47,7 @@ class Interface:
     bandwidth: int | None = None  # kbit/s; the OSPF cost derives from it
     native_vlan: int = 1
     proxy_arp: bool = True
+    fhrp: dict[tuple[str, int], Fhrp] = field(default_factory=dict)
     extra: list[str] = field(default_factory=list)  # accepted lines the model ignores
 
 

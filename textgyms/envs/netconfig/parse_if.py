@@ -10,7 +10,7 @@ import functools
 import ipaddress
 import re
 
-from textgyms.envs.netconfig.model import DeviceConfig, Interface, Ospf
+from textgyms.envs.netconfig.model import DeviceConfig, Fhrp, Interface, Ospf
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID, harmless
 
 IFACE_TYPES = (
@@ -103,6 +103,8 @@ def iface_cmd(dev: DeviceConfig, name: str, words: list[str]) -> str | None:
         if vid is None:
             return INVALID
         itf.dot1q = None if neg else vid
+    elif w[0] in ("standby", "vrrp"):
+        return fhrp_cmd(itf, w, neg)
     elif w[0] == "bandwidth" and (neg or (len(w) == 2 and number(w[1], 1, 10**7))):
         itf.bandwidth = None if neg else int(w[1])
     else:
@@ -327,4 +329,52 @@ def _redistribute(ospf: Ospf, source: str, args: list[str], neg: bool) -> str | 
     ospf.redistribute[source] = (
         bool(opts.get("subnets")), opts.get("metric", 20), opts.get("metric-type", 2)
     )
+    return None
+
+
+def fhrp_cmd(itf: Interface, w: list[str], neg: bool) -> str | None:
+    """``standby [G] ip|priority|preempt|track ...`` (HSRP, group 0 by default) and
+    ``vrrp G ip|priority|preempt ...`` (VRRP preempts by default)."""
+    proto = "hsrp" if w[0] == "standby" else "vrrp"
+    args = w[1:]
+    if args and args[0] in ("version", "timers", "authentication", "name", "delay",
+                            "use-bia", "description"):
+        itf.extra.append(" ".join(w))  # accepted, nothing modelled depends on it
+        return None
+    group = number(args[0], 0, 255) if args and args[0].isdigit() else None
+    if group is None and proto == "vrrp":
+        return INCOMPLETE if not args else INVALID
+    args = args[1:] if group is not None else args
+    group = group or 0
+    if not args:
+        return INCOMPLETE
+    key = (proto, group)
+    g = itf.fhrp.get(key) or Fhrp(proto, group, preempt=proto == "vrrp")
+    reason = _fhrp_field(g, args, neg)
+    if reason is None:
+        itf.fhrp[key] = g
+        if neg and args[0] == "ip":
+            itf.fhrp.pop(key)
+    return reason
+
+
+def _fhrp_field(g: Fhrp, args: list[str], neg: bool) -> str | None:
+    head = args[0]
+    if head == "ip" and (neg or (len(args) == 2 and ip4(args[1]) is not None)):
+        g.vip = None if neg else ip4(args[1])
+    elif head == "priority" and len(args) == 2 and number(args[1], 1, 254) is not None:
+        g.priority = 100 if neg else int(args[1])
+    elif head == "preempt":
+        g.preempt = not neg
+    elif head == "track" and g.proto == "hsrp" and len(args) in (2, 3):
+        name = normalize_ifname(args[1])
+        dec = number(args[2], 1, 255) if len(args) == 3 else 10
+        if name is None or dec is None:
+            return INVALID
+        if neg:
+            g.track.pop(name, None)
+        else:
+            g.track[name] = dec
+    else:
+        return INCOMPLETE if len(args) == 1 and head in ("ip", "priority", "track") else INVALID
     return None

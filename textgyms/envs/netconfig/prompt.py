@@ -21,6 +21,7 @@ INTRO = {
     "diagnosis": "Find the root cause of the outage described below. Do not change anything.",
     "analysis": "Analyse the topology below.",
     "ospf_areas": "Design multi-area OSPF: put every interface in its area as required below.",
+    "fhrp": "Make the LAN gateway redundant with HSRP on the two routers.",
 }
 
 
@@ -71,7 +72,8 @@ def render_prompt(task: NetTask) -> str:
 _HOW = """\
 Dialect: IOS-lite, a strict subset of Cisco IOS (hostname; interface with ip address, \
 [no] shutdown, description, ip access-group, ip nat inside|outside, switchport mode/access \
-vlan/trunk allowed vlan/native vlan, encapsulation dot1Q, ip ospf cost|PID area A; vlan/name; \
+vlan/trunk allowed vlan/native vlan, encapsulation dot1Q, ip ospf cost|PID area A, standby \
+ip|priority|preempt|track; vlan/name; \
 ip routing; ip route (next hop, exit interface or both, distance, name); router ospf with \
 network/passive-interface [default]/router-id/redistribute/default-information originate; \
 standard and extended ACLs, numbered or named; ip nat pool; ip nat inside source \
@@ -79,8 +81,9 @@ list|static, with pools, overload, port forwarding and extendable). Keywords may
 abbreviated as IOS allows. Interfaces are enabled unless `shutdown`.
 Tools (XML-style tags or JSON tool calls; only the last call in a reply counts): show_run, \
 show_ip_route, show_ip_int_brief, show_ip_ospf_neighbor, show_access_lists, show_vlan_brief, \
-get_logs (each takes a device), ping and traceroute (target address, device attribute), \
-test_flow (src, dst, proto, port), apply_config (config lines, device attribute) and submit.
+show_standby_brief, get_logs (each takes a device), ping and traceroute (target address, \
+device attribute), test_flow (src, dst, proto, port), apply_config (config lines, device \
+attribute) and submit.
 Submit ends the episode. For configuration tasks, put the complete configuration of every \
 device you manage inside submit, one section per device starting with "! device NAME" (each \
 device exactly once), or submit with an empty body to submit your candidate as edited with \

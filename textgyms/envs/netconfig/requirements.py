@@ -69,7 +69,18 @@ def _areas(r: dict) -> str:
     return "\n".join(lines)
 
 
+def _fhrp(r: dict) -> str:
+    text = (f"Gateway redundancy for {r['subnet']}: HSRP group {r['group']} with virtual IP "
+            f"{r['vip']} (the hosts' gateway) on {r['active']} and {r['standby']}; "
+            f"{r['active']} is active, and if its LAN link fails {r['standby']} takes over.")
+    if r.get("track"):
+        text += (f" If {r['active']}'s uplink to CORE fails, {r['standby']} must take over "
+                 "too (and give it back when it recovers).")
+    return text
+
+
 RENDER = {
+    "fhrp": _fhrp,
     "ospf_areas": _areas,
     "router_id": lambda r: (
         f"{r['device']}: the OSPF router ID is {r['rid']} (its Loopback0 address, advertised "

@@ -69,9 +69,22 @@ def _iface_lines(itf) -> list[str]:
             lines.append(f" ip ospf {key} {value}")
     if itf.ospf_area is not None:
         lines.append(f" ip ospf {itf.ospf_area[0]} area {itf.ospf_area[1]}")
+    for (proto, grp), g in sorted(itf.fhrp.items()):
+        lines += _fhrp_lines(proto, grp, g)
     lines += [f" {x}" for x in itf.extra]
     lines.append(" shutdown" if itf.shutdown else " no shutdown")
     return lines + ["!"]
+
+
+def _fhrp_lines(proto: str, grp: int, g) -> list[str]:
+    cmd = f" standby {grp}" if proto == "hsrp" else f" vrrp {grp}"
+    out = [f"{cmd} ip {g.vip}"] if g.vip is not None else []
+    if g.priority != 100:
+        out.append(f"{cmd} priority {g.priority}")
+    if g.preempt != (proto == "vrrp"):
+        out.append(f"{cmd} preempt" if g.preempt else f" no{cmd} preempt")
+    out += [f"{cmd} track {name} {dec}" for name, dec in sorted(g.track.items())]
+    return out
 
 
 def _acl_lines(acl: Acl) -> list[str]:
@@ -282,6 +295,28 @@ def show_access_lists(net: Network, dev: str, hits: Mapping[tuple[str, str, int]
             count = f" ({n} match{'es' if n != 1 else ''})" if n else ""
             out.append(f"    {e.seq} {e.text}{count}")
     return "\n".join(out) if out else ""
+
+
+def show_standby_brief(net: Network, dev: str) -> str:
+    """``show standby brief`` (HSRP groups; VRRP groups are listed the same way)."""
+    rows = ["                     P indicates configured to preempt.",
+            "                     |",
+            f"{'Interface':<12}{'Grp':<5}{'Pri':<4}{'P':<2}{'State':<8}{'Active':<16}"
+            f"{'Virtual IP'}"]
+    cfg = net.config(dev)
+    for name in sorted(cfg.interfaces, key=_natural):
+        for (_proto, grp), g in sorted(cfg.interfaces[name].fhrp.items()):
+            if g.vip is None:
+                continue
+            dom = net.domain.get((dev, name))
+            owner = net.fhrp.get((dom, int(g.vip))) if dom is not None else None
+            state = "Init" if dom is None else "Active" if owner and owner[0] == dev else "Standby"
+            active = "local" if state == "Active" else (
+                str(A(next(i.ip for i in net.l3[owner[0]] if i.name == owner[1])))
+                if owner else "unknown")
+            rows.append(f"{_short(name):<12}{grp:<5}{g.priority:<4}{'P' if g.preempt else ' ':<2}"
+                        f"{state:<8}{active:<16}{g.vip}")
+    return "\n".join(rows)
 
 
 def show_vlan_brief(net: Network, dev: str) -> str:

@@ -13,7 +13,7 @@ import ipaddress
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from textgyms.envs.netconfig import l2, nat, ospf, routing
+from textgyms.envs.netconfig import fhrp, l2, nat, ospf, routing
 from textgyms.envs.netconfig.acl import Packet, evaluate
 from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route
@@ -69,6 +69,11 @@ class Network:
             self.arp.setdefault(dom, {})[i.ip] = (dev, name)
         self.own = {d: {i.ip: i.name for i in ifs} for d, ifs in self.l3.items()}
         self.routers = {d for d, (k, c) in self.devices.items() if routes_packets(k, c)}
+        self.fhrp = fhrp.active({d: self.devices[d][1] for d in self.routers}, self.domain,
+                                self.status)
+        for (dom, vip), (dev, name, _vip) in self.fhrp.items():
+            self.arp.setdefault(dom, {})[vip] = (dev, name)
+            self.own[dev].setdefault(vip, name)
         self._route()
         # Lookups the packet walk does at every hop, precomputed once.
         self._cfgs = {d: c for d, (_k, c) in self.devices.items()}

@@ -16,6 +16,7 @@ SHOW_CMDS = {
     "show_ip_int_brief": ("show ip interface brief", show.show_ip_int_brief),
     "show_ip_ospf_neighbor": ("show ip ospf neighbor", show.show_ip_ospf_neighbor),
     "show_vlan_brief": ("show vlan brief", show.show_vlan_brief),
+    "show_standby_brief": ("show standby brief", show.show_standby_brief),
 }
 
 

@@ -112,6 +112,8 @@ INTERFACE: Tree = {
     },
     "encapsulation": {"dot1q": None},
     "bandwidth": None,
+    "standby": None,
+    "vrrp": None,
     "duplex": None,
     "speed": None,
     "negotiation": None,

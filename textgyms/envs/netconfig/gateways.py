@@ -1,0 +1,122 @@
+"""The first-hop redundancy family: two routers share a LAN's gateway address with HSRP.
+
+Hosts on a switched LAN use a virtual gateway address; routers R1 and R2 (already addressed
+and running OSPF towards the provider-managed CORE router, behind which is a server) must run
+an HSRP group so that:
+
+* easy: R1 is active, and traffic survives R1's LAN link failing (R2 takes over);
+* medium: also, when R1's uplink to CORE fails, R2 takes over (interface tracking on R1 and
+  ``preempt`` on R2: tracking alone changes nothing);
+* hard: two LANs (two groups) shared for load: R1 active for the first, R2 for the second,
+  each tracking its uplink, with preemption both ways.
+
+Failover is checked by failing the link in the simulator and re-running the election and the
+pings; the routers' priorities and timers are the agent's choice.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+import numpy as np
+
+from textgyms.envs.netconfig.scenario import Scenario
+from textgyms.envs.netconfig.topologies import ETH, GI, Plan, Topo, base_config
+
+I = ipaddress.IPv4Interface  # noqa: E741
+
+
+def _lan(t: Topo, plan: Plan, rng, sw: str, idx: int, port: str) -> tuple:
+    """A LAN on switch ``sw`` joined by R1 and R2 on ``port``: (subnet, VIP, hosts)."""
+    net = plan.lan()
+    addrs = list(net.hosts())
+    vip = addrs[0]
+    t.kinds[sw] = "switch"
+    for k, r in enumerate(("R1", "R2")):
+        t.addr[(r, port)] = I(f"{addrs[1 + k]}/{net.prefixlen}")
+        t.link(r, port, sw, GI.format(1 + k))
+    hosts = []
+    picks = rng.choice(np.arange(20, 200), size=2, replace=False)
+    for k in range(2):
+        h = f"PC{2 * idx + k + 1}"
+        t.kinds[h] = "host"
+        t.hosts[h] = (I(f"{addrs[int(picks[k])]}/{net.prefixlen}"), vip)
+        t.link(sw, f"FastEthernet0/{k + 1}", h, ETH)
+        hosts.append(h)
+    t.lans += [("R1", port, net), ("R2", port, net)]
+    return net, vip, hosts
+
+
+def _core(t: Topo, plan: Plan, rng) -> tuple[str, str]:
+    """CORE with uplinks to R1 and R2 and the server LAN; returns (server IP, CORE config)."""
+    t.kinds["CORE"] = "router"
+    for k, r in enumerate(("R1", "R2")):
+        net = plan.wan()
+        a, b = list(net.hosts())
+        t.addr[(r, GI.format(1))] = I(f"{a}/30")
+        t.addr[("CORE", GI.format(1 + k))] = I(f"{b}/30")
+        t.wans.append((r, GI.format(1), "CORE", GI.format(1 + k), net))
+        t.link(r, GI.format(1), "CORE", GI.format(1 + k))
+    srv_net = plan.lan()
+    srv = list(srv_net.hosts())
+    t.addr[("CORE", GI.format(0))] = I(f"{srv[0]}/24")
+    t.kinds["SRV1"] = "host"
+    t.hosts["SRV1"] = (I(f"{srv[int(rng.integers(9, 200))]}/24"), srv[0])
+    t.link("CORE", GI.format(0), "SRV1", ETH)
+    cfg = base_config(t, "CORE") + "\nrouter ospf 1\n passive-interface GigabitEthernet0/0\n" \
+        " network 0.0.0.0 255.255.255.255 area 0"
+    return str(t.hosts["SRV1"][0].ip), cfg
+
+
+def _ospf(t: Topo, r: str, extra: dict[str, list[str]] | None = None) -> str:
+    lans = [i for o, i, _n in t.lans if o == r]
+    lines = ["router ospf 1", *(f" passive-interface {i}" for i in lans)]
+    for (dev, _i), addr in sorted(t.addr.items()):
+        if dev == r:
+            lines.append(f" network {addr.network.network_address} {addr.network.hostmask} area 0")
+    return base_config(t, r, extra) + "\n" + "\n".join(lines)
+
+
+def fhrp(rng: np.random.Generator, level: str) -> Scenario:
+    """HSRP on one LAN (easy, medium: with uplink tracking) or two LANs (hard)."""
+    t, plan = Topo("redundant-gateway"), Plan(rng)
+    t.kinds.update({"R1": "router", "R2": "router"})
+    lans = [_lan(t, plan, rng, "SW1", 0, GI.format(0))]
+    if level == "hard":
+        lans.append(_lan(t, plan, rng, "SW2", 1, GI.format(2)))
+    srv, core_cfg = _core(t, plan, rng)
+    groups = [int(rng.integers(1, 50)) for _ in lans]
+    track = level != "easy"
+    extra: dict[str, dict[str, list[str]]] = {"R1": {}, "R2": {}}
+    reqs: list[dict] = []
+    checks: list[dict] = []
+    for k, ((net, vip, hosts), grp) in enumerate(zip(lans, groups)):
+        port = GI.format(0 if k == 0 else 2)
+        act, stby = ("R1", "R2") if k == 0 else ("R2", "R1")
+        extra[act][port] = [f" standby {grp} ip {vip}", f" standby {grp} priority 110",
+                            f" standby {grp} preempt"]
+        extra[stby][port] = [f" standby {grp} ip {vip}", f" standby {grp} preempt"]
+        if track:
+            extra[act][port].append(f" standby {grp} track {GI.format(1)} 20")
+        reqs.append({"type": "fhrp", "group": grp, "vip": str(vip), "subnet": str(net),
+                     "active": act, "standby": stby, "track": track})
+        _checks(checks, hosts, str(vip), srv, act, stby, port, track)
+    reference = {r: _ospf(t, r, extra[r]) for r in ("R1", "R2")}
+    start = {r: _ospf(t, r) for r in ("R1", "R2")}
+    fixed = {"CORE": core_cfg, "SW1": "hostname SW1"}
+    if level == "hard":
+        fixed["SW2"] = "hostname SW2"
+    return Scenario(t, reference, start, reqs, checks, fixed)
+
+
+def _checks(checks: list, hosts, vip: str, srv: str, act: str, stby: str, port: str,
+            track: bool) -> None:
+    for h in hosts:
+        checks.append({"g": "reach", "src": h, "dst": srv})
+    h = hosts[0]
+    checks.append({"g": "fhrp", "host": h, "vip": vip, "active": act, "fail": None, "dst": srv})
+    checks.append({"g": "fhrp", "host": h, "vip": vip, "active": stby, "fail": [act, port],
+                   "dst": srv})
+    if track:
+        checks.append({"g": "fhrp", "host": h, "vip": vip, "active": stby,
+                       "fail": [act, GI.format(1)], "dst": srv})
