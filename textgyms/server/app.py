@@ -111,6 +111,7 @@ class Guard:
             else:
                 await send({"type": "websocket.close", "code": 1008})
             return
+        send = _dropping_send_after_disconnect(send)
         await self.app(scope, self._guarded_receive(receive, send), send)
 
     def _guarded_receive(self, receive: Receive, send: Send) -> Receive:
@@ -136,6 +137,28 @@ class Guard:
                 await send({"type": "websocket.send", "text": _too_large(size, self)})
 
         return guarded
+
+
+def _dropping_send_after_disconnect(send: Send) -> Send:
+    """``send`` that drops what a client that is gone can no longer receive.
+
+    When the client vanished (or the server is shutting down) while its step was running,
+    OpenEnv's handler would report the failed send by sending again, which fails too and ends
+    in a traceback in the log. Dropped here, the handler reads the disconnect next and ends
+    the session the normal way (closing its env).
+    """
+    gone = False
+
+    async def guarded(message: Message) -> None:
+        nonlocal gone
+        if gone:
+            return
+        try:
+            await send(message)
+        except OSError:  # uvicorn's ClientDisconnected: the peer is gone
+            gone = True
+
+    return guarded
 
 
 def _size(message: Message) -> int:
