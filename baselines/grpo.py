@@ -45,6 +45,13 @@ class Args:
     """model preset (tiny-random, smollm2-135m) or a local save_pretrained directory"""
     env_id: str = "textgyms/Wordle-v0"
     """registered textgyms env id"""
+    envs: str = ""
+    """a mixture instead of --env-id, e.g. 'textgyms/Wordle-v0*2,textgyms/Code-v0' or JSON (see
+    docs/vectors.md); metrics gain reward/<env>, score/<env>, success/<env> per env"""
+    curriculum: str = ""
+    """a success-rate curriculum as JSON, e.g. '{"ladders": {"textgyms/Wordle-v0": [{},
+    {"hard_mode": true}]}, "window": 16}': it counts each step's episodes; logs
+    curriculum/<env>/level"""
     env_kwargs: str = "{}"
     """env kwargs as a JSON object, e.g. '{"vocab": "easy", "max_guesses": 3}'"""
     num_groups: int = 4
@@ -176,7 +183,8 @@ def loss_weights(mask: torch.Tensor, kind: str, norm_tokens: int = 0) -> torch.T
 @dataclass
 class Episode:
     """One episode as a token sequence; ``turn_of[t]`` is the policy turn of token t (-1 off
-    the loss mask); ``rewards[k]`` is the env reward after turn k."""
+    the loss mask); ``rewards[k]`` is the env reward after turn k; ``invalid`` counts the
+    actions the env rejected (malformed or illegal)."""
 
     ids: list[int]
     mask: list[int] = field(default_factory=list)
@@ -184,6 +192,7 @@ class Episode:
     rewards: list[float] = field(default_factory=list)
     info: dict[str, Any] = field(default_factory=dict)
     done: bool = False
+    invalid: int = 0
 
     def __post_init__(self) -> None:
         self.mask = self.mask or [0] * len(self.ids)
@@ -338,7 +347,9 @@ def rollout(gen: HFGenerator, tok: Any, vec: Any, args: Args, step: int) -> list
         for i, ids in zip(active, completions):
             ep, info = episodes[i], batch.infos[i]
             ep.rewards.append(float(batch.rewards[i]))
-            if batch.terminated[i] or batch.truncated[i]:
+            done = bool(batch.terminated[i] or batch.truncated[i])
+            ep.invalid += bool((info.get("final_info", info) if done else info).get("error"))
+            if done:
                 ep.done, ep.info = True, info.get("final_info", info)
             else:
                 emitted = bool(ids) and ids[-1] == tok.eos_token_id
@@ -457,18 +468,21 @@ def update(model: Any, ref: Any, opt: Any, episodes: Sequence[Episode], args: Ar
 
 
 def episode_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
-    """Batch means: return, final score, success, turns, policy and total tokens."""
+    """Batch means: return, final score, success, invalid actions, turns, policy and total
+    tokens."""
     return {
         "reward": float(np.mean([sum(e.rewards) for e in episodes])),
         "score": float(np.mean([e.info.get("score", 0.0) for e in episodes])),
         "success": float(np.mean([bool(e.info.get("solved")) for e in episodes])),
+        "invalid": float(np.mean([e.invalid for e in episodes])),
         "turns": float(np.mean([len(e.rewards) for e in episodes])),
         "policy_tokens": float(np.mean([sum(e.mask) for e in episodes])),
         "tokens": float(np.mean([len(e.ids) for e in episodes])),
     }
 
 
-PLOTTED = ("reward", "success", "turns", "policy_tokens", "kl", "clip_frac")
+PLOTTED = ("reward", "success", "invalid", "turns", "policy_tokens", "kl", "clip_frac",
+           "grad_norm")
 
 
 def plot_metrics(rows: Sequence[dict[str, Any]], path: Path) -> None:
@@ -478,13 +492,67 @@ def plot_metrics(rows: Sequence[dict[str, Any]], path: Path) -> None:
     matplotlib.use("Agg")  # no display: write files only
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(2, 3, figsize=(12, 6.5))
+    fig, axes = plt.subplots(2, 4, figsize=(15, 6.5))
     steps = [r["step"] for r in rows]
     for ax, key in zip(axes.flat, PLOTTED):
         ax.plot(steps, [r.get(key, float("nan")) for r in rows], marker="o", markersize=3)
         ax.set_title(key)
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def make_curriculum(args: Args) -> Any:
+    """The ``--curriculum`` (None without one), recording only the episodes a step trains on."""
+    if not args.curriculum:
+        return None
+    from textgyms.curriculum import Curriculum
+
+    try:
+        spec = json.loads(args.curriculum)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--curriculum must be a JSON object: {exc}") from exc
+    if not isinstance(spec, dict):
+        raise ConfigError("--curriculum must be a JSON object with \"ladders\"")
+    return Curriculum.parse({**spec, "record": "manual"})
+
+
+def env_metrics(episodes: Sequence[Episode]) -> dict[str, float]:
+    """Per-env means of a mixture's episodes: ``reward/<env>``, ``score/<env>``,
+    ``success/<env>`` (empty for a single env, whose infos carry no ``env_name``)."""
+    by_env: dict[str, list[Episode]] = {}
+    for e in episodes:
+        if "env_name" in e.info:
+            by_env.setdefault(e.info["env_name"], []).append(e)
+    out = {}
+    for name, eps in sorted(by_env.items()):
+        means = episode_metrics(eps)
+        out.update({f"{k}/{name}": means[k] for k in ("reward", "score", "success")})
+    return out
+
+
+def plot_env_metrics(rows: Sequence[dict[str, Any]], path: Path) -> None:
+    """Per-env reward, success and curriculum level against the step, one line per env."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    panels = (("reward/", "reward"), ("success/", "success"), ("curriculum/", "level"))
+    for ax, (prefix, title) in zip(axes, panels):
+        keys = sorted({k for r in rows for k in r if k.startswith(prefix)
+                       and (prefix != "curriculum/" or k.endswith("/level"))})
+        for key in keys:  # an env missing from a step's sample is a gap in its line
+            ax.plot([r["step"] for r in rows], [r.get(key, float("nan")) for r in rows],
+                    marker="o", markersize=3, label=key[len(prefix):].removesuffix("/level"))
+        ax.set_title(title)
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+        if keys:
+            ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
@@ -564,16 +632,18 @@ def main(args: Args) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     model, tok, ref, opt, start = setup(args, out)
     gen = (VLLMGenerator if args.generator == "vllm" else HFGenerator)(model, tok, args)
-    vec = textgyms.make_vec(args.env_id, args.num_groups * args.group_size,
-                            group_size=args.group_size, env_kwargs=env_kwargs)
-    norm_tokens = args.norm_tokens or args.max_new_tokens * int(
-        gym.make(args.env_id, **env_kwargs).unwrapped.max_turns)
+    cur = make_curriculum(args)
+    vec = textgyms.make_vec(args.envs or args.env_id, args.num_groups * args.group_size,
+                            group_size=args.group_size, env_kwargs=env_kwargs, curriculum=cur)
+    norm_tokens = args.norm_tokens or args.max_new_tokens * max(
+        int(gym.make(e.env_id, **{**env_kwargs, **e.kwargs}).unwrapped.max_turns)
+        for e in textgyms.Mixture.parse(args.envs or [args.env_id]).entries)
     rows = read_metrics(out / "metrics.jsonl", start)
     (out / "config.json").write_text(json.dumps(asdict(args), indent=2))
     with vec, open(out / "metrics.jsonl", "w") as log:
         log.writelines(json.dumps(r) + "\n" for r in rows)
         for step in range(start, args.steps):
-            rows.append(train_step(gen, model, ref, opt, tok, vec, args, step, norm_tokens))
+            rows.append(train_step(gen, model, ref, opt, tok, vec, args, step, norm_tokens, cur))
             log.write(json.dumps(rows[-1]) + "\n")
             log.flush()
             print(" ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
@@ -583,18 +653,24 @@ def main(args: Args) -> dict[str, Any]:
     model.save_pretrained(out / "final")
     tok.save_pretrained(out / "final")
     plot_metrics(rows, out / "training.png")
+    if args.envs or cur is not None:
+        plot_env_metrics(rows, out / "training_envs.png")
     k = max(1, len(rows) // 4)
     return {**rows[-1], "first_reward": float(np.mean([r["reward"] for r in rows[:k]])),
             "last_reward": float(np.mean([r["reward"] for r in rows[-k:]]))}
 
 
 def train_step(gen: HFGenerator, model: Any, ref: Any, opt: Any, tok: Any, vec: Any, args: Args,
-               step: int, norm_tokens: int) -> dict[str, Any]:
+               step: int, norm_tokens: int, cur: Any = None) -> dict[str, Any]:
     """Roll out, filter (dynamic sampling), update, push weights; return the step's metrics."""
     t0 = time.perf_counter()
     episodes = rollout(gen, tok, vec, args, step)
     t1 = time.perf_counter()
-    row: dict[str, Any] = {"step": step + 1, **episode_metrics(episodes)}
+    row: dict[str, Any] = {"step": step + 1, **episode_metrics(episodes), **env_metrics(episodes)}
+    if cur is not None:  # the episodes this step trains on move the levels of the next step
+        for e in episodes:
+            cur.record_info(e.info)
+        row.update(cur.metrics())
     keep = np.ones(len(episodes) // args.group_size, bool)
     if args.dynamic_sampling:
         keep = informative_groups([sum(e.rewards) for e in episodes], args.group_size)

@@ -42,6 +42,9 @@ class Args:
     """registered textgyms env id"""
     env_kwargs: str = "{}"
     """env kwargs as a JSON object, e.g. '{"vocab": "easy"}'"""
+    data: str | None = None
+    """a JSONL file from `textgyms export sft` (chat or tools format) to train on instead of
+    playing the oracle here; --episodes then caps how many of its records are used"""
     split: str = "train"
     """task split the training episodes are drawn from (train, test or all)"""
     episodes: int = 200
@@ -106,6 +109,25 @@ def oracle_transcripts(args: Args, split: str, n: int, first_seed: int) -> list[
             out.append({"messages": info["messages"], "tools": tools, "score": float(reward)})
     finally:
         env.close()
+    return out
+
+
+def read_export(path: str, limit: int) -> list[dict[str, Any]]:
+    """The first ``limit`` records of a ``textgyms export sft`` file as transcripts (the
+    ``tools`` column is a JSON string there, a list here)."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if len(out) == limit:
+                break
+            if not line.strip():
+                continue
+            rec = json.loads(line)
+            tools = rec.get("tools")
+            out.append({"messages": rec["messages"], "score": rec.get("score", 1.0),
+                        "tools": json.loads(tools) if isinstance(tools, str) else tools})
+    if not out:
+        raise ConfigError(f"--data {path}: no records")
     return out
 
 
@@ -287,7 +309,9 @@ def main(args: Args) -> dict[str, Any]:
     (out / "config.json").write_text(json.dumps(asdict(args), indent=2))
     model, tok = load_model(args.model, seed=args.seed)
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-    rows = tokenize(tok, oracle_transcripts(args, args.split, args.episodes, args.seed), args)
+    transcripts = (read_export(args.data, args.episodes) if args.data
+                   else oracle_transcripts(args, args.split, args.episodes, args.seed))
+    rows = tokenize(tok, transcripts, args)
     held = tokenize(tok, oracle_transcripts(args, args.eval_split, args.eval_episodes,
                                             args.seed + 1_000_000), args)
     with open(out / "metrics.jsonl", "w") as log:

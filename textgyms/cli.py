@@ -24,7 +24,7 @@ from typing import Any
 import gymnasium as gym
 
 import textgyms
-from textgyms import extras
+from textgyms import export, extras
 from textgyms.envs.search import cli as search_cli
 from textgyms.errors import ConfigError, TextgymsError
 from textgyms.policies.base import POLICY_SPECS
@@ -75,15 +75,17 @@ def env_needs(env_id: str) -> str:
 
 
 def print_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """A rich table when rich is installed, else aligned plain text."""
+    """A rich table on a terminal; aligned plain text, never wrapped, in logs and pipes (or
+    without rich)."""
+    from textgyms.leaderboard import text_table
+
     try:
         from rich.console import Console
         from rich.table import Table
     except ImportError:
-        widths = [max(len(str(x)) for x in col) for col in zip(columns, *rows)]
-        print(title)
-        for row in [columns, *rows]:
-            print("  ".join(str(x).ljust(w) for x, w in zip(row, widths)))
+        Table = None
+    if Table is None or not sys.stdout.isatty():
+        print(text_table(title, columns, rows))
         return
     table = Table(title=title)
     for c in columns:
@@ -234,6 +236,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
+    if args.format == "json":
+        print(json.dumps({"run": args.out, "aggregates": agg}, indent=2))
+        return 0
     print_aggregates(f"policy {args.policy} -> {args.out}", agg)
     return 0
 
@@ -258,10 +263,13 @@ def print_aggregates(title: str, agg: dict[str, dict[str, Any]]) -> None:
 
 def cmd_leaderboard(args: argparse.Namespace) -> int:
     """Rank runs by normalised score; write leaderboard.md and leaderboard.html."""
-    from textgyms.leaderboard import build, find_runs, write
+    from textgyms.leaderboard import board_json, build, find_runs, view_links, write
 
     board = build(find_runs([Path(p) for p in args.runs]))
     md_path, html_path = write(board, Path(args.out))
+    if args.format == "json":
+        print(json.dumps(board_json(board, view_links(board)), indent=2))
+        return 0
     print(md_path.read_text())
     print(f"wrote {md_path}\nwrote {html_path}")
     return 0
@@ -322,6 +330,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ev.add_argument("--out", required=True, help="run directory (resumed if it exists)")
     ev.add_argument("--quiet", action="store_true", help="no progress bar")
+    ev.add_argument("--format", choices=("table", "json"), default="table",
+                    help="the results on stdout: a table, or JSON for scripts")
     lb = sub.add_parser(
         "leaderboard",
         help="rank run directories; writes leaderboard.md + leaderboard.html",
@@ -329,7 +339,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     lb.add_argument("runs", nargs="+", help="run directories, or directories holding runs")
     lb.add_argument("--out", default=".", help="where to write the two files")
+    lb.add_argument("--format", choices=("markdown", "json"), default="markdown",
+                    help="the ranking on stdout: Markdown, or JSON for scripts")
     search_cli.add_parser(sub)
+    export.add_parser(sub)
     view_cli.add_parser(sub)
     serve_cli.add_parser(sub)
     return p
@@ -348,6 +361,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "eval": cmd_eval,
         "leaderboard": cmd_leaderboard,
         "index": search_cli.run,
+        "export": export.run,
         "serve": serve_cli.run,
         "view": view_cli.run,
     }
