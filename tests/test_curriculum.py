@@ -161,3 +161,32 @@ def test_curriculum_vector_refuses_settings_it_cannot_keep_deterministic():
         textgyms.make_vec(WORDLE, 4, backend="multiprocessing", curriculum=cur, batch_size=2)
     with pytest.raises(ConfigError, match="not in the mixture"):
         textgyms.make_vec(ISO, 2, curriculum=cur)
+
+
+def test_grpo_script_trains_on_a_mixture_with_a_curriculum(tmp_path):
+    """``baselines/grpo.py --envs MIX --curriculum JSON`` logs per-env curves and levels."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import json
+
+    from baselines import grpo
+
+    ladder = {WORDLE: [{"max_guesses": 1}, {"max_guesses": 2}]}
+    args = grpo.Args(
+        envs=f"{WORDLE},{ISO}",
+        curriculum=json.dumps({"ladders": ladder, "window": 2}),
+        env_kwargs=json.dumps({"max_invalid": 1}),
+        num_groups=3,
+        group_size=2,
+        steps=2,
+        max_new_tokens=6,
+        out=str(tmp_path / "run"),
+    )
+    grpo.main(args)
+    rows = [json.loads(x) for x in (tmp_path / "run" / "metrics.jsonl").read_text().splitlines()]
+    played = {k.split("/", 1)[1] for r in rows for k in r if k.startswith("success/")}
+    assert played == {WORDLE, ISO}  # seeds 0..5 pick both envs
+    for row in rows:
+        assert row[f"curriculum/{WORDLE}/level"] == 0.0  # the untrained model solves nothing
+        assert all(0.0 <= row[k] <= 1.0 for k in row if k.startswith(("success/", "score/")))
+    assert (tmp_path / "run" / "training_envs.png").read_bytes()[:4] == b"\x89PNG"
