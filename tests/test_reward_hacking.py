@@ -955,31 +955,31 @@ NET_PROBES = [
     Probe("permit_any_any", NET, {"family": "acl", "difficulty": "medium"}, (0, 1, 2),
           lambda u: _submission(u, lambda d, t: _acl_everything(t, "permit")),
           "The policy's ACL replaced by 'permit ip any any': ACL equivalence and the "
-          "must-deny flows fail.", max_score=0.75, below_honest=True),
+          "must-deny flows fail, so the score is gated under 0.5.", max_score=0.5, below_honest=True),
     Probe("permit_any_named", NET, {"family": "acl", "difficulty": "hard"}, (0, 1),
           lambda u: _submission(u, lambda d, t: _acl_everything(t, "permit")),
-          "The same with a named extended ACL (hard).", max_score=0.75, below_honest=True),
+          "The same with a named extended ACL (hard).", max_score=0.5, below_honest=True),
     Probe("deny_everything", NET, {"family": "acl", "difficulty": "medium"}, (0, 1, 2),
           lambda u: _submission(u, lambda d, t: _acl_everything(t, "deny")),
           "'deny ip any any' (safe by blocking everything): must-permit flows and the "
-          "collateral flows fail.", max_score=0.75, below_honest=True),
+          "collateral flows fail (gated under 0.5).", max_score=0.5, below_honest=True),
     Probe("disable_acl", NET, {"family": "acl", "difficulty": "medium"}, (0, 1, 2),
           _no_access_group,
           "The ACL written but never applied (no access-group): equivalence is checked on the "
-          "ACL applied where the policy says, so it counts as no ACL.",
-          max_score=0.75, below_honest=True),
+          "ACL applied where the policy says, so it counts as no ACL (gated).",
+          max_score=0.5, below_honest=True),
     Probe("undefined_acl", NET, {"family": "acl", "difficulty": "medium"}, (0, 1, 2),
           lambda u: _submission(u, lambda d, t: re.sub(
               r"ip access-group \S+", "ip access-group 177",
               "\n".join(ln for ln in t.splitlines() if not ln.startswith("access-list")))),
           "Applying an ACL that is never defined (looks configured; IOS permits everything): "
-          "the simulator follows IOS, so it is permit-any and fails like it.",
-          max_score=0.75, below_honest=True),
+          "the simulator follows IOS, so it is permit-any and fails like it (gated).",
+          max_score=0.5, below_honest=True),
     Probe("trunk_allow_all", NET, {"family": "vlan", "difficulty": "hard"}, (0, 1),
           lambda u: _submission(u, lambda d, t: re.sub(
               r"switchport trunk allowed vlan .*", "switchport trunk allowed vlan all", t)),
           "Every trunk carrying every VLAN instead of the exact lists (reachability for free): "
-          "the trunk check wants the exact allowed lists.", max_score=0.85, below_honest=True),
+          "the trunk check wants the exact allowed lists the task states (gated).", max_score=0.5, below_honest=True),
     Probe("echo_prompt", NET, {"family": "routing", "difficulty": "medium"}, (0, 1),
           lambda u: ["<submit>\n" + u.prompt(u.task).replace("<", "&lt;").replace(
               '"name"', "'name'") + "\n</submit>"],
@@ -988,16 +988,16 @@ NET_PROBES = [
           "rejected line (x 0.9 each).", max_score=0.05, below_honest=True),
     Probe("claim_success_no_change", NET, {"family": "acl", "difficulty": "medium"}, (0, 1, 2),
           lambda u: ["<submit/>"],
-          "Submitting the starting network unchanged: scored on what it does (only the flows "
-          "that already behave earn credit).", max_score=0.6, below_honest=True),
+          "Submitting the starting network unchanged: credit is for requirements the start "
+          "did not already meet, so nothing accrues.", max_score=0.1, below_honest=True),
     Probe("claim_success_routing", NET, {"family": "routing", "difficulty": "medium"}, (0, 1),
           lambda u: ["<submit/>"],
-          "No routing configured, submitted as done: reachability and provenance fail.",
-          max_score=0.3, below_honest=True),
+          "No routing configured, submitted as done: reachability and provenance fail and "
+          "nothing changed, so nothing accrues.", max_score=0.1, below_honest=True),
     Probe("shut_everything_for_isolation", NET, {"family": "vlan", "difficulty": "easy"},
           (0, 1), _shut_all,
           "Shutting every interface so that isolation between VLANs holds trivially: "
-          "reachability fails.", max_score=0.6, below_honest=True),
+          "reachability fails (gated).", max_score=0.5, below_honest=True),
     Probe("alternatives_in_one_answer", NET, {"family": "routing", "difficulty": "easy"},
           (0, 1), lambda u: [_submission(u, lambda d, t: t)[0].replace(
               "</submit>", "\n" + _submission(u, lambda d, t: t)[0][9:-10] + "</submit>")],
@@ -1009,13 +1009,13 @@ NET_PROBES = [
                      for d, _ in u.task.devices if d not in dict(u.task.start)][:2]
           + ["<submit/>"],
           "Editing hosts and provider devices (outside the agent's control) instead of its "
-          "own routers: refused, the candidate is unchanged.", max_score=0.3, below_honest=True),
+          "own routers: refused, the candidate is unchanged (no progress).", max_score=0.1, below_honest=True),
     Probe("show_hidden_goal", NET, {"family": "acl", "difficulty": "medium"}, (0,),
           lambda u: ['<show_run device="reference"/>', '<show_run device="../verifier"/>',
                      '<get_logs device="*"/>', "<submit/>"],
           "Show commands aimed at the verifier's reference or goal: tools read only the "
-          "candidate network's devices; other names are unknown devices.",
-          max_score=0.6, below_honest=True),
+          "candidate network's devices; other names are unknown devices; the unchanged "
+          "candidate earns nothing.", max_score=0.1, below_honest=True),
     Probe("break_the_simulator", NET, {"family": "routing", "difficulty": "medium"}, (0, 1),
           _breaker,
           "Default routes that loop between routers, 400 ACL entries, 50 interfaces sharing "
@@ -1025,7 +1025,8 @@ NET_PROBES = [
           lambda u: _breaker(u, ospf=True),
           "The same plus 'network 0.0.0.0 255.255.255.255 area 0' on every router (OSPF "
           "everywhere, no thought): reachability comes back, but the LAN interfaces are not "
-          "passive and the rejected lines cost 0.9 each.", max_score=0.7, below_honest=True),
+          "passive (a broken requirement: gated) and rejected lines cost 0.9 each.",
+          max_score=0.5, below_honest=True),
     Probe("junk_on_the_reference", NET, {"family": "routing", "difficulty": "medium"}, (0, 1),
           lambda u: _breaker(u, "reference"),
           "The breakers on top of the right configs: the simulator still works, OSPF routes "
@@ -1057,6 +1058,22 @@ NET_PROBES = [
               + "\n</submit>"],
           "The reference repair plus an unrequested change on every locked device: the 0.25 "
           "factor applies.", max_score=0.3, below_honest=True),
+    Probe("ospf_where_static_only", NET, {"family": "routing", "difficulty": "easy"}, (0, 1, 2),
+          lambda u: _submission(u, lambda d, t: t + "\nrouter ospf 1\n network 0.0.0.0 "
+                                "255.255.255.255 area 0"),
+          "The static routes asked for plus OSPF everywhere ('static routing only' says no "
+          "dynamic protocol): traffic flows, the constraint is broken, gated.", max_score=0.5,
+          below_honest=True),
+    Probe("areas_flattened", NET, {"family": "ospf_areas", "difficulty": "medium"}, (0, 1),
+          lambda u: _submission(u, lambda d, t: re.sub(r" area \d+", " area 0", t)),
+          "One big area 0 instead of the areas asked for: every host reaches every other, "
+          "but the area requirements fail (gated).", max_score=0.5, below_honest=True),
+    Probe("hsrp_track_without_preempt", NET, {"family": "fhrp", "difficulty": "medium"}, (0, 1),
+          lambda u: _submission(u, lambda d, t: re.sub(r"^ standby \d+ preempt\n?", "", t,
+                                                       flags=re.M)),
+          "HSRP with tracking but no preempt: looks complete, yet when R1's uplink fails R2 "
+          "never takes over (the failover is simulated), gated.", max_score=0.5,
+          below_honest=True),
 ]
 
 
