@@ -7,7 +7,7 @@ STAMP  := $(VENV)/.textgyms-installed
 
 .PHONY: demo test bench fuzz soak lint clean
 
-EXTRAS := test,docs,cli,search,search-bench,code,iso,net,net-bench,tokenize,puffer,ray,elastic,train,view
+EXTRAS := test,docs,cli,search,search-bench,code,iso,net,net-bench,tokenize,puffer,ray,elastic,train,view,serve
 
 # torch first and pinned: 2.13.0 is the CPU wheel on disk, an unpinned one pulls CUDA packages.
 # pufferlib-core last and without deps: its metadata pulls GPU extras it does not need here.
