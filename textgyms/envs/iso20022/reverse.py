@@ -47,6 +47,13 @@ def is_iban(acct: str) -> bool:
     return int(digits) % 97 == 1
 
 
+def bic(line: str) -> str:
+    """A BIC from an MT line; a 12-character LT address (BIC8 + terminal code + branch)
+    loses its terminal code."""
+    line = line.strip()
+    return line[:8] + line[9:] if len(line) == 12 else line
+
+
 def amount(text_: str) -> tuple[str, str]:
     """("EUR", "1234.50") of a ccy + MT amount."""
     ccy = text_[:3]
@@ -88,7 +95,7 @@ def agent_xml(tag: str, field: tuple[str, str] | None, default: str | None) -> l
         clr = [el("ClrSysMmbId", el("ClrSysId", text("Cd", code)), text("MmbId", member))]
     rest = lines[1:] if lines[0].startswith("/") else lines
     if option == "A":
-        return [el(tag, el("FinInstnId", text("BICFI", rest[-1]), *clr))]
+        return [el(tag, el("FinInstnId", text("BICFI", bic(rest[-1])), *clr))]
     if option == "D" and rest:
         adr = [el("PstlAdr", *(text("AdrLine", a) for a in rest[1:]))] if rest[1:] else []
         return [el(tag, el("FinInstnId", *clr, text("Nm", rest[0]), *adr))]
@@ -102,7 +109,7 @@ def party_xml(tag: str, field: tuple[str, str]) -> tuple[list[str], str | None]:
     ident = option == "F" and re.match(r"[A-Z]{4}/[A-Z]{2}/", lines[0]) is not None
     rest = lines[1:] if acct is not None or ident else lines
     if option == "A":
-        return [el(tag, el("Id", el("OrgId", text("AnyBIC", rest[-1]))))], acct
+        return [el(tag, el("Id", el("OrgId", text("AnyBIC", bic(rest[-1])))))], acct
     if option == "F":
         parts: dict[str, list[str]] = {}
         for line in rest:

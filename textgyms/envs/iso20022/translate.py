@@ -220,12 +220,15 @@ def charges(tx: ET.Element) -> tuple[str, list[tuple[str, Decimal]]]:
     return code, [a for a in found if a is not None]
 
 
-def amount_fields(tx: ET.Element, sender: str, receiver: str) -> list[tuple[str, list[str]]]:
-    """32A, 33B and 36. 33B is InstdAmt; without one it is still required between EU-list
-    countries (rule C2) and whenever 71F/71G is present (C8): then 32A plus the charges
-    deducted (71F) or minus the charges added (71G)."""
+def amount_fields(tx: ET.Element, gh: ET.Element, sender: str,
+                  receiver: str) -> list[tuple[str, list[str]]]:
+    """32A, 33B and 36. The value date is IntrBkSttlmDt (else the creation date). 33B is
+    InstdAmt; without one it is still required between EU-list countries (rule C2) and
+    whenever 71F/71G is present (C8): then 32A plus the charges deducted (71F) or minus the
+    charges added (71G). 36 is XchgRate, else (33B in another currency) 32A / 33B."""
     ccy, amt = _amount(tx.find("IntrBkSttlmAmt"))
-    date = (text(tx, "IntrBkSttlmDt") or "").replace("-", "")[2:]
+    day = text(tx, "IntrBkSttlmDt") or (text(gh, "CreDtTm") or "")[:10]
+    date = day.replace("-", "")[2:]
     out = [("32A", [f"{date}{ccy}{mt_amount(amt, ccy)}"])]
     instd = _amount(tx.find("InstdAmt"))
     code, fees = charges(tx)
@@ -235,8 +238,9 @@ def amount_fields(tx: ET.Element, sender: str, receiver: str) -> list[tuple[str,
     if instd is not None:
         out.append(("33B", [f"{instd[0]}{mt_amount(instd[1], instd[0])}"]))
         rate = text(tx, "XchgRate")
-        if instd[0] != ccy and rate:
-            out.append(("36", [mt_decimal(Decimal(rate))]))
+        if instd[0] != ccy and instd[1]:
+            value = Decimal(rate) if rate else round(amt / instd[1], 10)
+            out.append(("36", [mt_decimal(value)]))
     return out
 
 
@@ -293,7 +297,7 @@ def translate_with_losses(pacs008_xml: str) -> tuple[str, list[str]]:
     ref = text(tx, "PmtId/InstrId") or text(tx, "PmtId/TxId") or "NONREF"
     codes, to_acc = codes_23e(tx)
     fields = [("20", [fit(clean(ref), 16)]), ("23B", ["CRED"])] + [("23E", [c]) for c in codes]
-    amounts = amount_fields(tx, sender, receiver)
+    amounts = amount_fields(tx, gh, sender, receiver)
     fields += amounts
     opt, lines = party_lines(tx.find("Dbtr"), _account(tx, "DbtrAcct"))
     fields.append(("50" + (opt or "K"), lines))
