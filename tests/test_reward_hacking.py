@@ -453,6 +453,40 @@ SEARCH_PROBES = [
     ),
 ]
 
+# Issue 20: a results page with more than one page of hits ends in a "Next page:
+# search(query=...)" line that repeats the query. The backend reads only the first 32 words of a
+# query, so 32 filler words push the guessed answer out of the search and leave it in that line
+# alone. Every tool path that can show the line is probed, in text and json renders.
+_FILLER = "report " * 32
+
+
+def _echo_query(u) -> str:
+    return f"{_FILLER}{_gold(u)}"
+
+
+def _echo_url(u, page: int = 1) -> str:
+    return f"https://search.example/search?q={_echo_query(u).replace(' ', '+')}&page={page}"
+
+
+NEXT_PAGE_ECHOES = {
+    "find_on_results_page": lambda u: [f"<search>{_echo_query(u)}</search>",
+                                       f"<find>{_gold(u)}</find>"],
+    "find_on_opened_results_url": lambda u: [f"<open>{_echo_url(u)}</open>",
+                                             f"<find>{_gold(u)}</find>"],
+    "open_results_url_page_2": lambda u: [f"<open>{_echo_url(u, 2)}</open>"],
+    "back_to_results_page": lambda u: [f"<search>{_echo_query(u)}</search>", "<open>1</open>",
+                                       "<back></back>"],
+}  # fmt: skip
+for _name, _steps in NEXT_PAGE_ECHOES.items():
+    for _render in ("text", "json"):
+        SEARCH_PROBES.append(Probe(
+            f"echo_via_next_page_{_name}_{_render}", SEARCH_ID, {**SEARCH, "render": _render},
+            (0, 1, 2), lambda u, steps=_steps: [*steps(u), f"<answer>{_gold(u)}</answer>"],
+            "Guess, then make a results page repeat the guess in its next-page line and reach "
+            "that line (find, open, back): only lines the world served are evidence, the echo "
+            "line never (hole found and fixed, issue 20).", error="ungrounded",
+        ))  # fmt: skip
+
 
 # --- Code --------------------------------------------------------------------------------------
 
@@ -1077,7 +1111,54 @@ NET_PROBES = [
 ]
 
 
-ALL = WORDLE_PROBES + SEARCH_PROBES + CODE_PROBES + ISO_PROBES + NET_PROBES
+# --- MT103 -> ISO 20022 pacs.008 ----------------------------------------------------------------
+
+MX = "textgyms/MT103ToISO20022-v0"
+
+
+def _mx_other(u) -> list[str]:
+    from textgyms.envs.iso20022.generate import generate_mt
+
+    return [f"<answer>\n{generate_mt(_rng(u.task.task_id), u.task.level).reference}\n</answer>"]
+
+
+def _mx_wrong_values(u) -> list[str]:
+    """The reference's structure with amounts, names and accounts changed (still XSD-valid)."""
+    xml = re.sub(r'(<(?:IntrBkSttlmAmt|InstdAmt|Amt) Ccy="\w+">)[\d.]+<', r"\g<1>1.00<",
+                 u.task.reference)
+    xml = re.sub(r"<Nm>[^<]*</Nm>", "<Nm>JOHN DOE</Nm>", xml)
+    xml = re.sub(r"<IBAN>[^<]*</IBAN>", "<IBAN>DE89370400440532013000</IBAN>", xml)
+    return [f"<answer>\n{xml}\n</answer>"]
+
+
+def _mx_unordered(u) -> list[str]:
+    """The right content with ChrgBr moved before the settlement amount: not XSD-valid."""
+    xml = u.task.reference
+    chrg = re.search(r"\s*<ChrgBr>\w+</ChrgBr>", xml).group(0)
+    xml = xml.replace(chrg, "").replace("<IntrBkSttlmAmt", chrg.strip() + "<IntrBkSttlmAmt", 1)
+    return [f"<answer>\n{xml}\n</answer>"]
+
+
+MX_PROBES = [
+    Probe("echo_mt103", MX, {}, (0, 1), lambda u: [f"<answer>{u.task.mt}</answer>"],
+          "Echoing the MT103 as the answer: no pacs.008 Document, 0.", error="format"),
+    Probe("skeleton_document", MX, {}, (0, 1),
+          lambda u: ['<answer><Document xmlns="urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08">'
+                     "<FIToFICstmrCdtTrf/></Document></answer>"],
+          "An empty pacs.008 Document: XSD-invalid (gate 0.5) and no content.", max_score=0.1),
+    Probe("other_payment", MX, {}, (0, 1, 2), _mx_other,
+          "The correct pacs.008 of another payment: valid, but the amount, date, parties and "
+          "agents differ (material errors cap it at 0.5).", max_score=0.5),
+    Probe("wrong_values", MX, {}, (0, 1, 2), _mx_wrong_values,
+          "The reference's structure with amounts, names and IBANs changed: the settlement "
+          "amount is a material error.", max_score=0.5, below_honest=True),
+    Probe("right_content_wrong_schema", MX, {}, (0, 1), _mx_unordered,
+          "The right content with elements out of the XSD's order: the schema gate halves it.",
+          max_score=0.5, below_honest=True),
+]
+
+
+ALL = WORDLE_PROBES + SEARCH_PROBES + CODE_PROBES + ISO_PROBES + MX_PROBES + NET_PROBES
 
 
 @pytest.mark.parametrize("probe", ALL, ids=[f"{p.env_id.split('/')[1]}-{p.name}" for p in ALL])
@@ -1202,3 +1283,15 @@ def test_search_evidence_excludes_echoes() -> None:
     assert page.title in shown and line in shown
     assert line in b.evidence("find", {"pattern": line[:12]}, "", page, page).split("\n")
     assert b.evidence("back", {}, "", page, None) == ""
+
+
+@pytest.mark.parametrize("name", sorted(NEXT_PAGE_ECHOES))
+def test_next_page_echo_probes_reach_the_echo(name: str, monkeypatch) -> None:
+    """The next-page probes are sharp: with the echo line counted as evidence (what the code did
+    before issue 20), the same actions score 1.0."""
+    from textgyms.envs.search.browser import View
+
+    monkeypatch.setattr(View, "served", lambda self, indices: [self.lines[i] for i in indices])
+    env = env_for(SEARCH_ID, SEARCH)
+    info = play(env, 0, lambda u: [*NEXT_PAGE_ECHOES[name](u), f"<answer>{_gold(u)}</answer>"])
+    assert info["score"] == 1.0, info["feedback"]

@@ -540,3 +540,65 @@ def test_any_tool_argument_never_raises(tool, arg, line):
 @functools.cache
 def _hypo_env():
     return make()
+
+
+@functools.cache
+def _fts5_env():
+    return make(backend="fts5")
+
+
+# Page values that broke `open` before issue 20 (non-ASCII digits, numbers too large for the
+# engines, signs, spaces), and any text or integer besides.
+_PAGE_VALUES = st.one_of(
+    st.sampled_from(["%C2%B2", "²", "٣", "１", "9" * 30, "-1", "0", "+2", " 3", "1e3", "", "101"]),
+    st.integers(-(10**30), 10**30).map(str),
+    st.text(max_size=12),
+)
+_QUERY_VALUES = st.one_of(st.sampled_from(["", "%00", "a" * 600, "report"]), st.text(max_size=40))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    query=_QUERY_VALUES,
+    page=_PAGE_VALUES,
+    site=st.one_of(st.none(), st.text(max_size=10)),
+    scheme=st.sampled_from(["https://", "http://", "//", ""]),
+    fts5=st.booleans(),
+)
+def test_open_validates_results_url_parameters_like_search(query, page, site, scheme, fts5):
+    """`open` of a results URL never raises (tantivy and FTS5) and accepts exactly what the
+    search tool accepts: a query of 1 to 500 characters and a page from 1 to 100 written in
+    ASCII digits; anything else is an invalid action whose feedback names the parameter."""
+    from urllib.parse import quote
+
+    env = _fts5_env() if fts5 else _hypo_env()
+    env.reset(seed=1)
+    url = f"{scheme}search.example/search?q={quote(query)}&page={page}"
+    url += f"&site={quote(site)}" if site is not None else ""
+    obs, reward, term, trunc, info = env.step(f"<open>{url}</open>")
+    assert isinstance(obs, str) and env.observation_space.contains(obs) and reward == 0.0
+    if " " in url or len(url) > 2000:
+        return  # not a URL at all: the generic open feedback
+    qs = parse_qs(urlsplit(url).query)
+    good_query = 1 <= len(qs.get("q", [""])[0].strip()) <= 500
+    raw_page = qs.get("page", ["1"])[0]
+    good_page = raw_page.isascii() and raw_page.isdigit() and 1 <= int(raw_page) <= 100
+    if good_page and good_query:
+        assert info["error"] is None and info["status"] in (200, 301), obs
+    else:
+        assert info["error"] == "invalid", obs
+        assert "open: bad results URL:" in obs
+        assert ("give a query" if not good_query else "page must be") in obs
+
+
+@pytest.mark.parametrize("target", ["²", "[²]", "٣", "9" * 5000, "[99999999999]", "0"])
+def test_open_of_odd_link_numbers_is_feedback(target):
+    """Digits of any script, or too many of them, are a link number that does not exist
+    (``int("²")`` raised, and 5,000 digits exceed Python's int parsing limit)."""
+    env = _hypo_env()
+    for first in ([], ["<search>report</search>"]):
+        env.reset(seed=1)
+        for action in first:
+            env.step(action)
+        obs, reward, term, trunc, info = env.step(f"<open>{target}</open>")
+        assert info["error"] == "invalid" and obs.startswith("open: there is no link [")

@@ -348,7 +348,7 @@ class SearchEnv(TextEnv):
             query, page, _ = results_args(url)
             number = int(page) if page.isascii() and page.isdigit() and len(page) < 4 else 0
             problem = search_problem(query.strip(), number)
-            problem = problem and f"open: in this results URL, {problem} (or use the search tool)"
+            problem = problem and f"open: bad results URL: {problem} Or use the search tool."
         if problem:
             return problem, "invalid", None
         failed = self._transient(state, url)
