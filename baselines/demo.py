@@ -1,16 +1,21 @@
-"""The CPU learning demonstration: SFT warm-up, then native multi-turn GRPO, on easy Wordle.
+"""The CPU learning demonstration: SFT warm-up on exported oracle games, then native GRPO.
 
-SmolLM2-135M-Instruct (the offline ``smollm2-135m`` preset) is first fine-tuned lightly on
-oracle games (``baselines/sft.py``), just enough to half-learn the ``<guess>word</guess>``
-format, then trained with GRPO (``baselines/grpo.py``) on the env's own reward. The variant is
-small so that it runs on a 2-core CPU: the 500 most frequent answers, 2 guesses, one invalid
-action allowed, short turns. GRPO has signal because some of a group's games are well-formed and
-score partial credit while others are not, and the reward curve rises as the policy learns to
-play valid words.
+SmolLM2-135M-Instruct (the offline ``smollm2-135m`` preset) plays a short Wordle variant: the
+500 most frequent answers, two guesses, and one invalid action ends the game. Three stages:
 
-    python baselines/demo.py            # writes runs/demo/sft/ and runs/demo/grpo/
+1. ``textgyms export sft``: every distinct oracle game of the train split (the test split's
+   answers never appear), in chat format (:mod:`textgyms.export`).
+2. ``baselines/sft.py --data``: one pass of assistant-only cross-entropy over those games. The
+   model learns the action format, the solver's opening word and, from the oracle's second
+   guess, to answer the board with a five-letter word.
+3. ``baselines/grpo.py``: GRPO on the env's own reward, sampling at the temperature the model
+   is evaluated at; each turn ends at the model's end-of-turn token, exactly as in evaluation.
 
-It prints a table of the mean reward per GRPO step and writes runs/demo/grpo/training.png.
+    python baselines/demo.py --out runs/demo/train
+
+Writes OUT/sft-data.jsonl, OUT/sft/, OUT/grpo/ (metrics.jsonl, training.png, final/),
+OUT/curves.png (the reward curve and the success / invalid-action curves) and
+OUT/summary.json (stage timings and first/last rewards); prints the GRPO reward table.
 """
 
 from __future__ import annotations
@@ -18,12 +23,14 @@ from __future__ import annotations
 import json
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 from baselines import grpo, sft  # noqa: E402
+
+VARIANT = '{"vocab": "easy", "max_guesses": 2, "max_invalid": 1}'
 
 
 @dataclass
@@ -32,57 +39,106 @@ class Args:
     """model preset or local directory"""
     env_id: str = "textgyms/Wordle-v0"
     """registered textgyms env id"""
-    env_kwargs: str = '{"vocab": "easy", "max_guesses": 2, "max_invalid": 1}'
-    """the easy variant (JSON)"""
-    sft_episodes: int = 16
-    """oracle games of the SFT warm-up (one pass)"""
-    sft_lr: float = 5e-5
+    env_kwargs: str = VARIANT
+    """the demo variant (JSON)"""
+    sft_episodes: int = 394
+    """distinct oracle games of the train split for SFT (394 is every train answer)"""
+    sft_lr: float = 1e-4
     """SFT learning rate"""
-    steps: int = 12
+    steps: int = 30
     """GRPO steps"""
-    num_groups: int = 2
+    num_groups: int = 4
     """GRPO tasks per step"""
-    group_size: int = 4
+    group_size: int = 8
     """GRPO episodes per task"""
-    lr: float = 1e-5
+    lr: float = 2e-5
     """GRPO learning rate"""
-    max_new_tokens: int = 10
-    """tokens per turn (a guess is about 7 tokens)"""
+    temperature: float = 0.7
+    """sampling temperature of GRPO (evaluate the trained model at the same one)"""
+    max_new_tokens: int = 12
+    """tokens per turn (a guess and its end-of-turn token take 8 to 10)"""
     seed: int = 0
-    """seeds both stages"""
-    out: str = "runs/demo"
-    """output directory (sft/ and grpo/ inside)"""
+    """seeds every stage"""
+    out: str = "runs/demo/train"
+    """output directory"""
 
 
 def reward_table(rows: list[dict]) -> str:
-    """A Markdown table of the GRPO steps' mean reward, success rate and turns."""
-    lines = ["| step | reward | success | turns | policy tokens |", "|---:|---:|---:|---:|---:|"]
-    lines += [f"| {r['step']} | {r['reward']:.3f} | {r['success']:.2f} | {r['turns']:.2f} | "
-              f"{r['policy_tokens']:.1f} |" for r in rows]
+    """A Markdown table of the GRPO steps' mean reward, success, invalid actions and turns."""
+    lines = ["| step | reward | success | invalid/ep | turns |", "|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r['step']} | {r['reward']:.3f} | {r['success']:.2f} | "
+              f"{r.get('invalid', float('nan')):.2f} | {r['turns']:.2f} |" for r in rows]
     return "\n".join(lines)
 
 
+def moving_average(values: list[float], window: int) -> list[float]:
+    """The mean of each value and up to ``window - 1`` values before it."""
+    return [sum(values[max(0, i - window + 1): i + 1]) / (i + 1 - max(0, i - window + 1))
+            for i in range(len(values))]
+
+
+def plot_curves(rows: list[dict], path: Path, window: int = 5) -> None:
+    """Two panels: the mean reward per step, and success rate and invalid actions per episode
+    (thin: per step; thick: moving average over ``window`` steps)."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: write files only
+    import matplotlib.pyplot as plt
+
+    steps = [r["step"] for r in rows]
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, keys in ((left, ("reward",)), (right, ("success", "invalid"))):
+        for key in keys:
+            values = [float(r.get(key, float("nan"))) for r in rows]
+            line = ax.plot(steps, values, alpha=0.35, linewidth=1)[0]
+            ax.plot(steps, moving_average(values, window), color=line.get_color(), linewidth=2,
+                    label=key if key != "invalid" else "invalid actions / episode")
+        ax.set_xlabel("GRPO step")
+        ax.grid(alpha=0.3)
+        ax.legend()
+    left.set_title("mean episode reward")
+    right.set_title("success and invalid actions")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
 def main(args: Args) -> dict:
-    """Run both stages; return GRPO's final metrics (with first/last mean rewards)."""
-    start = time.perf_counter()
+    """Run the three stages; return the timings and GRPO's first/last mean rewards."""
+    from textgyms.export import ExportSource, export_sft
+
     out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    data = out / "sft-data.jsonl"
+    export_sft([ExportSource(args.env_id, json.loads(args.env_kwargs))], args.sft_episodes,
+               data, "chat", seed=args.seed, progress=False)
+    timings["export_s"] = time.perf_counter() - start
     sft_result = sft.main(sft.Args(
-        model=args.model, env_id=args.env_id, env_kwargs=args.env_kwargs,
-        episodes=args.sft_episodes, epochs=1, lr=args.sft_lr, batch_size=4, eval_episodes=0,
+        model=args.model, env_id=args.env_id, env_kwargs=args.env_kwargs, data=str(data),
+        episodes=args.sft_episodes, epochs=1, lr=args.sft_lr, batch_size=8, eval_episodes=0,
         seed=args.seed, out=str(out / "sft")))
+    timings["sft_s"] = time.perf_counter() - start - timings["export_s"]
     print(f"SFT: {sft_result['steps']} steps, loss {sft_result['train/loss_first']:.3f} -> "
-          f"{sft_result['train/loss_last']:.3f} ({time.perf_counter() - start:.0f} s)", flush=True)
+          f"{sft_result['train/loss_last']:.3f} ({timings['sft_s']:.0f} s)", flush=True)
     result = grpo.main(grpo.Args(
         model=str(out / "sft" / "final"), env_id=args.env_id, env_kwargs=args.env_kwargs,
         num_groups=args.num_groups, group_size=args.group_size, steps=args.steps, lr=args.lr,
-        max_new_tokens=args.max_new_tokens, stop=("</guess>",), seed=args.seed,
+        temperature=args.temperature, max_new_tokens=args.max_new_tokens, seed=args.seed,
         out=str(out / "grpo")))
+    timings["train_s"] = time.perf_counter() - start
+    timings["grpo_s"] = timings["train_s"] - timings["export_s"] - timings["sft_s"]
     rows = [json.loads(line) for line in (out / "grpo" / "metrics.jsonl").read_text().splitlines()]
+    plot_curves(rows, out / "curves.png")
     print(reward_table(rows))
-    print(f"mean reward, first {len(rows) // 4 or 1} steps: {result['first_reward']:.3f}; "
-          f"last {len(rows) // 4 or 1}: {result['last_reward']:.3f}; "
-          f"total {time.perf_counter() - start:.0f} s", flush=True)
-    return {**result, "seconds": time.perf_counter() - start}
+    summary = {"args": asdict(args), **{k: round(v, 1) for k, v in timings.items()},
+               "first_reward": result["first_reward"], "last_reward": result["last_reward"]}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2))
+    print(f"mean reward, first quarter of the steps {result['first_reward']:.3f}, last quarter "
+          f"{result['last_reward']:.3f}; SFT {timings['sft_s']:.0f} s + GRPO "
+          f"{timings['grpo_s']:.0f} s", flush=True)
+    return summary
 
 
 if __name__ == "__main__":

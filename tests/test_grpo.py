@@ -231,6 +231,14 @@ def test_rollout_is_token_in_token_out(tiny, stop):
         assert e.mask == ref.loss_mask[:final]
 
 
+def test_invalid_actions_are_counted_per_episode(tiny):
+    episodes, _ = play(tiny, size=2, seed=2)  # noise: every action is rejected
+    for e in episodes:
+        assert e.invalid == 2 == len(e.rewards)  # max_invalid=2 ends the episode
+        assert e.info["error"] and not e.info["solved"]
+    assert grpo.episode_metrics(episodes)["invalid"] == 2.0
+
+
 def test_group_members_play_the_same_task(tiny):
     episodes, _ = play(tiny, groups=2, size=2)
     ids = [e.info["task_id"] for e in episodes]
