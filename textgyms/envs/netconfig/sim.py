@@ -69,8 +69,9 @@ class Network:
             self.arp.setdefault(dom, {})[i.ip] = (dev, name)
         self.own = {d: {i.ip: i.name for i in ifs} for d, ifs in self.l3.items()}
         self.routers = {d for d, (k, c) in self.devices.items() if routes_packets(k, c)}
-        self.fhrp = fhrp.active({d: self.devices[d][1] for d in self.routers}, self.domain,
-                                self.status)
+        # In device order, never set order: results must not depend on the hash seed.
+        self._router_cfgs = {d: c for d, (_k, c) in self.devices.items() if d in self.routers}
+        self.fhrp = fhrp.active(self._router_cfgs, self.domain, self.status)
         for (dom, vip), (dev, name, _vip) in self.fhrp.items():
             self.arp.setdefault(dom, {})[vip] = (dev, name)
             self.own[dev].setdefault(vip, name)
@@ -85,7 +86,7 @@ class Network:
         self.nat_pool_use: dict[tuple[str, int], int] = {}  # (dev, inside local) -> global
 
     def _route(self) -> None:
-        configs = {d: self.devices[d][1] for d in self.routers}
+        configs = self._router_cfgs
         l3r = {d: self.l3[d] for d in configs}
         adj, events, self.rids, oifs, self.areas, tables = ospf.compute(configs, l3r)
         self.adjacencies, self.events = adj, events
