@@ -170,10 +170,7 @@ class CurriculumVecEnv:
     def reset(self, seed: Any = None, options: dict | None = None) -> tuple[list[str], list[dict]]:
         """Reset every env (or ``options["reset_mask"]``'s) at the current levels."""
         options = dict(options or {})
-        mask = options.get("reset_mask")
-        chosen = np.ones(self.vec.num_envs, bool) if mask is None else np.asarray(mask, bool)
-        self._episode[chosen] = 0
-        self._fixed.clear()
+        self._start_over(options.get("reset_mask"))
         options["levels"] = dict(self.curriculum.levels)
         return self.vec.reset(seed=seed, options=options)
 
@@ -184,11 +181,15 @@ class CurriculumVecEnv:
         mask: np.ndarray | None = None,
     ) -> None:
         """The inner ``async_reset``, at the current levels."""
+        self._start_over(mask)
+        options = {**(options or {}), "levels": dict(self.curriculum.levels)}
+        self.vec.async_reset(seeds, options, mask)
+
+    def _start_over(self, mask: Any) -> None:
+        """The reset envs (``mask``; None: all) start a new run of episodes at ``k = 0``."""
         chosen = np.ones(self.vec.num_envs, bool) if mask is None else np.asarray(mask, bool)
         self._episode[chosen] = 0
         self._fixed.clear()
-        options = {**(options or {}), "levels": dict(self.curriculum.levels)}
-        self.vec.async_reset(seeds, options, mask)
 
     def step(self, actions: Sequence[str]) -> Any:
         """Step; record finished episodes; (same_step) start their next episode."""
