@@ -23,19 +23,22 @@ $(STAMP): pyproject.toml
 
 ## demo: the reference policies over every env, the CPU learning demo, and the leaderboard
 # The eval runs use the leaderboard protocol (test split, seeds 0..29); the trained model is
-# ranked on the easy Wordle variant it was trained on, next to oracle and random on that variant
-# (the normalised score needs both), and to SmolLM2 before training. See README "Leaderboard".
-DEMO_KWARGS := {"vocab": "easy", "max_guesses": 2, "max_invalid": 1}
-DEMO_HF     := max_new_tokens=10&tools_in_prompt=false&temperature=1
-EASY        := $(PY) -m textgyms.cli eval --envs textgyms/Wordle-v0 --episodes 30 --concurrency 10 \
-               --kwargs '$(DEMO_KWARGS)'
+# ranked on the Wordle variant it was trained on (DEMO_EPISODES test-split episodes each), next
+# to oracle and random on that variant (the normalised score needs both) and to SmolLM2 before
+# training, all sampled as in GRPO training (DEMO_HF). See docs/training.md.
+DEMO_KWARGS   := {"vocab": "easy", "max_guesses": 2, "max_invalid": 1}
+DEMO_EPISODES := 100
+DEMO_HF       := max_new_tokens=12&tools_in_prompt=false&temperature=0.7&batch_size=32
+EASY          := $(PY) -m textgyms.cli eval --envs textgyms/Wordle-v0 --episodes $(DEMO_EPISODES) \
+                 --concurrency 50 --kwargs '$(DEMO_KWARGS)'
 demo: $(STAMP)
 	$(PY) -m textgyms.cli list
 	rm -rf runs/demo runs/demo-oracle runs/demo-random
 	$(PY) -m textgyms.cli eval --policy oracle --envs all --episodes 30 --out runs/demo/eval/oracle
 	$(PY) -m textgyms.cli eval --policy random --envs all --episodes 30 --out runs/demo/eval/random
-	$(PY) baselines/demo.py --out runs/demo/train
+	$(PY) baselines/demo.py --env-kwargs '$(DEMO_KWARGS)' --out runs/demo/train
 	cp runs/demo/train/grpo/training.png runs/demo/training.png
+	cp runs/demo/train/curves.png runs/demo/curves.png
 	$(EASY) --policy oracle --out runs/demo/eval/easy-oracle
 	$(EASY) --policy random --out runs/demo/eval/easy-random
 	$(EASY) --policy "hf:smollm2-135m?$(DEMO_HF)" --out runs/demo/eval/easy-smollm2
@@ -43,7 +46,7 @@ demo: $(STAMP)
 	$(EASY) --policy "hf:runs/demo/train/grpo/final?$(DEMO_HF)" --out runs/demo/eval/easy-grpo
 	$(PY) -m textgyms.cli leaderboard runs/demo/eval --out runs/demo
 	@echo "leaderboard: runs/demo/leaderboard.md, runs/demo/leaderboard.html"
-	@echo "training:    runs/demo/training.png, runs/demo/train/grpo/metrics.jsonl"
+	@echo "training:    runs/demo/curves.png, runs/demo/training.png, runs/demo/train/grpo/metrics.jsonl"
 	$(PY) -m textgyms.cli view runs/demo/eval/oracle runs/demo/eval/random --out runs/demo/view/oracle-vs-random.html && echo "viewer:      runs/demo/view/ (one page per run, linked from leaderboard.html; oracle-vs-random.html compares them task by task)"
 
 ## test: lint, then the whole suite on 2 CPU cores (no GPU, no network)
