@@ -143,10 +143,11 @@ def synthetic_run(template: Path, out: Path, n: int = 10_000, seed: int = 0) -> 
     rows = load_results(template)
     envs = sorted({r["env_id"] for r in rows})
     lines = []
-    for env_id in envs:
-        meta["protocol"]["envs"][env_id]["episodes"] = n // len(envs)
+    for e, env_id in enumerate(envs):
+        count = _share(n, len(envs), e)
+        meta["protocol"]["envs"][env_id]["episodes"] = count
         same = [r for r in rows if r["env_id"] == env_id]
-        for j in range(n // len(envs)):
+        for j in range(count):
             r = dict(same[j % len(same)], episode=j, seed=j, task_id=f"{rng.integers(2**63):016x}")
             r["score"] = float(rng.random()) if not r["solved"] else 1.0
             keep = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -158,6 +159,11 @@ def synthetic_run(template: Path, out: Path, n: int = 10_000, seed: int = 0) -> 
     (out / "metadata.json").write_text(json.dumps(meta))
     (out / "results.jsonl").write_text("".join(lines))
     return out
+
+
+def _share(n: int, parts: int, i: int) -> int:
+    """Part ``i`` of ``n`` split into ``parts`` near-equal whole parts."""
+    return n // parts + (i < n % parts)
 
 
 @pytest.fixture(scope="module")
@@ -335,7 +341,7 @@ def test_a_10000_episode_page_stays_usable(browser, big):
         opened.page.locator("#next").click()
         assert opened.page.locator("#page").inner_text() == "page 2 of 100"
         opened.filter("#f-env", "0")
-        assert opened.count() == f"{10_000 // len(_env_ids())} of 10000 episodes"
+        assert opened.count() == f"{_share(10_000, len(_env_ids()), 0)} of 10000 episodes"
         opened.page.locator("#rows tr").first.click()
         assert opened.page.locator("#detail .turn").count() >= 1
         assert opened.console == [] and opened.requests == [opened.url]
@@ -391,3 +397,25 @@ def test_leaderboard_json_names_each_runs_viewer_page(runs, tmp_path, capsys):
         assert (tmp_path / r["view"]).is_file()
         assert f'href="{r["view"]}"' in (tmp_path / "leaderboard.html").read_text()
         assert set(r["columns"]) == set(_env_ids())
+
+
+def test_agent_text_is_shown_as_text_never_run(browser, runs, tmp_path):
+    """Actions are adversarial: markup in them must not become elements, scripts or requests."""
+    run = tmp_path / "hostile"
+    shutil.copytree(runs["random"], run)
+    rows = load_results(run)
+    hostile = ('</script><script>document.title="pwned"</script><img src="x.png" '
+               'onerror="document.title=\'pwned\'"><guess>crane</guess>')
+    rows[0]["actions"][0] = hostile
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    opened = Opened(browser, write_page([run], tmp_path / "hostile.html"))
+    try:
+        opened.filter("#f-text", "pwned")
+        assert opened.count().startswith("1 of ")
+        opened.page.locator("#rows tr").first.click()
+        assert hostile in opened.page.locator("#detail .turn pre").all_inner_texts()
+        assert opened.page.locator("#detail img").count() == 0
+        assert opened.page.title() != "pwned"
+        assert opened.console == [] and opened.requests == [opened.url]
+    finally:
+        opened.page.close()
