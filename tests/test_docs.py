@@ -178,6 +178,12 @@ def test_an_unguarded_multiprocessing_script_is_told_what_to_add(tmp_path):
     assert "WorkerDiedError" not in proc.stderr and "started" not in proc.stdout
 
 
+def test_a_function_called_at_the_unguarded_top_level_is_refused_too(tmp_path):
+    body = textwrap.indent(UNGUARDED.format(extra="").replace("import textgyms\n", ""), "    ")
+    proc = run_script(tmp_path, f"import textgyms\n\ndef main():\n{body}\n\nmain()\n")
+    assert proc.returncode == 1 and "script.py, line 12:" in proc.stderr, proc.stderr  # main()
+
+
 @pytest.mark.parametrize("fix", ["guard", "fork"])
 def test_either_fix_runs(tmp_path, fix):
     if fix == "fork":

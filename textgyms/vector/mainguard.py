@@ -25,13 +25,14 @@ def check_main_guard(context: str) -> None:
     path = getattr(main, "__file__", None)
     if main is None or path is None:
         return  # an interactive session or ``python -c``: nothing to re-run
-    frame = sys._getframe(1)
-    while frame is not None and frame.f_globals is not main.__dict__:
+    frame, top = sys._getframe(1), None
+    while frame is not None:  # the script's own top-level frame, however deep the call came
+        if frame.f_globals is main.__dict__ and frame.f_code.co_name == "<module>":
+            top = frame
         frame = frame.f_back
-    if frame is None or frame.f_code.co_name != "<module>":
-        return  # called from a function of the script: its top level is not where it runs
-    if frame.f_lineno in guarded_lines(str(Path(path).resolve())):
-        return
+    if top is None or top.f_lineno in guarded_lines(str(Path(path).resolve())):
+        return  # not run from the script's top level, or from inside its __main__ block
+    frame = top
     raise ConfigError(
         f"{path}, line {frame.f_lineno}: a vector with context={context!r} starts worker "
         "processes that re-run the script, and this line runs at its top level. Put the code "
