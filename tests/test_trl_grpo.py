@@ -70,3 +70,27 @@ def test_chatml_tokenizer_without_tool_support_gets_the_textgyms_tool_template()
     tok.eos_token = "<|endoftext|>"
     with pytest.raises(ConfigError, match="tool calls"):
         tool_ready(tok)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")  # trl's own use of deprecated names
+def test_trl_grpo_starts_from_an_sft_checkpoint_trained_on_exported_tool_calls(tmp_path):
+    from baselines import sft
+    from textgyms.export import ExportSource, export_sft
+
+    kwargs = {"vocab": "easy", "max_guesses": 2}
+    data = tmp_path / "sft.jsonl"
+    export_sft([ExportSource("textgyms/Wordle-v0", kwargs)], 4, data, "tools", progress=False)
+    trained = sft.main(sft.Args(data=str(data), episodes=4, batch_size=2, lr=3e-3,
+                                warmup_steps=1, eval_episodes=0, tools_in_prompt=True,
+                                out=str(tmp_path / "sft")))
+    assert trained["episodes"] == 4 and trained["train/loss_last"] < trained["train/loss_first"]
+    args = Args(model=str(tmp_path / "sft" / "final"), env_kwargs=json.dumps(kwargs), steps=1,
+                group_size=2, batch_size=2, max_completion_length=32, max_tool_calls=1,
+                out=str(tmp_path / "grpo"))
+    result = main(args)
+    rows = [json.loads(line) for line in (tmp_path / "grpo" / "metrics.jsonl").open()]
+    assert [r["step"] for r in rows] == [1] and math.isfinite(rows[0]["loss"])
+    assert result["reward_key"] in rows[0]
+    start, _ = load_model(str(tmp_path / "sft" / "final"))
+    end, _ = load_model(str(tmp_path / "grpo" / "final"))
+    assert sum(p.numel() for p in start.parameters()) == sum(p.numel() for p in end.parameters())
