@@ -1,4 +1,5 @@
-"""Benchmark of the ISO 20022 pacs.008 -> MT103 family (``textgyms/ISO20022-MT103-v1``).
+"""Benchmark of the ISO 20022 family in both directions (``textgyms/ISO20022-MT103-v1`` and
+``textgyms/MT103ToISO20022-v0``).
 
 Measures, in operations per CPU-second (``time.process_time``: the machine is shared and noisy),
 the median over repeats of:
@@ -6,11 +7,14 @@ the median over repeats of:
 * generation of a pacs.008 (payment draw + XML), translation to MT103, verification
   (``score``), and the MT103 parser + validator, against the issue's target of 1,000/CPU-s;
 * a full env episode (reset: generation, translation and prompt; then the oracle answer, scored);
+* the other direction: ``translate_mt`` (MT103 -> pacs.008.001.08), ``score_mx`` (XSD gate and
+  element-path scoring) of an exact and a near-miss answer, and its env episode;
 * XSD validation of generated messages, lxml (used by the tests) against xmlschema (peer);
 * the floor of any translator: ``xml.etree.ElementTree.fromstring`` of the same messages.
 
 Usage: ``.venv/bin/python benchmarks/bench_iso20022.py [--quick]``; writes
-``benchmarks/results/iso20022.json`` and ``.md``.
+``benchmarks/results/iso20022.json`` and ``.md``; the table shows the previous results file's
+number of each operation next to the new one (the run before a change is "today's number").
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import re
 import statistics
 import time
 import xml.etree.ElementTree as ET
@@ -25,15 +30,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from textgyms.core import seeded_generator
-from textgyms.envs.iso20022 import score, translate, xsd
-from textgyms.envs.iso20022.env import Iso20022Env
+from textgyms.envs.iso20022 import score, score_mx, translate, translate_mt, xsd
+from textgyms.envs.iso20022.env import Iso20022Env, Mt103ToIsoEnv
 from textgyms.envs.iso20022.generate import draw_payment, to_xml
 from textgyms.envs.iso20022.mt103 import validate_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGET = 1000.0
 # The operations the issue sets the 1,000/CPU-s target for.
-TARGETED = ("generate", "translate", "score (exact)", "score (near miss)")
+TARGETED = ("generate", "translate", "score (exact)", "score (near miss)",
+            "translate_mt (MT103 -> pacs.008)", "score_mx (exact)", "score_mx (near miss)")
 
 
 def rate(fn: Callable[[object], object], items: Sequence, repeats: int) -> float:
@@ -53,6 +59,12 @@ def near_miss(mt: str) -> str:
     return mt.replace(",", "9,", 1)
 
 
+def near_miss_mx(xml: str) -> str:
+    """The reference pacs.008 with its settlement amount changed."""
+    return re.sub(r'(<IntrBkSttlmAmt Ccy="\w+">)(\d)', lambda m: m.group(1) + str(
+        (int(m.group(2)) + 1) % 10), xml, count=1)
+
+
 def run(quick: bool) -> dict:
     n, repeats = (200, 3) if quick else (1000, 5)
     seeds = [(s, 1 + s % 4) for s in range(n)]
@@ -60,11 +72,13 @@ def run(quick: bool) -> dict:
     xmls = [to_xml(draw_payment(seeded_generator(s), lvl)) for s, lvl in seeds]
     mts = [translate(x) for x in xmls]
     pairs = list(zip(mts, [near_miss(m) for m in mts]))
-    env = Iso20022Env(difficulty=3)
+    env, mx_env = Iso20022Env(difficulty=3), Mt103ToIsoEnv(difficulty=3)
+    mxs = [translate_mt(m) for m in mts]
+    mx_pairs = list(zip(mxs, [near_miss_mx(x) for x in mxs]))
 
-    def episode(seed: int) -> None:
-        env.reset(seed=seed)
-        env.step(env.solve(env.task)[0])
+    def episode(seed: int, which=env) -> None:
+        which.reset(seed=seed)
+        which.step(which.solve(which.task)[0])
 
     import xmlschema
 
@@ -79,6 +93,10 @@ def run(quick: bool) -> dict:
         "score (near miss)": rate(lambda p: score(*p), pairs, repeats),
         "parse + validate MT103": rate(validate_text, mts, repeats),
         "env episode (reset + answer)": rate(episode, range(n), repeats),
+        "translate_mt (MT103 -> pacs.008)": rate(translate_mt, mts, repeats),
+        "score_mx (exact)": rate(lambda x: score_mx(x, x), mxs, repeats),
+        "score_mx (near miss)": rate(lambda p: score_mx(*p), mx_pairs, repeats),
+        "MX env episode (reset + answer)": rate(lambda s: episode(s, mx_env), range(n), repeats),
         "ElementTree.fromstring (floor)": rate(ET.fromstring, xmls, repeats),
         "XSD validation, lxml": rate(xsd.validate_xml, xmls, repeats),
         "XSD validation, xmlschema (peer)": rate(peer.is_valid, docs[: max(20, n // 10)], 1),
@@ -87,17 +105,19 @@ def run(quick: bool) -> dict:
             "python": platform.python_version(), "quick": quick}
 
 
-def markdown(res: dict) -> str:
+def markdown(res: dict, previous: dict | None = None) -> str:
     ops = res["ops_per_cpu_second"]
-    lines = ["| operation | ops per CPU-second (median) | vs target 1,000/s | vs peer |",
-             "|---|---:|---:|---:|"]
+    before = (previous or {}).get("ops_per_cpu_second", {})
+    lines = ["| operation | ops per CPU-second (median) | previous run | vs target 1,000/s "
+             "| vs peer |", "|---|---:|---:|---:|---:|"]
     peer_of = {"translate": "ElementTree.fromstring (floor)",
                "XSD validation, lxml": "XSD validation, xmlschema (peer)"}
     for name, value in ops.items():
         peer = peer_of.get(name)
         vs_peer = f"{value / ops[peer]:.2f}x {peer}" if peer else ""
         vs_target = f"{value / TARGET:.2f}x" if name in TARGETED else ""
-        lines.append(f"| {name} | {value:,.0f} | {vs_target} | {vs_peer} |")
+        old = f"{before[name]:,.0f}" if name in before else "new"
+        lines.append(f"| {name} | {value:,.0f} | {old} | {vs_target} | {vs_peer} |")
     kind = "quick" if res["quick"] else "full"
     return (f"### ISO 20022 benchmark ({kind}: {res['n']} messages, levels 1-4, median of "
             f"{res['repeats']})\n\n" + "\n".join(lines) + "\n")
@@ -108,8 +128,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer messages and repeats")
     res = run(parser.parse_args().quick)
     RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / "iso20022.json").write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
-    text = markdown(res)
+    path = RESULTS / "iso20022.json"
+    previous = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    res["previous"] = {"ops_per_cpu_second": (previous or {}).get("ops_per_cpu_second", {})}
+    path.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
+    text = markdown(res, previous)
     (RESULTS / "iso20022.md").write_text(text, encoding="utf-8")
     print(text)
 

@@ -9,10 +9,12 @@ Any other character outside X becomes "." and whitespace runs collapse to one bl
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from functools import cache
 
 X_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/-?:().,'+ ")
+_X_ONLY = re.compile(r"[a-zA-Z0-9/\-?:().,'+ ]*")
 # Latin letters NFKD does not decompose into a base letter and a mark.
 SPECIAL = {"ß": "ss", "Ø": "O", "ø": "o", "Ł": "L", "ł": "l", "Æ": "AE", "æ": "ae",
            "Œ": "OE", "œ": "oe", "Đ": "D", "đ": "d", "ı": "i", "Þ": "TH", "þ": "th"}
@@ -39,6 +41,8 @@ def _letter(ch: str) -> str | None:
 
 def clean(value: str) -> str:
     """``value`` in the X character set (see the module docstring)."""
+    if _X_ONLY.fullmatch(value):  # the common case: nothing to replace
+        return " ".join(value.split())
     out = []
     text = unicodedata.normalize("NFKD", value)
     for greek, latin in (("ΟΥ", "OU"), ("Ου", "Ou"), ("ου", "ou")):  # ELOT 743 digraph

@@ -52,6 +52,27 @@ def _head_bic(head: ET.Element, side: str) -> str | None:
     return text(fin, "BICFI") or text(fin, "BIC") if fin is not None else None
 
 
+def _locate(root: ET.Element) -> tuple:
+    """(Document, its version, AppHdr, its version) near the top of the tree: envelopes
+    nest them a few levels deep at most, and neither is searched inside."""
+    doc = head = version = head_version = None
+    level = [root]
+    for _ in range(4):
+        below = []
+        for node in level:
+            ns, local = _split(node.tag) if isinstance(node.tag, str) else ("", "")
+            if local == "Document" and ns.startswith(PACS_NS):
+                if doc is None:
+                    doc, version = node, ns[len(PACS_NS):]
+            elif local == "AppHdr" and ns.startswith(HEAD_NS):
+                if head is None:
+                    head, head_version = node, ns[len(HEAD_NS):]
+            else:
+                below.extend(node)
+        level = below
+    return doc, version, head, head_version
+
+
 def load(xml: str | bytes) -> Loaded:
     """The pacs.008 of ``xml``; raises ``ValueError`` when it is not one of a supported
     version (the message names the versions)."""
@@ -59,14 +80,7 @@ def load(xml: str | bytes) -> Loaded:
         root = ET.fromstring(xml.encode("utf-8") if isinstance(xml, str) else xml)
     except ET.ParseError as exc:
         raise ValueError(f"not well-formed XML: {exc}") from exc
-    doc = head = None
-    version = head_version = None
-    for node in root.iter():
-        ns, local = _split(node.tag) if isinstance(node.tag, str) else ("", "")
-        if local == "Document" and doc is None and ns.startswith(PACS_NS):
-            doc, version = node, ns[len(PACS_NS):]
-        elif local == "AppHdr" and head is None and ns.startswith(HEAD_NS):
-            head, head_version = node, ns[len(HEAD_NS):]
+    doc, version, head, head_version = _locate(root)
     supported = f"pacs.008.001.{PACS_VERSIONS[0]} to .{PACS_VERSIONS[-1]}"
     if doc is None:
         raise ValueError(f"no pacs.008 Document element found (supported: {supported})")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
 from textgyms.core import Verdict
 
@@ -95,36 +96,40 @@ def _f1(ref: Counter, cand: Counter) -> float:
     return 1.0 if total == 0 else 2 * common / total
 
 
-def _document(xml: str):
-    """The pacs.008 Document element of an answer, or None."""
-    from lxml import etree
+def _root(xml: str):
+    """(lxml root, pacs.008 Document) of an answer, or (None, None)."""
+    from textgyms.envs.iso20022.xsd import PACS_NS, _find, parse_xml
 
-    from textgyms.envs.iso20022.xsd import PACS_NS, _find
-
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False,
-                             load_dtd=False)
     try:
-        root = etree.fromstring(xml.strip().encode("utf-8"), parser)
-    except (etree.XMLSyntaxError, ValueError):
-        return None
-    return _find(root, PACS_NS, "Document")
+        root = parse_xml(xml.strip())
+    except ValueError:
+        return None, None
+    return root, _find(root, PACS_NS, "Document")
+
+
+@lru_cache(maxsize=256)
+def _reference(reference_xml: str) -> dict[str, Counter]:
+    """The scoring groups of a reference (cached: an episode scores against one reference,
+    a GRPO group many times)."""
+    _, doc = _root(reference_xml)
+    if doc is None:
+        raise ValueError("the reference is not a pacs.008 document")
+    return by_group(leaves(doc))
 
 
 def score_mx(reference_xml: str, candidate_xml: str) -> Verdict:
     """Score a pacs.008 answer against the reference (see the module docstring)."""
-    from textgyms.envs.iso20022.xsd import validate_xml
+    from textgyms.envs.iso20022.xsd import validate_tree
 
-    ref_doc = _document(reference_xml)
-    if ref_doc is None:
-        raise ValueError("the reference is not a pacs.008 document")
+    rg = _reference(reference_xml)
     ok = isinstance(candidate_xml, str) and len(candidate_xml) <= MAX_CHARS
-    cand_doc = _document(candidate_xml) if ok else None
+    root, cand_doc = _root(candidate_xml) if ok else (None, None)
     if cand_doc is None:
         return Verdict(0.0, False, "The answer is not well-formed XML with a pacs.008 Document.",
                        {"format": 0.0}, "format")
-    errors = validate_xml(candidate_xml.strip())
+    errors = validate_tree(root)
     gate = 0.5 if errors else 1.0
-    rg, cg = by_group(leaves(ref_doc)), by_group(leaves(cand_doc))
+    cg = by_group(leaves(cand_doc))
     parts = {g: _f1(c, cg.get(g, Counter())) for g, c in rg.items()}
     total = sum(WEIGHTS.get(g, 1.0) for g in parts)
     content = sum(WEIGHTS.get(g, 1.0) * v for g, v in parts.items()) / total

@@ -63,12 +63,18 @@ def schema(name: str = XSD_NAME):
     return etree.XMLSchema(etree.fromstring(xsd_bytes(name)))
 
 
-def _find(root, prefix: str, local: str):
-    """The first element named ``local`` in a namespace starting with ``prefix``."""
-    for node in root.iter():
-        tag = node.tag
-        if isinstance(tag, str) and tag.startswith("{" + prefix) and tag.endswith("}" + local):
-            return node
+def _find(root, prefix: str, local: str, depth: int = 4):
+    """The first element named ``local`` in a namespace starting with ``prefix``, at most
+    ``depth`` levels down (envelopes nest a Document or AppHdr a few levels deep at most)."""
+    level = [root]
+    for _ in range(depth):
+        below = []
+        for node in level:
+            tag = node.tag
+            if isinstance(tag, str) and tag.startswith("{" + prefix) and tag.endswith("}" + local):
+                return node
+            below.extend(node)
+        level = below
     return None
 
 
@@ -84,16 +90,21 @@ def _check(node, kind: str, versions: tuple[str, ...]) -> list[str]:
     return [str(e) for e in xsd.error_log]
 
 
-def validate_xml(xml: str) -> list[str]:
-    """XSD errors of the pacs.008 Document in ``xml`` (bare or inside an envelope) and of
-    its ``AppHdr`` when there is one; [] when both are valid."""
+def parse_xml(xml: str):
+    """The lxml root of ``xml`` (no entities, no network), or raises ``ValueError``."""
     from lxml import etree
 
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+    parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False,
+                             load_dtd=False)
     try:
-        root = etree.fromstring(xml.encode("utf-8"), parser)
+        return etree.fromstring(xml.encode("utf-8"), parser)
     except etree.XMLSyntaxError as exc:
-        return [f"not well-formed XML: {exc}"]
+        raise ValueError(f"not well-formed XML: {exc}") from exc
+
+
+def validate_tree(root) -> list[str]:
+    """XSD errors of the pacs.008 Document under the lxml element ``root`` and of its
+    ``AppHdr`` when there is one; [] when both are valid."""
     doc = _find(root, PACS_NS, "Document")
     if doc is None:
         return ["no pacs.008.001.08-13 Document element"]
@@ -102,3 +113,13 @@ def validate_xml(xml: str) -> list[str]:
     if head is not None:
         out += _check(head, "head.001.001", HEAD_VERSIONS)
     return out
+
+
+def validate_xml(xml: str) -> list[str]:
+    """XSD errors of the pacs.008 Document in ``xml`` (bare or inside an envelope) and of
+    its ``AppHdr`` when there is one; [] when both are valid."""
+    try:
+        root = parse_xml(xml)
+    except ValueError as exc:
+        return [str(exc)]
+    return validate_tree(root)
