@@ -140,7 +140,7 @@ def test_allocation_beyond_memory_mb_is_a_scored_failure(code_env, where):
     # ...and a submission is scored 0 (the episode ends; nothing hangs).
     obs, reward, terminated, _, info = code_env.step(submit(code))
     assert terminated and reward == 0.0 and info["score"] == 0.0 and not info["solved"]
-    assert info["error"] == "wrong" and f"0/{info['total']} hidden tests passed" in obs
+    assert info["error"] == "memory_limit" and f"0/{info['total']} hidden tests passed" in obs
     solve_next_episode(code_env, seed=2)
 
 

@@ -340,3 +340,23 @@ def test_code_env_reports_the_disk_limit(mode):  # noqa: F811
         env.close()
     assert "Run finished: disk limit exceeded" in obs, obs
 
+
+
+# --- outcomes are labelled by what stopped the run (issue 18) ---------------------------------
+
+_STOPPED = {
+    "memory_limit": "x = bytearray(2 << 30)",
+    "timeout": "while True:\n    pass",
+    "error": "raise ValueError('wrong')",
+}
+
+
+@pytest.mark.parametrize("status", sorted(_STOPPED))
+def test_outcomes_name_the_limit_that_stopped_the_run(box, status):  # noqa: F811
+    ex = box.run(_STOPPED[status], timeout=1.0, memory_mb=256)
+    assert ex.status == status, ex.stderr[-300:]
+    call_code = f"def f(n):\n    if n:\n        {_STOPPED[status].replace(chr(10), chr(10) + '        ')}\n"
+    call_code += "    return n"
+    ex = box.call(call_code, "f", [[0], [1]], test_timeout=0.5, timeout=3.0, memory_mb=256)
+    want = "ok" if status == "error" else status  # a call's exception fails that call only
+    assert ex.status == want and ex.calls[0].value == 0 and ex.calls[1] is not None

@@ -108,8 +108,17 @@ def _exec_module(code: str, namespace: dict[str, Any], timeout: float, result_fd
     except BaseException as exc:  # noqa: BLE001 - any agent exception is an agent outcome
         _disarm()
         _print_exception(exc)
+        _note_memory(exc, result_fd)
         return 1
     return 0
+
+
+def _note_memory(exc: BaseException, result_fd: int) -> None:
+    """Report a ``MemoryError`` (the address-space limit refused an allocation), so that the
+    outcome reads as the memory limit, not as a wrong answer. The agent could write this event
+    itself: it would only relabel its own failure."""
+    if isinstance(exc, MemoryError):
+        _write_line(result_fd, {"event": "memory"})
 
 
 def _calls(request: dict[str, Any], namespace: dict[str, Any], result_fd: int) -> int:
@@ -124,7 +133,7 @@ def _calls(request: dict[str, Any], namespace: dict[str, Any], result_fd: int) -
     batch: list[dict[str, Any]] = []
     last = time.monotonic()
     for i, raw in enumerate(request["inputs"]):
-        batch.append(_one_call(fn, i, decode_value(raw), by_name, per_call))
+        batch.append(_one_call(fn, i, decode_value(raw), by_name, per_call, result_fd))
         if time.monotonic() - last > 0.05:
             _write_lines(result_fd, batch)
             batch, last = [], time.monotonic()
@@ -132,16 +141,20 @@ def _calls(request: dict[str, Any], namespace: dict[str, Any], result_fd: int) -
     return 0
 
 
-def _one_call(fn: Any, i: int, args: Any, by_name: bool, timeout: float) -> dict[str, Any]:
+def _one_call(
+    fn: Any, i: int, args: Any, by_name: bool, timeout: float, result_fd: int
+) -> dict[str, Any]:
     try:
         _arm(timeout)
         out = fn(**args) if by_name else fn(*args)
         _disarm()
         return {"i": i, "ok": True, "out": encode_value(out)}
     except _Alarm:
+        _write_line(result_fd, {"event": "timeout"})  # the run's outcome: a timeout
         return {"i": i, "ok": False, "error": f"TimeoutError: call took longer than {timeout:g} s"}
     except BaseException as exc:  # noqa: BLE001 - an agent exception fails this call only
         _disarm()
+        _note_memory(exc, result_fd)
         return {"i": i, "ok": False, "error": _describe(exc)}
 
 

@@ -50,8 +50,9 @@ class Execution:
 
     ``status``: ``"ok"`` (exit 0), ``"error"`` (an exception or a nonzero exit), ``"timeout"``,
     ``"killed"`` (a signal, e.g. the CPU limit), ``"output_limit"`` (too much output, or
-    results too large or too costly to decode) or ``"disk_limit"`` (the run filled its
-    size-bounded work dir). ``calls`` has one entry
+    results too large or too costly to decode), ``"disk_limit"`` (the run filled its
+    size-bounded work dir) or ``"memory_limit"`` (agent code hit ``memory_mb``: a
+    ``MemoryError``, in the module or in any call). ``calls`` has one entry
     per requested input, ``None`` for calls that never reported (the child died first)."""
 
     status: str

@@ -406,11 +406,13 @@ def _reply(streams: list[_Stream], wstatus: int, reason: str | None) -> dict[str
         return {"status": "sandbox_error", "message": setup_text[1:] or "child died in setup"}
     results, events = _parse_results(res.head.decode("utf-8", "replace"))
     code = os.waitstatus_to_exitcode(wstatus)
-    if reason is None:
-        if "timeout" in events:
-            reason = "timeout"
-        elif code < 0:
+    if reason is None:  # a signal first: the child was killed whatever it reported before
+        if code < 0:
             reason = "killed"
+        elif "timeout" in events:
+            reason = "timeout"
+        elif "memory" in events:
+            reason = "memory_limit"
         else:
             reason = "ok" if code == 0 else "error"
     return {

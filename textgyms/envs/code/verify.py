@@ -32,7 +32,8 @@ def outcomes(task: CodeTask, tests: tuple[Test, ...], ex: Execution) -> list[Out
     for test, call in zip(tests, ex.calls):
         if call is None:
             why = {"timeout": "time limit exceeded", "output_limit": "output limit exceeded",
-                   "disk_limit": "disk limit exceeded (the work dir is full)"}
+                   "disk_limit": "disk limit exceeded (the work dir is full)",
+                   "memory_limit": "memory limit exceeded"}
             result.append(Outcome(False, error=why.get(ex.status, "no result (the process "
                                                                    "exited or was killed)")))
         elif not call.ok:
@@ -105,6 +106,7 @@ def run_report(ex: Execution) -> str:
         "killed": f"killed by signal {-ex.exit_code}",
         "output_limit": "stopped: output limit exceeded",
         "disk_limit": "disk limit exceeded (the work dir is full)",
+        "memory_limit": "stopped: memory limit exceeded (MemoryError)",
     }.get(ex.status, ex.status)
     return f"Run finished: {status}.\n" + (_streams(ex) or "(no output)")
 
