@@ -65,10 +65,11 @@ async def session(url: str, index: int, stride: int, out: dict) -> None:
     from openenv.core.generic_client import GenericEnvClient
 
     planner = out["planner"]  # one local env per run: planning never awaits, so it is safe
-    client = GenericEnvClient(base_url=url, message_timeout_s=300)
+    client = GenericEnvClient(base_url=url, connect_timeout_s=120, message_timeout_s=300)
     try:
-        await client.connect()
-        await client.reset(seed=stride * 1_000_000 + index)  # not a measured episode
+        async with out["opening"]:  # a few handshakes at a time, as a trainer's pool would
+            await client.connect()
+            await client.reset(seed=stride * 1_000_000 + index)  # not a measured episode
         out["ready"] += 1
         await out["go"].wait()
         k = 0
@@ -120,6 +121,7 @@ def load(env_id: str, sessions: int, seconds: float) -> dict[str, Any]:
 
         async def run() -> tuple[float, float]:
             out["ready"], out["go"], opened = 0, asyncio.Event(), time.monotonic()
+            out["opening"] = asyncio.Semaphore(16)
             tasks = [
                 asyncio.create_task(session(server.url, i, sessions, out))
                 for i in range(sessions)
@@ -136,7 +138,9 @@ def load(env_id: str, sessions: int, seconds: float) -> dict[str, Any]:
         rss_after = rss_kib(server.pid)
         out["planner"].close()
     seeds = [seed for seed, _, _ in out["episodes"]]
-    lat = sorted(out["latencies"])
+    lat = sorted(out["latencies"]) or [float("nan")]
+    for error in out["errors"][:5]:
+        print(f"{env_id}: {error}", file=sys.stderr)
     return {
         "env_id": env_id,
         "sessions": sessions,
@@ -201,12 +205,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sessions", type=int, default=256)
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--envs", default=",".join(ENVS), help="comma-separated ids")
     args = parser.parse_args(argv)
     load_openenv()
     result = {
         "machine": f"{platform.machine()}, {platform.python_version()}",
         "command": "python benchmarks/bench_server.py " + " ".join(argv or sys.argv[1:]),
-        "load": [load(env_id, args.sessions, args.seconds) for env_id in ENVS],
+        "load": [load(env_id, args.sessions, args.seconds) for env_id in args.envs.split(",")],
         "overhead": overhead(),
     }
     RESULTS.mkdir(exist_ok=True)
