@@ -295,6 +295,10 @@ def test_token_is_required_on_every_route_but_health(servers: dict[str, ServerPr
             RemoteEnv(url, token)
     with client(url, TOKEN) as env:
         assert env.reset(seed=1).observation["text"]
+    with pytest.raises(Exception, match="403"):  # no entering another session by its id
+        ws_connect(url.replace("http", "ws") + "/ws?session_id=x", additional_headers={
+            "Authorization": f"Bearer {TOKEN}"
+        })
 
 
 def test_max_sessions_refuses_the_next_client_and_admits_one_when_a_session_ends(

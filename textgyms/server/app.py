@@ -5,6 +5,7 @@ OpenEnv provides the routes (``/ws`` sessions, ``/health``, ``/reset``, ``/step`
 replies. The guard adds what a network service needs and OpenEnv leaves out:
 
 - a bearer token on every route but ``/health`` (compared in constant time);
+- no attaching to another session by id (OpenEnv's ``/ws?session_id=``);
 - a message size limit that refuses an oversize WebSocket message with an OpenEnv error reply
   and keeps the session (OpenEnv would pass it on; uvicorn would close the connection);
 - an idle timeout that closes the WebSocket (code 1001) of a client that sent nothing for
@@ -20,6 +21,7 @@ import hmac
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
+from urllib.parse import parse_qs
 
 from openenv.core.env_server import ConcurrencyConfig, create_fastapi_app
 
@@ -105,11 +107,12 @@ class Guard:
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self._authorized(scope):
-            await receive()  # websocket.connect
-            if "websocket.http.response" in scope.get("extensions", {}):
-                await _respond(send, 401, "missing or wrong bearer token", "websocket.")
-            else:
-                await send({"type": "websocket.close", "code": 1008})
+            await _deny(scope, receive, send, 401, "missing or wrong bearer token")
+            return
+        if "session_id" in parse_qs(scope.get("query_string", b"").decode("latin-1")):
+            # OpenEnv lets a WebSocket attach to an existing session by id; here every
+            # connection is its own session, and no client may enter another one.
+            await _deny(scope, receive, send, 403, "attaching to a session by id is disabled")
             return
         send = _dropping_send_after_disconnect(send)
         await self.app(scope, self._guarded_receive(receive, send), send)
@@ -178,6 +181,15 @@ def _too_large(size: int, guard: Guard) -> str:
         "(textgyms serve --max-message-bytes); the session is still open"
     )
     return json.dumps({"type": "error", "data": {"message": message, "code": "VALIDATION_ERROR"}})
+
+
+async def _deny(scope: Scope, receive: Receive, send: Send, status: int, detail: str) -> None:
+    """Refuse a WebSocket handshake with an HTTP status (or close 1008 if the server cannot)."""
+    await receive()  # websocket.connect
+    if "websocket.http.response" in scope.get("extensions", {}):
+        await _respond(send, status, detail, "websocket.")
+    else:
+        await send({"type": "websocket.close", "code": 1008})
 
 
 async def _respond(send: Send, status: int, detail: str, prefix: str = "") -> None:
