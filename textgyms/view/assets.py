@@ -33,7 +33,9 @@ font:12.5px/1.35 ui-monospace,monospace;max-width:110em}
 .mt tr.miss td{background:#ffebee}.mt tr.hit td{background:#f1f8e9}
 .better td{background:#e8f5e9}.worse td{background:#ffebee}
 .sides{display:grid;grid-template-columns:1fr 1fr;gap:.8em}
-.sides>div{min-width:0}details{margin:.2em 0}
+.sides>div{min-width:0}details{margin:.2em 0}.chips{display:flex;flex-wrap:wrap;gap:.3em}
+.chip{font:12px monospace;padding:.1em .4em;border-radius:3px;background:#ffebee}
+.chip.hit{background:#e8f5e9}.chip.some{background:#fff8e1}
 """
 
 JS = r"""
@@ -240,13 +242,13 @@ function mtTable(mt) {
 
 function verdict(e) {
   const parts = Object.entries(e.parts).map(([k, v]) =>
-    h("tr", {}, h("td", {}, k), h("td", {class: "num"}, fmt(v))));
+    h("span", {class: "chip " + (v >= 1 ? "hit" : v > 0 ? "some" : "miss")}, `${k} ${fmt(v)}`));
   return h("div", {},
     h("div", {class: "verdict"}, "score ", h("b", {}, fmt(e.score)), " · ",
       h("span", {class: e.solved ? "ok" : "bad"}, e.solved ? "solved" : "not solved"),
       e.error ? ` · error: ${e.error}` : "", e.truncated ? " · truncated (turn limit)" : ""),
     e.feedback ? longText(e.feedback, 2000) : null,
-    parts.length ? h("table", {class: "partsTable"}, parts) : null);
+    parts.length ? h("div", {class: "chips"}, parts) : null);
 }
 
 function transcript(i) {
@@ -279,6 +281,8 @@ function drawDiff() {
   $("d-summary").textContent = `${d.tasks.length} tasks compared: ${better.length} better, ` +
     `${worse.length} worse, ${d.tasks.length - better.length - worse.length} unchanged ` +
     `(mean score ${fmt(mean(3))} → ${fmt(mean(4))})`;
+  $("d-a").textContent = "score " + runName(d.a);
+  $("d-b").textContent = "score " + runName(d.b);
   $("d-skipped").textContent = d.skipped.length ? "Not compared (protocols differ): " +
     d.skipped.join("; ") : "";
   const pick = {changed: better.concat(worse), better, worse, all: d.tasks}[show];

@@ -58,8 +58,8 @@ BODY = """<header><h1>{title}</h1></header><main>
 <option value="better">better</option><option value="worse">worse</option>
 <option value="all">all tasks</option></select></label></div>
 <p id="d-summary"></p><p id="d-skipped" class="muted"></p>
-<table id="d-table"><thead><tr><th>env</th><th>task</th><th>seed</th><th>score A</th>
-<th>score B</th><th>change</th></tr></thead><tbody id="d-rows"></tbody></table>
+<table id="d-table"><thead><tr><th>env</th><th>task</th><th>seed</th><th id="d-a">score A</th>
+<th id="d-b">score B</th><th>change</th></tr></thead><tbody id="d-rows"></tbody></table>
 <p id="d-more" class="muted"></p><div id="d-detail"></div></section></main>"""
 
 
