@@ -80,16 +80,25 @@ def _overlap(dev: DeviceConfig, name: str, addr: ipaddress.IPv4Interface) -> str
     return None
 
 
-def iface_cmd(dev: DeviceConfig, name: str, words: list[str]) -> str | None:
-    """Apply one interface sub-command; return None or IOS's message."""
-    itf = dev.iface(name)
+def _negation(words: list[str], mode: str, extra: list[str]):
+    """(negated, the words after ``no``, outcome): outcome ``""`` when the line is a harmless
+    one (kept verbatim in ``extra``), IOS's message for a bare ``no``, else None."""
     neg = words[0] == "no"
     w = words[1:] if neg else words
     if not w:
-        return INCOMPLETE
-    if harmless("if", words):
-        itf.extra.append(" ".join(words))
-        return None
+        return neg, w, INCOMPLETE
+    if harmless(mode, words):
+        extra.append(" ".join(words))
+        return neg, w, ""
+    return neg, w, None
+
+
+def iface_cmd(dev: DeviceConfig, name: str, words: list[str]) -> str | None:
+    """Apply one interface sub-command; return None or IOS's message."""
+    itf = dev.iface(name)
+    neg, w, done = _negation(words, "if", itf.extra)
+    if done is not None:
+        return done or None
     if w == ["shutdown"]:
         itf.shutdown = not neg
     elif w[0] == "description":
@@ -232,13 +241,9 @@ _ALL_VLANS = frozenset(range(1, 4095))
 def ospf_cmd(dev: DeviceConfig, words: list[str]) -> str | None:
     """Apply one ``router ospf`` sub-command; return None or IOS's message."""
     ospf = dev.ospf
-    neg = words[0] == "no"
-    w = words[1:] if neg else words
-    if not w:
-        return INCOMPLETE
-    if harmless("ospf", words):
-        ospf.extra.append(" ".join(words))
-        return None
+    neg, w, done = _negation(words, "ospf", ospf.extra)
+    if done is not None:
+        return done or None
     if w[0] == "network":
         return _network(ospf, w, neg)
     if w[0] == "passive-interface" and len(w) == 2:
