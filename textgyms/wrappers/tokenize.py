@@ -177,7 +177,9 @@ def _load_tiktoken(name: str) -> Any:
     try:
         import tiktoken
     except ImportError as exc:
-        raise BackendError("tokenizer 'tiktoken:...' needs `pip install tiktoken`") from exc
+        raise BackendError(
+            "tokenizer 'tiktoken:...' needs tiktoken: pip install 'textgyms[tokenize]'"
+        ) from exc
     if name.endswith(".tiktoken") or os.sep in name:
         return tiktoken_from_file(name)
     if name not in tiktoken.list_encoding_names():
@@ -200,7 +202,9 @@ def _load_hf(name: str) -> Any:
     try:
         from transformers import AutoTokenizer
     except ImportError as exc:
-        raise BackendError("tokenizer 'hf:...' needs `pip install transformers`") from exc
+        raise BackendError(
+            "tokenizer 'hf:...' needs transformers: pip install 'textgyms[train]'"
+        ) from exc
     try:
         return AutoTokenizer.from_pretrained(name, local_files_only=True)
     except OSError as exc:
