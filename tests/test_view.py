@@ -419,3 +419,13 @@ def test_agent_text_is_shown_as_text_never_run(browser, runs, tmp_path):
         assert opened.console == [] and opened.requests == [opened.url]
     finally:
         opened.page.close()
+
+
+def test_envs_are_rebuilt_with_the_runs_own_kwargs(tmp_path):
+    run = tmp_path / "len4"
+    evaluate(ScriptedPolicy("oracle"), ["textgyms/Wordle-v0"], episodes=1, out=run,
+             env_kwargs={"length": 4}, progress=False)
+    (view_run,) = load_view_runs([run])
+    assert view_run.make_kwargs("textgyms/Wordle-v0") == {"length": 4, "split": "test"}
+    (ep,) = build_payload([view_run])["episodes"]
+    assert all(name == "guess" for name, _ in ep["calls"]) and ep["score"] == 1.0

@@ -20,7 +20,7 @@ import gymnasium as gym
 from textgyms.actions import ParseError, ToolSpec, parse_all
 from textgyms.errors import ConfigError
 from textgyms.evaluate import METADATA, load_results, protocol_rows, run_dirs
-from textgyms.protocol import PROTOCOL_VERSION, protocol_diff
+from textgyms.protocol import PROTOCOL_VERSION, protocol_diff, resolved_kwargs
 
 #: Characters of text (all kept observations and actions) a page holds before clipping.
 TEXT_BUDGET = 6_000_000
@@ -44,11 +44,17 @@ class ViewRun:
         """The policy's name (``oracle``, ``random``, ``hf:...``)."""
         return str(self.meta.get("policy", {}).get("name", "?"))
 
-    @property
-    def make_kwargs(self) -> dict[str, Any]:
-        """The kwargs the run's envs were made with (the protocol records hold resolved ones,
-        which an env does not take back, e.g. a derived ``max_obs_chars``)."""
-        return self.meta.get("env_kwargs") or {"split": self.meta.get("split", "test")}
+    def make_kwargs(self, env_id: str) -> dict[str, Any]:
+        """The kwargs to make ``env_id`` as the run did: the split and the recorded kwargs that
+        differ from the env's defaults (the record holds every kwarg resolved, and an env does
+        not take all of them back, e.g. a ``max_obs_chars`` it derives itself)."""
+        rec = self.env_records[env_id]
+        try:
+            defaults = resolved_kwargs(env_id, {})
+        except (gym.error.Error, ImportError):  # not registered here: the env is not rebuilt
+            defaults = {}
+        custom = {k: v for k, v in rec["kwargs"].items() if defaults.get(k, v) != v}
+        return {**custom, "split": rec["split"]}
 
     @property
     def env_records(self) -> dict[str, dict[str, Any]]:
@@ -274,10 +280,11 @@ def prepare(runs: list[ViewRun]) -> Prepared:
     try:
         for ri, run in enumerate(runs):
             for row in run.rows:
-                calls = _calls(row, cache.tools(row["env_id"], run.make_kwargs))
+                kwargs = run.make_kwargs(row["env_id"])
+                calls = _calls(row, cache.tools(row["env_id"], kwargs))
                 ref = None
                 if row["env_id"].startswith(ISO_PREFIX) and any(n == "answer" for n, _ in calls):
-                    ref = cache.reference(row, run.make_kwargs)
+                    ref = cache.reference(row, kwargs)
                 items.append((ri, row, calls, _mt(row, calls, ref)))
     finally:
         cache.close()
