@@ -298,3 +298,20 @@ def test_reverse_env_oracle_and_junk():
     _, reward, terminated, _, info = env.step("<answer><Document/></answer>")
     assert terminated and reward == 0.0 and info["error"] == "format"
     env.close()
+
+
+def test_what_the_mt103_cannot_carry_is_reported():
+    from textgyms.envs.iso20022.translate import translate_with_losses
+
+    xml = to_xml(payment(2, 0, envelope=False, prefix=False, version="08"))
+    assert translate_with_losses(xml)[1] == []
+    extra = "<UltmtDbtr><Nm>PARENT HOLDING</Nm></UltmtDbtr>\n<Dbtr>"
+    with_ultimate = xml.replace("<Dbtr>", extra, 1)
+    assert xsd.validate_xml(with_ultimate) == []
+    mt, losses = translate_with_losses(with_ultimate)
+    assert losses == ["UltmtDbtr"] and "PARENT" not in mt
+    env = gym.make("textgyms/ISO20022-MT103-v1", difficulty=1)
+    env.reset(seed=0)
+    *_, info = env.step(env.unwrapped.solve(env.unwrapped.task)[0])
+    assert info["translation_loss"] == []
+    env.close()

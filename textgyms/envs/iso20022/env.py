@@ -14,7 +14,9 @@ True/False), ``max_turns`` (default 3 single-turn, 10 multi-turn), ``max_invalid
 ``invalid_penalty``, ``reward_mode`` (dense shaping is 0 before the answer), ``split``
 ("train" default, "test": the one task in five held out by a hash of the task, "all").
 
-Family info keys: ``difficulty`` (the level, 1-4).
+Family info keys: ``difficulty`` (the level, 1-4); on the answer turn also
+``translation_loss`` (names of pacs.008 elements no MT103 field carries; empty for generated
+messages, which keep to what the MT103 can say).
 """
 
 from __future__ import annotations
@@ -201,8 +203,10 @@ class Mt103ToIsoEnv(TextEnv):
 def answer_turn(state: IsoState, verdict: Verdict) -> Turn:
     """The terminal turn of an answer (either direction)."""
     state.verdict = verdict
-    return Turn(verdict.feedback, 0.0, True, verdict, None, "feedback",
-                {"difficulty": state.task.level})
+    info: dict = {"difficulty": state.task.level}
+    if isinstance(state.task, IsoTask):
+        info["translation_loss"] = list(state.task.losses)
+    return Turn(verdict.feedback, 0.0, True, verdict, None, "feedback", info)
 
 
 def validate_report(text: str) -> str:

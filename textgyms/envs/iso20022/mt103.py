@@ -213,11 +213,10 @@ def _option_c(tag: str, value: str) -> list[Issue]:
 
 
 def _option_d(tag: str, value: str) -> list[Issue]:
-    """Option D: an optional /party-identifier line, then 1 to 4 lines of name and address."""
-    lines = value.split("\n")
-    has_id = lines[0].startswith("/")
-    out = _lines(tag, value, 5 if has_id else 4, 35)
-    if has_id and len(lines) == 1:
+    """Option D: an optional /party-identifier line, then 1 to 4 lines of name and address
+    (the layout of 50K/59, which must also have a name after the identifier)."""
+    out = _party_k(tag, value)
+    if value.startswith("/") and "\n" not in value:
         out.append(Issue("T34", tag, "option D needs a name and address after the identifier"))
     return out
 
