@@ -384,3 +384,96 @@ def test_vrrp_preempts_by_default_and_the_address_owner_wins():
     cfg = parse_config("interface Gi0/0\n vrrp 5 ip 10.1.0.1\n no vrrp 5 preempt\n")[0]
     assert not cfg.interfaces["GigabitEthernet0/0"].fhrp[("vrrp", 5)].preempt
     assert "no vrrp 5 preempt" in render_config(cfg)
+
+
+# --- BGP -----------------------------------------------------------------------------------
+
+def _bgp_net(r1_extra: str = "", r1_network: str = "10.1.0.0 mask 255.255.255.0",
+             isp1_remote: int = 65001) -> Network:
+    """R1 (AS 65001) dual-homed to ISP1 (AS 65010, router ID 2.2.2.2) and ISP2 (AS 65020,
+    router ID 1.1.1.1), both peering with R3 (AS 65030) in front of a server LAN."""
+    def router(name: str, ifs: list[tuple[str, str]], bgp: str) -> tuple[str, str]:
+        text = f"hostname {name}\n" + "".join(
+            f"interface {i}\n ip address {a} 255.255.255.{0 if i.endswith('/0') else 252}\n"
+            for i, a in ifs)
+        return "router", text + bgp
+    devices = {
+        "R1": router("R1", [("Gi0/0", "10.1.0.1"), ("Gi0/1", "10.0.1.1"), ("Gi0/2", "10.0.2.1")],
+                     f"router bgp 65001\n network {r1_network}\n neighbor 10.0.1.2 remote-as 65010\n"
+                     f" neighbor 10.0.2.2 remote-as 65020\n{r1_extra}"),
+        "ISP1": router("ISP1", [("Gi0/1", "10.0.1.2"), ("Gi0/2", "10.0.3.1")],
+                       f"router bgp 65010\n bgp router-id 2.2.2.2\n neighbor 10.0.1.1 remote-as "
+                       f"{isp1_remote}\n neighbor 10.0.3.2 remote-as 65030\n"),
+        "ISP2": router("ISP2", [("Gi0/1", "10.0.2.2"), ("Gi0/2", "10.0.4.1")],
+                       "router bgp 65020\n bgp router-id 1.1.1.1\n neighbor 10.0.2.1 remote-as "
+                       "65001\n neighbor 10.0.4.2 remote-as 65030\n"),
+        "R3": router("R3", [("Gi0/0", "10.3.0.1"), ("Gi0/1", "10.0.3.2"), ("Gi0/2", "10.0.4.2")],
+                     "router bgp 65030\n bgp router-id 3.3.3.3\n network 10.3.0.0 mask "
+                     "255.255.255.0\n neighbor 10.0.3.1 remote-as 65010\n"
+                     " neighbor 10.0.4.1 remote-as 65020\n"),
+        "H1": _host("H1", "10.1.0.10", "10.1.0.1"),
+        "H3": _host("H3", "10.3.0.10", "10.3.0.1"),
+    }
+    links = [(("R1", _gi(1)), ("ISP1", _gi(1))), (("R1", _gi(2)), ("ISP2", _gi(1))),
+             (("ISP1", _gi(2)), ("R3", _gi(1))), (("ISP2", _gi(2)), ("R3", _gi(2))),
+             (("R1", _gi(0)), ("H1", "Ethernet0")), (("R3", _gi(0)), ("H3", "Ethernet0"))]
+    return _net(devices, links)
+
+
+def _via(net: Network, src: str, dst: str) -> list[str]:
+    return [h[0] for h in net.ping(src, ip(dst))[0].hops]
+
+
+def test_bgp_sessions_and_best_path_by_as_path_then_router_id():
+    net = _bgp_net()
+    assert len(net.bgp_sessions) == 8  # four sessions, each seen from both ends
+    routes = _routes(net, "R1", "10.3.0.0/24")
+    assert [r.proto for r in routes] == ["B"] and routes[0].ad == 20
+    # Equal AS-path lengths (65020 65030 vs 65010 65030): the lower router ID (ISP2) wins.
+    assert _via(net, "H1", "10.3.0.10") == ["H1", "R1", "ISP2", "R3", "H3"]
+    assert net.bgp_best["R3"][(ip("10.1.0.0"), 24)].as_path == (65020, 65001)
+    assert "B        10.3.0.0/24 [20/0] via 10.0.2.2" in show_ip_route(net, "R1")
+
+
+def test_bgp_local_preference_and_as_path_prepend():
+    prefer = ("route-map FROM-ISP1 permit 10\n set local-preference 200\n"
+              "router bgp 65001\n neighbor 10.0.1.2 route-map FROM-ISP1 in\n")
+    net = _bgp_net(prefer)
+    assert net.bgp_best["R1"][(ip("10.3.0.0"), 24)].local_pref == 200
+    assert _via(net, "H1", "10.3.0.10")[2] == "ISP1"
+    # Inbound: make the path through ISP2 longer so R3 returns through ISP1.
+    prepend = ("ip prefix-list LAN seq 5 permit 10.1.0.0/24\n"
+               "route-map TO-ISP2 permit 10\n match ip address prefix-list LAN\n"
+               " set as-path prepend 65001 65001\n"
+               "router bgp 65001\n neighbor 10.0.2.2 route-map TO-ISP2 out\n")
+    net = _bgp_net(prepend)
+    assert _via(net, "H3", "10.1.0.10")[2] == "ISP1"
+    # A route-map whose only entry does not match denies everything (implicit deny).
+    deny = prepend.replace("permit 10.1.0.0/24", "permit 192.0.2.0/24")
+    net = _bgp_net(deny)
+    assert _via(net, "H3", "10.1.0.10")[2] == "ISP1"  # nothing left via ISP2
+
+
+def test_bgp_network_needs_the_exact_prefix_and_sessions_need_matching_as():
+    net = _bgp_net(r1_network="10.1.0.0 mask 255.255.0.0")  # the RIB has only the /24
+    assert (ip("10.1.0.0"), 16) not in net.bgp_best["R3"]
+    assert net.ping("H3", ip("10.1.0.10"))[1] is None
+    wrong = _bgp_net(isp1_remote=65099)  # ISP1 expects another AS: no session with R1
+    assert not any({s.a, s.b} == {"R1", "ISP1"} for s in wrong.bgp_sessions)
+    assert _via(wrong, "H1", "10.3.0.10")[2] == "ISP2"
+    cfg = parse_config("router bgp 65001\n neighbor 10.0.0.2 route-map X in\n")[1]
+    assert cfg[0].reason == "% Specify remote-as or peer-group commands first"
+
+
+def test_bgp_config_round_trips():
+    text = ("router bgp 65001\n bgp router-id 1.1.1.1\n bgp log-neighbor-changes\n"
+            " network 10.1.0.0 mask 255.255.255.0\n neighbor 10.0.1.2 remote-as 65010\n"
+            " neighbor 10.0.1.2 route-map IN in\n neighbor 10.0.1.2 next-hop-self\n"
+            "ip prefix-list LAN seq 5 permit 10.1.0.0/16 le 24\n"
+            "route-map IN permit 10\n match ip address prefix-list LAN\n set local-preference 150\n")
+    cfg, issues, _n = parse_config(text)
+    assert issues == []
+    again = render_config(cfg)
+    assert render_config(parse_config(again)[0]) == again and "set local-preference 150" in again
+    entry = cfg.prefix_lists["LAN"][0]
+    assert entry.matches(ip("10.1.5.0"), 24) and not entry.matches(ip("10.1.5.0"), 25)

@@ -20,7 +20,7 @@ from textgyms.envs.netconfig.sim import Network
 A = ipaddress.IPv4Address
 Ref = Mapping[str, DeviceConfig] | None
 MAX_ACL_ENTRIES = 300  # the policies have a handful; equivalence cost grows with entries
-NAMES = {"O": "OSPF", "S": "static"}
+NAMES = {"O": "OSPF", "S": "static", "B": "BGP"}
 
 
 def _addressing(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
@@ -123,6 +123,11 @@ def _router_ids(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     return not dup, f"duplicate or missing OSPF router IDs: {'; '.join(dup)}"
 
 
+def _bgp_session(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    ok = any({s.a, s.b} == {c["a"], c["b"]} for s in net.bgp_sessions)
+    return ok, f"no BGP session between {c['a']} and {c['b']}"
+
+
 def _router_id(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     have = net.rids.get(c["dev"], 0)
     return have == ip(c["rid"]), f"{c['dev']} has OSPF router ID {A(have)}, required {c['rid']}"
@@ -213,6 +218,7 @@ CHECKS: dict[str, Check] = {
     "adjacency": _adjacency,
     "router_ids": _router_ids,
     "router_id": _router_id,
+    "bgp_session": _bgp_session,
     "waypoint": _waypoint,
     "vlan": _vlan,
     "trunk": _trunk,
@@ -223,7 +229,7 @@ CHECKS: dict[str, Check] = {
 WEIGHTS = {"addressing": 2, "reach": 2, "flows": 2, "boundary": 1, "collateral": 1,
            "acl_equiv": 2, "routing": 2, "static_only": 2, "passive": 1, "ospf_area": 1,
            "adjacency": 1, "router_ids": 1, "router_id": 1, "waypoint": 1, "vlan": 1, "trunk": 1,
-           "isolation": 1, "nat": 2, "fhrp": 2}
+           "isolation": 1, "nat": 2, "fhrp": 2, "bgp_session": 1}
 
 
 def run(net: Network, checks: list[dict], ref: Ref, skip=()) -> list[tuple[dict, bool, str]]:

@@ -147,6 +147,57 @@ class NatPool:
 
 
 @dataclass
+class BgpNeighbor:
+    """``neighbor A remote-as N`` and its options."""
+
+    ip: ipaddress.IPv4Address
+    remote_as: int | None = None
+    route_map_in: str | None = None
+    route_map_out: str | None = None
+    next_hop_self: bool = False
+
+
+@dataclass
+class Bgp:
+    """``router bgp ASN``: neighbors and the prefixes it originates (``network``)."""
+
+    asn: int
+    router_id: ipaddress.IPv4Address | None = None
+    neighbors: dict[ipaddress.IPv4Address, BgpNeighbor] = field(default_factory=dict)
+    networks: list[ipaddress.IPv4Network] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RouteMapEntry:
+    """``route-map NAME permit|deny SEQ`` with its match and set clauses."""
+
+    seq: int
+    permit: bool
+    prefix_list: str | None = None
+    local_pref: int | None = None
+    prepend: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class PrefixListEntry:
+    """``ip prefix-list NAME seq N permit|deny P/L [ge G] [le L]``."""
+
+    seq: int
+    permit: bool
+    prefix: ipaddress.IPv4Network
+    ge: int | None = None
+    le: int | None = None
+
+    def matches(self, net: int, plen: int) -> bool:
+        """Whether a route's prefix falls in this entry."""
+        lo = self.ge if self.ge is not None else self.prefix.prefixlen
+        hi = self.le if self.le is not None else (32 if self.ge is not None else lo)
+        m = (0xFFFFFFFF << (32 - self.prefix.prefixlen)) & 0xFFFFFFFF
+        return lo <= plen <= hi and (net & m) == int(self.prefix.network_address)
+
+
+@dataclass
 class DeviceConfig:
     """Everything one device's configuration says."""
 
@@ -160,6 +211,9 @@ class DeviceConfig:
     nat_pools: dict[str, NatPool] = field(default_factory=dict)
     gateway: ipaddress.IPv4Address | None = None  # ip default-gateway (hosts, L2 switches)
     ip_routing: bool | None = None  # None: the platform default (routers on, switches off)
+    bgp: Bgp | None = None
+    route_maps: dict[str, list[RouteMapEntry]] = field(default_factory=dict)
+    prefix_lists: dict[str, list[PrefixListEntry]] = field(default_factory=dict)
     extra: list[str] = field(default_factory=list)  # accepted global lines the model ignores
 
     def iface(self, name: str) -> Interface:

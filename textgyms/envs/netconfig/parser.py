@@ -16,6 +16,7 @@ import functools
 import ipaddress
 import re
 
+from textgyms.envs.netconfig import parse_bgp
 from textgyms.envs.netconfig.acl import parse_ace
 from textgyms.envs.netconfig.model import (
     Acl,
@@ -36,12 +37,14 @@ from textgyms.envs.netconfig.parse_if import (
 )
 from textgyms.envs.netconfig.vocab import (
     ACL,
+    BGP,
     GLOBAL,
     INCOMPLETE,
     INTERFACE,
     INVALID,
     LINE,
     OSPF,
+    RMAP,
     VLAN,
     expand,
     harmless,
@@ -51,7 +54,7 @@ __all__ = ["apply_lines", "normalize_ifname", "parse_config", "parse_mask", "spl
 _NOOPS = {"end", "exit", "configure terminal", "conf t", "enable"}
 _DEVICE_MARK = re.compile(r"^\s*!\s*device\s+(\S+)\s*$", re.I)
 _TREES = {"if": INTERFACE, "vlan": VLAN, "ospf": OSPF, "acl": ACL, "line": LINE,
-          "global": GLOBAL}
+          "global": GLOBAL, "bgp": BGP, "rmap": RMAP}
 
 
 @functools.lru_cache(maxsize=16384)
@@ -294,6 +297,11 @@ def _global_cmd(dev: DeviceConfig, words: list[str]) -> tuple[str | None, tuple 
         return _interface(dev, w, neg)
     elif head == "vlan":
         return _vlan(dev, w, neg)
+    elif head == "router" and len(w) >= 2 and w[1] == "bgp":
+        reason = parse_bgp.router_bgp(dev, w, neg)
+        return reason, (("bgp",) if reason is None and not neg else None)
+    elif head == "route-map":
+        return parse_bgp.route_map(dev, w, neg)
     elif head == "router" and len(w) == 3 and w[1] == "ospf":
         pid = number(w[2], 1, 65535)
         if pid is None:
@@ -342,6 +350,8 @@ def _ip_global(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, 
         return _static_route(dev, w, neg), None
     if w[1] == "nat":
         return _nat(dev, w, neg), None
+    if w[1] == "prefix-list":
+        return parse_bgp.prefix_list(dev, w, neg), None
     if w[1] == "routing" and len(w) == 2:
         dev.ip_routing = not neg
         return None, None
@@ -412,6 +422,11 @@ def _in_mode(dev: DeviceConfig, mode: tuple, words: list[str]) -> str | None:
         return iface_cmd(dev, mode[1], expanded)
     if mode[0] == "ospf":
         return ospf_cmd(dev, expanded) if dev.ospf is not None else INVALID
+    if mode[0] == "bgp":
+        return parse_bgp.bgp_cmd(dev, expanded) if dev.bgp is not None else INVALID
+    if mode[0] == "rmap":
+        return parse_bgp.rmap_cmd(dev, mode[1], mode[2], expanded) if mode[1] in \
+            dev.route_maps else INVALID
     if mode[0] == "line":
         dev.extra.append(" " + " ".join(expanded))
         return None

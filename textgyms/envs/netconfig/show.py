@@ -120,6 +120,47 @@ def _ospf_lines(ospf) -> list[str]:
     return lines + ["!"]
 
 
+def _bgp_lines(cfg: DeviceConfig) -> list[str]:
+    b = cfg.bgp
+    return (_bgp_router(b) if b is not None else []) + _policy_lines(cfg)
+
+
+def _bgp_router(b) -> list[str]:
+    lines = [f"router bgp {b.asn}"]
+    if b.router_id is not None:
+        lines.append(f" bgp router-id {b.router_id}")
+    lines += [f" {x}" for x in b.extra]
+    lines += [f" network {n.network_address} mask {n.netmask}" for n in b.networks]
+    for ip, n in b.neighbors.items():
+        lines.append(f" neighbor {ip} remote-as {n.remote_as}")
+        lines += [f" neighbor {ip} route-map {m} {d}" for d, m in
+                  (("in", n.route_map_in), ("out", n.route_map_out)) if m]
+        if n.next_hop_self:
+            lines.append(f" neighbor {ip} next-hop-self")
+    return lines + ["!"]
+
+
+def _policy_lines(cfg: DeviceConfig) -> list[str]:
+    lines = []
+    for name, entries in cfg.prefix_lists.items():
+        for e in entries:
+            bounds = (f" ge {e.ge}" if e.ge is not None else "") + (
+                f" le {e.le}" if e.le is not None else "")
+            action = "permit" if e.permit else "deny"
+            lines.append(f"ip prefix-list {name} seq {e.seq} {action} {e.prefix}{bounds}")
+    for name, entries in cfg.route_maps.items():
+        for e in entries:
+            lines.append(f"route-map {name} {'permit' if e.permit else 'deny'} {e.seq}")
+            if e.prefix_list:
+                lines.append(f" match ip address prefix-list {e.prefix_list}")
+            if e.local_pref is not None:
+                lines.append(f" set local-preference {e.local_pref}")
+            if e.prepend:
+                lines.append(" set as-path prepend " + " ".join(str(a) for a in e.prepend))
+            lines.append("!")
+    return lines
+
+
 def _nat_lines(cfg: DeviceConfig) -> list[str]:
     lines = [f"ip nat pool {p.name} {p.start} {p.end} prefix-length {p.plen}"
              for p in cfg.nat_pools.values()]
@@ -160,6 +201,7 @@ def render_config(cfg: DeviceConfig) -> str:
         lines += _iface_lines(cfg.interfaces[name])
     if cfg.ospf is not None:
         lines += _ospf_lines(cfg.ospf)
+    lines += _bgp_lines(cfg)
     lines += _nat_lines(cfg)
     lines += [_route_line(r) for r in cfg.routes]
     if cfg.gateway is not None:
@@ -207,7 +249,7 @@ def _route_text(r) -> str:
     if r.proto == "C" or r.nexthop is None:
         return f"is directly connected, {r.iface}"
     ospf = r.proto.startswith("O")
-    age = ", 00:00:12" if ospf else ""
+    age = ", 00:00:12" if ospf or r.proto == "B" else ""
     tail = f", {r.iface}" if ospf else ""
     return f"[{r.ad}/{r.metric}] via {A(r.nexthop)}{age}{tail}"
 

@@ -13,7 +13,7 @@ import ipaddress
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from textgyms.envs.netconfig import fhrp, l2, nat, ospf, routing
+from textgyms.envs.netconfig import bgp, fhrp, l2, nat, ospf, routing
 from textgyms.envs.netconfig.acl import Packet, evaluate
 from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route
@@ -106,6 +106,19 @@ class Network:
         for dev in configs:
             cands = routing.connected_routes(self.l3[dev]) + ospf.to_routes(tables.get(dev, {}))
             rib = routing.select(cands + statics[dev])
+            self.rib[dev] = rib
+            self.fib[dev] = routing.build_fib(rib)
+        self.bgp_sessions: list = []
+        self.bgp_best: dict = {}
+        if any(c.bgp is not None for c in configs.values()):
+            self._route_bgp(configs, l3r)
+
+    def _route_bgp(self, configs, l3r) -> None:
+        """BGP on top of the IGP/static RIBs (next hops resolve through them)."""
+        owner = {ip: d for d, own in self.own.items() for ip in own}
+        self.bgp_sessions, self.bgp_best = bgp.compute(configs, l3r, self.rib, self.fib, owner)
+        for dev, best in self.bgp_best.items():
+            rib = routing.select(self.rib[dev] + bgp.to_routes(best, self.fib[dev]))
             self.rib[dev] = rib
             self.fib[dev] = routing.build_fib(rib)
 

@@ -19,6 +19,7 @@ _IP_GLOBAL: Tree = {
     "route": None,
     "nat": {"inside": {"source": {"list": None, "static": None}}, "pool": None},
     "access-list": {"standard": None, "extended": None},
+    "prefix-list": None,
     "default-gateway": None,
     "routing": None,
     "cef": None,
@@ -44,7 +45,8 @@ GLOBAL: Tree = {
     "hostname": None,
     "interface": None,
     "vlan": None,
-    "router": {"ospf": None},
+    "router": {"ospf": None, "bgp": None},
+    "route-map": None,
     "access-list": None,
     "ip": _IP_GLOBAL,
     "line": None,
@@ -151,6 +153,11 @@ OSPF: Tree = {
 }
 _HARMLESS_OSPF = {"log-adjacency-changes", "timers", "maximum-paths", "ispf", "nsf", "bfd"}
 VLAN: Tree = {"name": None, "state": None, "exit": None}
+BGP: Tree = {"neighbor": None, "network": None, "bgp": None, "synchronization": None,
+             "auto-summary": None, "timers": None, "exit": None}
+RMAP: Tree = {"match": {"ip": {"address": {"prefix-list": None}}},
+              "set": {"local-preference": None, "as-path": {"prepend": None}},
+              "description": None, "exit": None}
 LINE: Tree = {
     "login": None, "password": None, "transport": None, "exec-timeout": None, "logging": None,
     "privilege": None, "access-class": None, "history": None, "session-timeout": None,
