@@ -285,7 +285,7 @@ function drawDiff() {
   $("d-b").textContent = "score " + runName(d.b);
   $("d-skipped").textContent = d.skipped.length ? "Not compared (protocols differ): " +
     d.skipped.join("; ") : "";
-  const pick = {changed: better.concat(worse), better, worse, all: d.tasks}[show];
+  const pick = {changed: better.concat(worse), better, worse, all: d.tasks.slice()}[show];
   pick.sort((x, y) => delta(x) - delta(y));
   $("d-rows").replaceChildren(...pick.slice(0, 500).map((t) => h("tr", {
     class: delta(t) > 1e-9 ? "better" : delta(t) < -1e-9 ? "worse" : "",
