@@ -323,6 +323,10 @@ def draw_payment(rng: np.random.Generator, level: int) -> dict[str, Any]:
     p["cdtr_agt_id"] = _agent_id(rng, level, cbank)
     no_bic = p["cdtr_agt_id"] is not None and not p["cdtr_agt_id"]["bic"]
     p["routing"] = _routing(rng, level, dbank.bic, cbank.bic, no_bic)
+    cover = p["routing"]["rmb_instg"] or p["routing"]["rmb_instd"]
+    # Direct settlement over the sender's account with the receiver (53B), L4.
+    p["sttlm_acct"] = banks.make_account(banks.OTHER_BANKS[0], rng)[0] if (
+        level >= 4 and not cover and chance(rng, 0.3)) else None
     if p["routing"]["instd"] == cbank.bic and not p["routing"]["intrmy1"]:
         p["instructions"]["next_cd"] = None  # PHON/TELE need a 57a (rule E45)
     p["bics"] = {k: _bic(rng, v) for k, v in _all_bics(p).items()}
@@ -406,6 +410,8 @@ def _amount(tag: str, ccy: str, value: Decimal) -> str:
 def _group_header(p: dict) -> str:
     b, r = p["bics"], p["routing"]
     sttlm = [text("SttlmMtd", "COVE" if r["rmb_instg"] or r["rmb_instd"] else "INDA")]
+    if p.get("sttlm_acct"):
+        sttlm.append(el("SttlmAcct", el("Id", el("Othr", text("Id", p["sttlm_acct"])))))
     if r["rmb_instg"]:
         sttlm.append(agent("InstgRmbrsmntAgt", b["rmb_instg"]))
     if r["rmb_instd"]:

@@ -28,7 +28,8 @@ RULES = """\
 71F -> ChrgsInf (Agt = sender); 71G -> ChrgsInf (Agt = receiver)
 50a/59a -> Dbtr/Cdtr (+ DbtrAcct/CdtrAcct: IBAN when the account is one, else Othr/Id)
 52a -> DbtrAgt (else the sender); 57a -> CdtrAgt (else the receiver); 56a -> IntrmyAgt1
-53A, 54A -> SttlmInf InstgRmbrsmntAgt, InstdRmbrsmntAgt (SttlmMtd COVE, else INDA)
+53A, 54A -> SttlmInf InstgRmbrsmntAgt, InstdRmbrsmntAgt (SttlmMtd COVE, else INDA);
+  53B /account -> SttlmAcct
 72 /INS/ -> PrvsInstgAgt1; /INTA/ -> IntrmyAgt2; /ACC/ -> InstrForCdtrAgt; /REC/ -> InstrForNxtAgt
 77B /ORDERRES/ or /BENEFRES/CC//code + text -> RgltryRptg (DEBT or CRED)
 70 /INV/ -> Strd RfrdDocInf CINV; /RFB/ -> Strd CdtrRefInf SCOR; other text -> Ustrd
@@ -186,7 +187,11 @@ def regulatory_xml(msg: Message) -> list[str]:
 
 
 def _group_header(msg: Message, ref: str, date: str) -> str:
-    sttlm = [text("SttlmMtd", "COVE" if msg.first("53") or msg.first("54") else "INDA")]
+    f53, f54 = msg.first("53"), msg.first("54")
+    cover = (f53 and f53[0] != "53B") or f54
+    sttlm = [text("SttlmMtd", "COVE" if cover else "INDA")]
+    if f53 and f53[0] == "53B" and f53[1].startswith("/"):
+        sttlm += account_xml("SttlmAcct", f53[1].split("\n")[0][1:])
     for tag, base in (("InstgRmbrsmntAgt", "53"), ("InstdRmbrsmntAgt", "54")):
         field = msg.first(base)
         if field and field[0].endswith("A"):

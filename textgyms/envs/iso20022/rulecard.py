@@ -26,7 +26,8 @@ Translation rules (pacs.008.001.08-.13 -> MT103):
   option D ("//" clearing line, name, address) or, for 56a/57a, option C (the clearing line
   alone). Clearing codes: USABA FW, USPID CP, GBDSC SC, IENCC IE, CACPA CC, AUBSB AU,
   DEBLZ BL, ATBLZ AT, CHBCC SW, ITNCC IT, ESNCC ES, PTNCC PT (e.g. //FW021000021).
-  :52a: DbtrAgt unless it is the sender's BIC. :53A: InstgRmbrsmntAgt. :54A: InstdRmbrsmntAgt.
+  :52a: DbtrAgt unless it is the sender's BIC. :53A: InstgRmbrsmntAgt (else :53B: "/" +
+  SttlmAcct). :54A: InstdRmbrsmntAgt.
   :56a: IntrmyAgt1. :57a: CdtrAgt unless it is the receiver's BIC and there is no 56a.
 - :70: line 1 "/ROC/" + EndToEndId (no such line if it is NOTPROVIDED); then "/INV/" +
   invoice number (Strd RfrdDocInf CINV) and "/RFB/" + CdtrRefInf Ref, one per line; then the

@@ -261,7 +261,8 @@ def charge_fields(tx: ET.Element, ccy: str) -> list[tuple[str, list[str]]]:
 
 
 def agent_fields(tx: ET.Element, gh: ET.Element, sender: str, receiver: str) -> list:
-    """52a (debtor agent other than the sender), 53A/54A (reimbursement agents), 56a
+    """52a (debtor agent other than the sender), 53A/54A (reimbursement agents) or 53B
+    (SttlmAcct, the account between sender and receiver), 56a
     (intermediary 1) and 57a (creditor agent other than the receiver, or after 56a)."""
     out = []
     dbtr = agent_option(tx.find("DbtrAgt"), "AD")
@@ -271,6 +272,9 @@ def agent_fields(tx: ET.Element, gh: ET.Element, sender: str, receiver: str) -> 
         bic = _bic(gh, path)
         if bic:
             out.append((tag, [bic]))
+    acct = _account(gh, "SttlmInf/SttlmAcct")
+    if acct and not any(tag == "53A" for tag, _ in out):  # the account to settle over: 53B
+        out.insert(len(out) - sum(t == "54A" for t, _ in out), ("53B", [f"/{acct}"]))
     intrmy = agent_option(tx.find("IntrmyAgt1"), "ACD")
     if intrmy:
         out.append(("56" + intrmy[0], intrmy[1]))

@@ -109,7 +109,7 @@ def validate_tree(root) -> list[str]:
     if doc is None:
         return ["no pacs.008.001.08-13 Document element"]
     out = _check(doc, "pacs.008.001", PACS_VERSIONS)
-    head = _find(root, HEAD_NS, "AppHdr")
+    head = None if doc is root else _find(root, HEAD_NS, "AppHdr")  # bare: no header
     if head is not None:
         out += _check(head, "head.001.001", HEAD_VERSIONS)
     return out
