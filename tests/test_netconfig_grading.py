@@ -15,7 +15,7 @@ from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.verify import _reference, network, verify_submission
 
 SEEDS = range(4)
-CONFIG_FAMILIES = ("addressing", "routing", "acl", "vlan", "nat", "ospf_areas", "fhrp")
+CONFIG_FAMILIES = ("addressing", "routing", "acl", "vlan", "nat", "ospf_areas", "fhrp", "bgp")
 
 
 def task(family: str, level: str, seed: int) -> NetTask:
@@ -154,7 +154,16 @@ def hsrp_other_numbers(_d: str, text: str) -> str:
                   flags=re.M)
 
 
+def bgp_other_numbers(_d: str, text: str) -> str:
+    """A higher local preference, a longer prepend and the usual housekeeping lines."""
+    text = text.replace(" set local-preference 200", " set local-pref 300")
+    text = re.sub(r"^( set as-path prepend (\d+) .*)$", r"\1 \2", text, flags=re.M)
+    return re.sub(r"^(router bgp \d+)$", r"\1\n bgp log-neighbor-changes\n no synchronization"
+                  r"\n no auto-summary", text, count=1, flags=re.M)
+
+
 REWRITES = {
+    "bgp": [abbreviated, with_harmless_lines, bgp_other_numbers],
     "fhrp": [abbreviated, with_harmless_lines, hsrp_other_numbers],
     "addressing": [abbreviated, with_harmless_lines],
     "routing": [abbreviated, with_harmless_lines, static_fully_specified, static_exit_interface,
@@ -263,6 +272,18 @@ def _wrong_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict
         out += [("one router's backbone interfaces in area 1", _one_router_in_area_1(t)),
                 ("everything in area 0", edit(t, lambda d, x: re.sub(r" area \d+", " area 0", x))),
                 ("duplicate router IDs", edit(t, _same_router_id))]
+    if family == "bgp":
+        out += [("LAN advertised with the wrong mask", edit(t, lambda d, x: re.sub(
+                    r"^( network \S+ mask) \S+$", r"\1 255.255.0.0", x, flags=re.M))),
+                ("wrong remote AS", edit(t, lambda d, x: re.sub(
+                    r"^( neighbor \S+ remote-as) (\d+)$", r"\1 65535", x, count=1,
+                    flags=re.M)))]
+    if family == "bgp" and level != "easy":
+        out.append(("no local preference", edit(t, lambda d, x: x.replace(
+            "route-map FROM-ISP1 in", "description no policy"))))
+    if family == "bgp" and level == "hard":
+        out.append(("no prepend", edit(t, lambda d, x: re.sub(
+            r"^ set as-path prepend .*\n?", "", x, flags=re.M))))
     if family == "fhrp":
         out.append(("priorities not set (R1 not active)", edit(t, lambda d, x: re.sub(
             r"^ standby \d+ priority .*\n?", "", x, flags=re.M))))

@@ -127,7 +127,7 @@ def test_invalid_interface_lines_are_rejected(line, reason):
         "access-list 300 permit any",
         "ip route 10.0.0.1 255.255.255.0 10.1.1.1",  # host bits set
         "ip nat outside source static 1.1.1.1 2.2.2.2",
-        "router bgp 65000",
+        "router eigrp 100",
     ],
 )
 def test_lines_outside_the_dialect_are_counted(line):

@@ -32,10 +32,15 @@ def _addressing(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
 
 
 def _reach(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
-    """A ping that succeeds on every equal-cost path the echo may take."""
+    """A ping that succeeds on every equal-cost path the echo may take (with a link failed
+    first, if the check says so)."""
+    when = ""
+    if c.get("fail"):
+        net = failed(net, *c["fail"])
+        when = f" when {c['fail'][0]} {c['fail'][1]} fails"
     for _there, back in net.ping_all_paths(c["src"], ip(c["dst"])):
         if not (back is not None and back.status == "delivered"):
-            return False, f"ping {c['src']} -> {c['dst']} fails"
+            return False, f"ping {c['src']} -> {c['dst']} fails{when}"
     return True, ""
 
 

@@ -1,17 +1,26 @@
 """NetConfig task generation: the family dispatch. The families live on top of the scenario
 model (:mod:`l3tasks` for addressing and routing, :mod:`families` for ACL, VLAN and NAT,
-:mod:`areas` for multi-area OSPF, :mod:`gateways` for HSRP, :mod:`faults` for repair and
-diagnosis, :mod:`analysis` for topology questions); nothing below imports this module."""
+:mod:`areas` for multi-area OSPF, :mod:`gateways` for HSRP, :mod:`peering` for BGP,
+:mod:`faults` for repair and diagnosis, :mod:`analysis` for topology questions); nothing
+below imports this module."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from textgyms.envs.netconfig import analysis, areas, families, faults, gateways, l3tasks
+from textgyms.envs.netconfig import (
+    analysis,
+    areas,
+    families,
+    faults,
+    gateways,
+    l3tasks,
+    peering,
+)
 from textgyms.envs.netconfig.task import NetTask, freeze
 
 FAMILIES = ("addressing", "acl", "routing", "vlan", "nat", "repair", "diagnosis", "analysis",
-            "ospf_areas", "fhrp")
+            "ospf_areas", "fhrp", "bgp")
 LEVELS = ("easy", "medium", "hard")
 __all__ = ["FAMILIES", "LEVELS", "NetTask", "generate"]
 
@@ -24,6 +33,8 @@ def generate(rng: np.random.Generator, family: str, level: str) -> NetTask:
         return freeze(family, level, l3tasks.routing(rng, level))
     if family in ("acl", "vlan", "nat"):
         return freeze(family, level, getattr(families, family)(rng, level))
+    if family == "bgp":
+        return freeze(family, level, peering.peering(rng, level))
     if family == "fhrp":
         return freeze(family, level, gateways.fhrp(rng, level))
     if family == "ospf_areas":

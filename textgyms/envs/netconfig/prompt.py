@@ -22,6 +22,7 @@ INTRO = {
     "analysis": "Analyse the topology below.",
     "ospf_areas": "Design multi-area OSPF: put every interface in its area as required below.",
     "fhrp": "Make the LAN gateway redundant with HSRP on the two routers.",
+    "bgp": "Configure BGP peering and routing policy as required below.",
 }
 
 
@@ -76,6 +77,8 @@ vlan/trunk allowed vlan/native vlan, encapsulation dot1Q, ip ospf cost|PID area 
 ip|priority|preempt|track; vlan/name; \
 ip routing; ip route (next hop, exit interface or both, distance, name); router ospf with \
 network/passive-interface [default]/router-id/redistribute/default-information originate; \
+router bgp with neighbor remote-as/route-map/next-hop-self and network mask; route-map \
+(match ip address prefix-list, set local-preference, set as-path prepend); ip prefix-list; \
 standard and extended ACLs, numbered or named; ip nat pool; ip nat inside source \
 list|static, with pools, overload, port forwarding and extendable). Keywords may be \
 abbreviated as IOS allows. Interfaces are enabled unless `shutdown`.

@@ -79,7 +79,25 @@ def _fhrp(r: dict) -> str:
     return text
 
 
+def _bgp(r: dict) -> str:
+    peers = ", ".join(f"{ip} (AS {asn})" for ip, asn in r["peers"].items())
+    return (f"BGP: {r['device']} runs BGP in AS {r['asn']}, peers with {peers} and "
+            f"advertises {', '.join(r['advertise'])}.")
+
+
+def _bgp_policy(r: dict) -> str:
+    text = (f"Policy: traffic to the server {r['server']} leaves through {r['prefer']} "
+            f"(use BGP local preference), and still reaches it through {r['backup']} when "
+            f"the link to {r['prefer']} fails.")
+    if r.get("inbound"):
+        text += (f" Return traffic from the server must also come in through {r['prefer']} "
+                 f"(make the path through {r['backup']} longer).")
+    return text
+
+
 RENDER = {
+    "bgp": _bgp,
+    "bgp_policy": _bgp_policy,
     "fhrp": _fhrp,
     "ospf_areas": _areas,
     "router_id": lambda r: (
