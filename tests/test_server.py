@@ -50,10 +50,11 @@ SERVERS: dict[str, tuple[str, dict[str, Any]]] = {
         WORDLE,
         {
             "token": TOKEN,
-            "args": ["--max-sessions", "2", "--idle-timeout", str(IDLE)]
-            + ["--max-message-bytes", str(LIMIT)],
+            "args": ["--max-sessions", "2", "--max-message-bytes", str(LIMIT)],
         },
     ),
+    # Its own server: an idle timeout on the limits server could free a slot mid-test.
+    "idle": (WORDLE, {"args": ["--max-sessions", "2", "--idle-timeout", str(IDLE)]}),
 }
 
 
@@ -310,15 +311,22 @@ def test_max_sessions_refuses_the_next_client_and_admits_one_when_a_session_ends
         RemoteEnv(url, TOKEN)
     first.close()
 
-    def admitted() -> bool:
-        try:
-            RemoteEnv(url, TOKEN).close()
-        except ServerError:
-            return False
-        return True
-
-    wait_for(admitted, "a session slot freed by close()")
+    wait_for(lambda: admits(url, 1, TOKEN), "a session slot freed by close()")
     second.close()
+
+
+def admits(url: str, n: int, token: str | None = None) -> bool:
+    """Whether the server at ``url`` accepts ``n`` more sessions right now (closed again)."""
+    envs = []
+    try:
+        for _ in range(n):
+            envs.append(RemoteEnv(url, token))
+    except ServerError:
+        return False
+    finally:
+        for env in envs:
+            env.close()
+    return True
 
 
 def test_oversize_malformed_and_unknown_messages_get_error_replies_and_keep_the_session(
@@ -337,16 +345,14 @@ def test_oversize_malformed_and_unknown_messages_get_error_replies_and_keep_the_
 
 
 def test_idle_sessions_are_closed_and_their_slot_freed(servers: dict[str, ServerProcess]) -> None:
-    url = servers["limits"].url
-    with raw(url) as ws:
+    url = servers["idle"].url
+    with raw(url, token=None) as ws:
         assert ask(ws, json.dumps({"type": "reset", "data": {}}))["type"] == "observation"
         time.sleep(IDLE + 1.0)  # stay idle past --idle-timeout
         with pytest.raises(Exception) as closed:
             ask(ws, json.dumps({"type": "state"}))
         assert getattr(closed.value, "rcvd", None) is not None and closed.value.rcvd.code == 1001
-    envs = [RemoteEnv(url, TOKEN), RemoteEnv(url, TOKEN)]  # both slots are free again
-    for env in envs:
-        env.close()
+    wait_for(lambda: admits(url, 2), "both slots free again")
 
 
 def test_a_client_that_drops_mid_episode_frees_its_env_and_sandbox(
