@@ -75,6 +75,19 @@ def test_tool_records_of_two_envs_use_the_trl_tool_call_format(tmp_path):
     assert args == {"word": "crate"}  # the solver's opening word, as a typed argument
 
 
+def test_a_weighted_mixture_splits_the_episodes_by_weight(tmp_path):
+    spec = json.dumps([{"id": WORDLE, "kwargs": EASY, "weight": 2, "name": "wordle-easy"},
+                       {"id": ISO}])
+    sources = parse_sources(spec, '{"max_turns": 5}')
+    assert [(s.name, s.weight) for s in sources] == [("wordle-easy", 2.0), ("", 1.0)]
+    assert sources[0].kwargs == {"max_turns": 5, **EASY} and sources[1].kwargs == {"max_turns": 5}
+    counts = export_sft(sources, 3, tmp_path / "mix.jsonl", "chat", progress=False)
+    assert counts == {"wordle-easy": 4, ISO: 2}  # 3 x weight / mean weight (1.5)
+    rows = [json.loads(line) for line in (tmp_path / "mix.jsonl").read_text().splitlines()]
+    assert [r["env_id"] for r in rows] == [WORDLE] * 4 + [ISO] * 2
+    assert [s.env_id for s in parse_sources(f"{WORDLE}*3,{ISO}")] == [WORDLE, ISO]
+
+
 def test_a_test_split_or_unknown_format_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="train-split tasks only"):
         parse_sources(WORDLE, '{"split": "test"}')

@@ -37,7 +37,8 @@ from typing import Any, Literal
 
 from textgyms.errors import ConfigError
 
-__all__ = ["FORMATS", "ExportSource", "add_parser", "export_sft", "oracle_records", "run"]
+__all__ = ["FORMATS", "ExportSource", "add_parser", "export_sft", "oracle_records", "run",
+           "shares"]
 
 FORMATS = ("chat", "tools")
 SEEDS_PER_EPISODE = 20  # give up on an env after this many seeds per wanted record
@@ -45,10 +46,13 @@ SEEDS_PER_EPISODE = 20  # give up on an env after this many seeds per wanted rec
 
 @dataclass(frozen=True)
 class ExportSource:
-    """One env of the export: its id and kwargs (the split is always ``train``)."""
+    """One env of the export: its id, kwargs (the split is always ``train``), the weight of
+    its share of the episodes and its label (default: the env id)."""
 
     env_id: str
     kwargs: dict[str, Any]
+    weight: float = 1.0
+    name: str = ""
 
     def __post_init__(self) -> None:
         split = self.kwargs.get("split", "train")
@@ -60,16 +64,27 @@ class ExportSource:
 
 
 def parse_sources(envs: str, kwargs: str | dict[str, Any] = "{}") -> list[ExportSource]:
-    """``envs``: comma-separated registered ids; ``kwargs``: a JSON object applied to every env,
-    or an object keyed by env id (``{"textgyms/Wordle-v0": {"vocab": "easy"}}``)."""
-    from textgyms.evaluate import resolve_envs
+    """``envs``: a mixture spec (:meth:`textgyms.mixture.Mixture.parse`: comma-separated ids
+    with optional ``*weight``, or JSON entries with their own kwargs); ``kwargs``: a JSON object
+    applied to every env, or an object keyed by env id (``{"textgyms/Wordle-v0": {...}}``);
+    an entry's own kwargs win."""
+    from textgyms.mixture import Mixture
 
-    ids = resolve_envs(envs)
+    entries = Mixture.parse(envs).entries
+    ids = [e.env_id for e in entries]
     raw = json.loads(kwargs) if isinstance(kwargs, str) else kwargs
     if not isinstance(raw, dict):
         raise ConfigError(f"--kwargs must be a JSON object, got {kwargs!r}")
     per_env = bool(raw) and all(k in ids for k in raw)
-    return [ExportSource(i, dict(raw.get(i, {}) if per_env else raw)) for i in ids]
+    return [ExportSource(e.env_id, {**(raw.get(e.env_id, {}) if per_env else raw), **e.kwargs},
+                         float(e.weight), e.name) for e in entries]
+
+
+def shares(sources: Sequence[ExportSource], episodes: int) -> list[int]:
+    """Episodes per source: ``episodes`` times its weight over the mean weight (so equal
+    weights give every env ``episodes``), at least 1."""
+    mean = sum(s.weight for s in sources) / len(sources)
+    return [max(1, round(episodes * s.weight / mean)) for s in sources]
 
 
 def tool_messages(messages: Sequence[dict[str, Any]], tools: Sequence[Any]) -> list[dict]:
@@ -150,9 +165,9 @@ def export_sft(
     seed: int = 0,
     progress: bool = True,
 ) -> dict[str, int]:
-    """Write ``episodes`` distinct oracle records per source to ``out`` (JSONL); return how
-    many each env got (fewer when its train split runs out within ``SEEDS_PER_EPISODE``
-    seeds per record: a warning says so)."""
+    """Write ``episodes`` distinct oracle records per source (scaled by weight, see
+    :func:`shares`) to ``out`` (JSONL); return how many each source got (fewer when its train
+    split runs out within ``SEEDS_PER_EPISODE`` seeds per record: a warning says so)."""
     from tqdm.auto import tqdm
 
     if fmt not in FORMATS:
@@ -162,10 +177,11 @@ def export_sft(
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     counts: dict[str, int] = {}
+    wanted = shares(sources, episodes)
     with open(out, "w", encoding="utf-8") as f, tqdm(
-        total=episodes * len(sources), desc="export sft", disable=not progress
+        total=sum(wanted), desc="export sft", disable=not progress
     ) as bar:
-        for source in sources:
+        for source, episodes in zip(sources, wanted):
             seen: set[str] = set()
             records = oracle_records(source, fmt, seed)
             for _ in range(episodes * SEEDS_PER_EPISODE):
@@ -178,11 +194,11 @@ def export_sft(
                 if len(seen) == episodes:
                     break
             records.close()
-            counts[source.env_id] = len(seen)
+            label = source.name or source.env_id
+            counts[label] = len(seen)
             if len(seen) < episodes:
-                print(f"textgyms export sft: {source.env_id} has only {len(seen)} distinct "
-                      f"train-split episodes in {episodes * SEEDS_PER_EPISODE} seeds",
-                      file=sys.stderr)
+                print(f"textgyms export sft: {label} has only {len(seen)} distinct train-split "
+                      f"episodes in {episodes * SEEDS_PER_EPISODE} seeds", file=sys.stderr)
     return counts
 
 
@@ -191,10 +207,12 @@ def add_parser(sub: Any) -> None:
     export = sub.add_parser("export", help="export oracle trajectories as training data")
     kinds = export.add_subparsers(dest="export_kind", required=True)
     sft = kinds.add_parser("sft", help="oracle episodes as SFT JSONL (chat or tool-call format)")
-    sft.add_argument("--envs", required=True, help="comma-separated env ids")
+    sft.add_argument("--envs", required=True, help="env ids or a mixture: 'ID*WEIGHT,ID' or "
+                     "JSON entries with their own kwargs (see docs/vectors.md)")
     sft.add_argument("--kwargs", default="{}", help="env kwargs as JSON: one object for every "
                      "env, or an object keyed by env id")
-    sft.add_argument("--episodes", type=int, default=100, help="distinct episodes per env")
+    sft.add_argument("--episodes", type=int, default=100,
+                     help="distinct episodes per env (times weight / mean weight in a mixture)")
     sft.add_argument("--format", choices=FORMATS, default="chat",
                      help="chat: messages with tag actions; tools: native tool calls (TRL)")
     sft.add_argument("--seed", type=int, default=0, help="seed of the first episode")
