@@ -1,4 +1,4 @@
-"""The ``textgyms`` command: ``list``, ``play``, ``eval``, ``leaderboard`` and ``index``.
+"""The textgyms command; `textgyms COMMAND --help` shows each command's options and defaults.
 
 textgyms list                                   # ids, descriptions, kwargs, missing extras
 textgyms play textgyms/Wordle-v0 --seed 3       # play in the terminal
