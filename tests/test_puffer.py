@@ -121,6 +121,22 @@ def test_seed_streams_on_ray(ray_cluster):
     assert streams == _task_streams("Serial")
 
 
+@pytest.mark.parametrize("kwargs", [{"backend": "Serial"}, {"num_workers": 2, **MP}])
+def test_full_infos_reach_the_caller_and_env_i_plays_seed_s_plus_i(kwargs):
+    """infos="full" gives every key (lists as tuples: PufferLib averages lists, which raised on
+    the transcript); env i of a 2-worker vector starts with the task of seed s + i."""
+    vec = puffer.make(WORDLE, 4, infos="full", max_obs_tokens=64, max_action_tokens=8, **kwargs)
+    try:
+        _, infos = vec.reset(seed=20)
+        expected = [gym.make(WORDLE).reset(seed=20 + i)[1]["task_id"] for i in range(4)]
+        assert [info["task_id"] for info in infos] == expected
+        assert isinstance(infos[0]["messages"], tuple) and infos[0]["messages"][0]["content"]
+        _, _, _, _, infos = vec.step(np.zeros((4, 8), np.int32))
+        assert len(infos) == 4 and all(info["error"] for info in infos)  # byte 0 is no guess
+    finally:
+        vec.close()
+
+
 def test_seed_shift_undoes_pufferlib_offsets():
     # env j of worker w: PufferLib gives s + w + j (Multiprocessing) or s + j (Ray).
     for backend, given in (("Multiprocessing", lambda w, j: w + j), ("Ray", lambda w, j: j)):

@@ -19,7 +19,8 @@ worker 0's seeds; :class:`SeedShift` corrects each env's seed.)
 
 Infos are PufferLib-style episode summaries: one dict per finished episode
 (``score``, ``solved``, ``turns``, ``invalid``, ``episode_return``), nothing on other steps,
-so no transcript crosses a process boundary; pass ``infos="full"`` for every key of every step.
+so no transcript crosses a process boundary; pass ``infos="full"`` for every key of every step
+(lists, such as the ``messages`` transcript, arrive as tuples: PufferLib averages lists).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from textgyms.core import ERROR, SCORE, SOLVED, TURN
 from textgyms.errors import BackendError, ConfigError
 from textgyms.wrappers.tokenize import TokenizeText
 
-__all__ = ["BACKENDS", "PufferInfo", "SeedShift", "make", "make_env", "seed_shift"]
+__all__ = ["BACKENDS", "ListsAsTuples", "PufferInfo", "SeedShift", "make", "make_env", "seed_shift"]
 
 BACKENDS = ("Serial", "Multiprocessing", "Ray")
 INFO_MODES = ("episode", "full")
@@ -68,6 +69,33 @@ class PufferInfo(gym.Wrapper):
             "episode_return": self._return,
         }
         return obs, reward, terminated, truncated, summary
+
+
+class ListsAsTuples(gym.Wrapper):
+    """Info values that are lists (``messages``, ``tools``) become tuples, at any depth.
+
+    PufferLib's Serial vectors (which Multiprocessing and Ray workers run) average every list
+    in an info with ``np.mean`` outside any error handling, which raises on a transcript; a
+    tuple is kept as is. Used by ``infos="full"``.
+    """
+
+    def reset(self, **kwargs: Any) -> tuple[Any, dict[str, Any]]:
+        """Reset; the info with its lists as tuples."""
+        obs, info = self.env.reset(**kwargs)
+        return obs, _tuples(info)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """Step; the info with its lists as tuples."""
+        obs, reward, terminated, truncated, info = self.env.step(action)
+        return obs, reward, terminated, truncated, _tuples(info)
+
+
+def _tuples(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return tuple(_tuples(v) for v in value)
+    return value
 
 
 class SeedShift(gym.Wrapper):
@@ -120,8 +148,7 @@ def make_env(
         max_action_tokens,
         history=history,
     )
-    if infos == "episode":
-        env = PufferInfo(env)
+    env = PufferInfo(env) if infos == "episode" else ListsAsTuples(env)
     if shift:
         env = SeedShift(env, shift)
     return pufferlib.emulation.GymnasiumPufferEnv(env=env, buf=buf, seed=seed)
