@@ -17,7 +17,7 @@ import json
 
 import numpy as np
 
-from textgyms.envs.netconfig import areas, checks, families
+from textgyms.envs.netconfig import areas, checks, families, gateways, peering
 from textgyms.envs.netconfig.acl import difference
 from textgyms.envs.netconfig.l3tasks import routing
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
@@ -37,8 +37,11 @@ CAUSES = (
     "area_mismatch",
     "vlan_missing_on_trunk",
     "nat_sides_swapped",
+    "bgp_remote_as",
+    "hsrp_no_preempt",
 )
-COMPONENT_HELP = "an interface name, 'router ospf', 'ip route', 'access-list <name>' or 'ip nat'"
+COMPONENT_HELP = ("an interface name, 'router ospf', 'router bgp', 'ip route', "
+                  "'access-list <name>' or 'ip nat'")
 
 
 def _pick(rng: np.random.Generator, items: list):
@@ -173,6 +176,29 @@ def nat_sides_swapped(rng, cfgs, kinds):
     }
 
 
+def bgp_remote_as(rng, cfgs, kinds):
+    """A neighbor configured with the wrong remote AS: the session never comes up."""
+    dev = _pick(rng, [d for d, c in sorted(cfgs.items()) if c.bgp and c.bgp.neighbors])
+    if dev is None:
+        return None
+    nbrs = sorted(cfgs[dev].bgp.neighbors.values(), key=lambda n: int(n.ip))
+    n = nbrs[int(rng.integers(len(nbrs)))]
+    n.remote_as = (n.remote_as or 0) % 65000 + 1
+    return {"device": dev, "cause": "bgp_remote_as", "components": ["router bgp"]}
+
+
+def hsrp_no_preempt(rng, cfgs, kinds):
+    """The standby router loses ``preempt``: tracking on the active one no longer hands over."""
+    picks = [(d, n, k) for d, c in sorted(cfgs.items()) for n, i in sorted(c.interfaces.items())
+             for k, g in sorted(i.fhrp.items()) if g.preempt and g.priority == 100 and not g.track]
+    pick = _pick(rng, picks)
+    if pick is None:
+        return None
+    d, n, k = pick
+    cfgs[d].interfaces[n].fhrp[k].preempt = False
+    return {"device": d, "cause": "hsrp_no_preempt", "components": [n]}
+
+
 FAULTS = {
     f.__name__: f
     for f in (
@@ -184,6 +210,8 @@ FAULTS = {
         area_mismatch,
         vlan_missing_on_trunk,
         nat_sides_swapped,
+        bgp_remote_as,
+        hsrp_no_preempt,
     )
 }
 BASES = {  # base scenario -> the faults that apply to it
@@ -193,6 +221,8 @@ BASES = {  # base scenario -> the faults that apply to it
     "vlan": ("vlan_missing_on_trunk", "interface_shutdown", "wrong_mask"),
     "nat": ("nat_sides_swapped", "interface_shutdown"),
     "ospf_areas": ("area_mismatch", "passive_ospf", "interface_shutdown"),
+    "bgp": ("bgp_remote_as", "interface_shutdown"),
+    "fhrp": ("hsrp_no_preempt", "interface_shutdown"),
 }
 
 
@@ -205,10 +235,15 @@ def _base(rng: np.random.Generator, level: str, cause: str) -> tuple[str, Scenar
         return name, families.vlan(rng, "easy" if level == "easy" else "hard")
     if name == "ospf_areas":
         return name, areas.ospf_areas(rng, level)
+    if name == "bgp":
+        return name, peering.peering(rng, level)
+    if name == "fhrp":
+        return name, gateways.fhrp(rng, "medium" if level != "hard" else "hard")
     return name, getattr(families, name)(rng, "medium" if level != "hard" else "hard")
 
 
-SYMPTOMS = ("reach", "flows", "boundary", "nat", "waypoint", "routing", "isolation")
+SYMPTOMS = ("reach", "flows", "boundary", "nat", "waypoint", "routing", "isolation", "fhrp",
+            "bgp_session")
 
 
 def _failing(sc: Scenario, configs: dict[str, str]) -> list[tuple[str, str]]:
