@@ -12,6 +12,10 @@ that already speaks the env's action format gives GRPO rewards to work with.
         --env-kwargs '{"vocab": "easy"}' --episodes 200 --epochs 1 --lr 5e-5 --seed 0 \\
         --out runs/demo/sft
 
+With ``--data FILE.jsonl`` it trains on the records of ``textgyms export sft`` instead (chat
+or tool-call format; ``--tools-in-prompt`` renders the records' ``tools``), so one exported file
+feeds this script, TRL's ``SFTTrainer`` and a later ``baselines/trl_grpo.py --model OUT/final``.
+
 Writes OUT/config.json, OUT/metrics.jsonl (one row per optimiser step, plus held-out loss rows
 before and after training) and OUT/final/ (model and tokenizer, ``save_pretrained``; load it
 with ``textgyms.models.load_model("OUT/final")``). The run is deterministic given ``--seed``.
