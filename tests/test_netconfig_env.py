@@ -132,3 +132,37 @@ def test_easy_prompt_shows_the_requirements_as_json():
     assert any(r["type"] == "trunk" for r in json.loads(spec))
     medium, _ = make(family="vlan", difficulty="hard").reset(seed=0)
     assert "Requirements as JSON" not in medium
+
+
+_TRACE = """
+import hashlib, numpy as np
+from textgyms.envs.netconfig.generate import generate
+from textgyms.envs.netconfig.sample import SampleState
+from textgyms.envs.netconfig.show import show_ip_route
+from textgyms.envs.netconfig.tools import logs
+from textgyms.envs.netconfig.verify import _reference, network
+h = hashlib.sha256()
+for family in ("analysis", "ospf_areas", "fhrp", "bgp"):
+    t = generate(np.random.default_rng(11), family, "hard")
+    net = network(t, _reference(t))
+    for d in sorted(net.routers):
+        h.update((show_ip_route(net, d) + repr(net.adjacencies.get(d))).encode())
+h.update(logs(SampleState(), "CORE1").encode())
+print(h.hexdigest())
+"""
+
+
+def test_outputs_do_not_depend_on_the_hash_seed():
+    """Two processes with different string hash seeds print the same routes and neighbours
+    (iterating a set of device names once made OSPF neighbour order differ)."""
+    import os
+    import subprocess
+    import sys
+
+    outs = set()
+    for seed in ("1", "2"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        run = subprocess.run([sys.executable, "-c", _TRACE], env=env, capture_output=True,
+                             text=True, timeout=120, check=True)
+        outs.add(run.stdout)
+    assert len(outs) == 1
