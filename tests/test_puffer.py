@@ -137,6 +137,20 @@ def test_full_infos_reach_the_caller_and_env_i_plays_seed_s_plus_i(kwargs):
         vec.close()
 
 
+def test_a_mixture_through_pufferlib_plays_the_entry_each_seed_picks():
+    from textgyms.mixture import Mixture
+
+    spec = f"{WORDLE}*2,{ISO}"
+    vec = puffer.make(spec, 4, "Serial", infos="full", max_obs_tokens=64, max_action_tokens=8)
+    try:
+        _, infos = vec.reset(seed=3)
+    finally:
+        vec.close()
+    mixture = Mixture.parse(spec)
+    assert [i["env_name"] for i in infos] == [mixture.names[mixture.pick(3 + i)] for i in range(4)]
+    assert {i["env_id"] for i in infos} == {WORDLE, ISO}
+
+
 def test_seed_shift_undoes_pufferlib_offsets():
     # env j of worker w: PufferLib gives s + w + j (Multiprocessing) or s + j (Ray).
     for backend, given in (("Multiprocessing", lambda w, j: w + j), ("Ray", lambda w, j: j)):

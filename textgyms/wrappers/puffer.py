@@ -32,6 +32,7 @@ import gymnasium as gym
 
 from textgyms.core import ERROR, SCORE, SOLVED, TURN
 from textgyms.errors import BackendError, ConfigError
+from textgyms.vector.base import env_factory
 from textgyms.wrappers.tokenize import TokenizeText
 
 __all__ = ["BACKENDS", "ListsAsTuples", "PufferInfo", "SeedShift", "make", "make_env", "seed_shift"]
@@ -142,7 +143,7 @@ def make_env(
     import pufferlib.emulation
 
     env = TokenizeText(
-        gym.make(env_id, **(env_kwargs or {})),
+        env_factory(env_id, dict(env_kwargs or {}))(),
         tokenizer,
         max_obs_tokens,
         max_action_tokens,
@@ -170,6 +171,9 @@ def make(
 ) -> Any:
     """A ``pufferlib.vector`` env of ``num_envs`` tokenized ``env_id`` envs.
 
+    ``env_id`` may be a mixture spec (see :meth:`textgyms.mixture.Mixture.parse`): env ``i``
+    then plays, each episode, the entry its seed picks (with ``infos="full"``, infos name it).
+
     ``backend``: ``"Serial"``, ``"Multiprocessing"`` or ``"Ray"`` (PufferLib's). ``tokenizer``:
     see :class:`TokenizeText` (use a string spec with Multiprocessing/Ray: it is pickled to the
     workers); ``history=True`` makes each observation the whole transcript so far.
@@ -188,7 +192,9 @@ def make(
             "textgyms.wrappers.puffer needs pufferlib-core: `pip install --no-deps "
             "pufferlib-core` after torch (then psutil, rich, rich-argparse if missing)"
         ) from exc
-    TokenizeText(gym.make(env_id, **(env_kwargs or {})), tokenizer, max_obs_tokens, 1)  # checks
+    probe = env_factory(env_id, dict(env_kwargs or {}))()  # checks the id or mixture and kwargs
+    TokenizeText(probe, tokenizer, max_obs_tokens, 1)
+    probe.close()
     workers = vec_kwargs.get("num_workers")
     per_worker = num_envs // workers if isinstance(workers, int) and workers > 0 else 1
     args = (env_id, dict(env_kwargs or {}), tokenizer, max_obs_tokens, max_action_tokens, infos)
