@@ -165,6 +165,8 @@ class CurriculumVecEnv:
         self._fixed: dict[tuple[int, int], tuple[dict[str, int], int]] = {}  # (g, k) -> levels
 
     def __getattr__(self, name: str) -> Any:
+        if name == "vec":  # not set yet (e.g. while unpickling): no recursion
+            raise AttributeError(name)
         return getattr(self.vec, name)
 
     def reset(self, seed: Any = None, options: dict | None = None) -> tuple[list[str], list[dict]]:

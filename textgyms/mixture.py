@@ -234,8 +234,10 @@ class MixtureEnv(gym.Env[str, str]):
 
     @property
     def unwrapped(self) -> gym.Env:  # type: ignore[override]
-        """The unwrapped env of the entry playing now (of the first entry before any reset)."""
-        return self._envs[self._current or (0, 0)].unwrapped
+        """The unwrapped env of the entry playing now (of the first entry before any reset;
+        this env itself once closed)."""
+        env = self._envs.get(self._current or (0, 0))
+        return self if env is None else env.unwrapped
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
