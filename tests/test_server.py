@@ -395,3 +395,5 @@ def test_serving_off_loopback_needs_a_token(
     assert main(["serve", WORDLE, "--host", "0.0.0.0"]) == 2
     assert "--token" in capsys.readouterr().err
     assert main(["serve", WORDLE, "--max-sessions", "0"]) == 2
+    assert main(["serve", WORDLE, "--kwargs", "{hard_mode: yes}"]) == 2
+    assert "--kwargs is not valid JSON" in capsys.readouterr().err

@@ -74,7 +74,10 @@ def _is_loopback(host: str) -> bool:
 
 
 def _check_limits(args: argparse.Namespace) -> dict[str, Any]:
-    kwargs = json.loads(args.kwargs)
+    try:
+        kwargs = json.loads(args.kwargs)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--kwargs is not valid JSON ({exc}): {args.kwargs!r}") from exc
     if not isinstance(kwargs, dict):
         raise ConfigError(f"--kwargs must be a JSON object, got {args.kwargs!r}")
     if args.max_sessions < 1:
