@@ -14,6 +14,11 @@ Seeding: ``reset(seed=s)`` seeds env ``i`` with ``s + g`` where ``g = i // group
 schedule lives next to each env (``_EnvRunner``), so groups stay aligned and the task sequence
 does not depend on timing or on the backend.
 
+Mixtures: ``env_id`` may name several envs with kwargs and weights (see
+:mod:`textgyms.mixture`); each episode plays the entry its seed picks, so groups stay whole and
+every backend gives the same batches. ``curriculum=`` wraps the vector in a
+:class:`~textgyms.curriculum.CurriculumVecEnv`.
+
 Autoreset happens where the env lives (in-process or inside the worker), so a ``same_step``
 reset costs no extra round trip and serial and multiprocessing produce the very same infos.
 """
