@@ -163,6 +163,9 @@ def test_read_action_joins_multi_line_answers():
     cfg = ['"""', "interface Gi0/0", " ip address 10.0.0.1 255.255.255.0", '"""']
     assert read_action(lines(*cfg)) == "\n".join(cfg[1:3])  # a """ block, without its marks
     assert read_action(lines('<run>print("{")</run>')) == '<run>print("{")</run>'
+    config = ['<apply_config device="R1">', "interface Gi0/0", " no shutdown", "</apply_config>"]
+    assert read_action(lines(*config)) == "\n".join(config)  # a tag with attributes
+    assert read_action(lines("<back/>", "next")) == "<back/>"  # a self-closing tag is complete
     assert read_action(lines("<answer>never closed")) is None  # end of input: nothing sent
 
 

@@ -139,8 +139,9 @@ def read_action(read: Callable[[str], str] | None = None) -> str | None:
     """One action typed (or pasted) in the terminal; None at end of input.
 
     Empty lines are skipped. An action goes on over several lines while a tag is open
-    (``<answer>`` before ``</answer>``), a brace is open (a JSON call, an MT103's ``{4:``
-    block before ``-}``) or inside a block that starts and ends with a line ``\"\"\"``.
+    (``<answer>`` or ``<apply_config device="R1">`` before its closing tag), a brace is open
+    (a JSON call, an MT103's ``{4:`` block before ``-}``) or inside a block that starts and
+    ends with a line ``\"\"\"``.
     """
     read = read or input
     lines: list[str] = []
@@ -165,7 +166,7 @@ def read_action(read: Callable[[str], str] | None = None) -> str | None:
 
 def unfinished(text: str) -> bool:
     """True while ``text`` has a tag or a brace that is opened and not yet closed."""
-    opened = re.findall(r"<([A-Za-z_]\w*)>", text)
+    opened = re.findall(r"<([A-Za-z_]\w*)(?:\s[^<>]*)?(?<!/)>", text)  # attributes allowed
     if opened:  # a tagged call: braces inside it (code, JSON) are its content's business
         return any(f"</{tag}>" not in text for tag in opened)
     return text.count("{") > text.count("}")
