@@ -4,8 +4,8 @@ The conventions (stated for writers in docs/faq.md, "How are the examples tested
 
 * a ```python block runs on its own, in a fresh namespace (a block that contains
   ``__main__`` runs as a script, in its own process, exactly as a user would run it);
-* a ```bash block runs line by line in bash, in an empty directory, with the project's
-  ``textgyms`` and ``python`` first on the PATH (a trailing ``\\`` continues a line);
+* a ```bash block runs as one bash script (``set -euo pipefail``) in an empty directory, with
+  the project's ``textgyms`` and ``python`` first on the PATH;
 * a block whose fence reads ```python notest or ```bash notest is shown but never run; the
   sentence before it says why (a GPU, a server, a long run);
 * an ```output block right after a ```python or ```bash block is exactly what that block
@@ -127,6 +127,18 @@ def test_output_blocks_match_exactly_but_for_the_ellipsis():
     assert matches("a  \nb\n\n", "a\nb") and not matches("a\nc", "a\nb")
     assert matches("generated 2026-11-25T09:22:45", "generated ...")
     assert not matches("x\ny", "...")  # a wildcard never spans lines
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(ROOT)) for p in PAGES])
+def test_every_output_block_follows_an_example_that_runs(page):
+    fences = [t for t in MarkdownIt("commonmark").parse(page.read_text()) if t.type == "fence"]
+    checked = {b.line for b in blocks(page) if b.output is not None}
+    for prev, tok in zip([None, *fences], fences):
+        if tok.info.strip() == "output":
+            assert prev is not None and prev.map[0] + 1 in checked, (
+                f"{page.name}:{tok.map[0] + 1}: an output block must follow a python or bash "
+                "block that runs (not notest), with at most one blank line between them"
+            )
 
 
 def test_the_pages_have_examples_and_the_harness_sees_them():
