@@ -141,6 +141,16 @@ def test_every_output_block_follows_an_example_that_runs(page):
             )
 
 
+def test_the_readme_stays_short_and_its_links_resolve():
+    text = (ROOT / "README.md").read_text()
+    assert len(text.splitlines()) <= 250  # everything else belongs on the docs site
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text)
+    local = [link for link in links if "://" not in link]
+    assert any(link.startswith("docs/envs/") for link in local)
+    missing = [link for link in local if not (ROOT / link).exists()]
+    assert not missing, f"README links to files that do not exist: {missing}"
+
+
 def test_the_pages_have_examples_and_the_harness_sees_them():
     names = {b.name for b in ALL}
     assert any(n.startswith("README.md:") for n in names)
