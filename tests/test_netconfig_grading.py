@@ -15,7 +15,8 @@ from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.verify import _reference, network, verify_submission
 
 SEEDS = range(4)
-CONFIG_FAMILIES = ("addressing", "routing", "acl", "vlan", "nat", "ospf_areas", "fhrp", "bgp")
+CONFIG_FAMILIES = ("addressing", "routing", "acl", "vlan", "nat", "ospf_areas", "fhrp", "bgp",
+                   "redistribution")
 
 
 def task(family: str, level: str, seed: int) -> NetTask:
@@ -162,7 +163,15 @@ def bgp_other_numbers(_d: str, text: str) -> str:
                   r"\n no auto-summary", text, count=1, flags=re.M)
 
 
+def redistribution_options(_d: str, text: str) -> str:
+    """E1 with a metric, and an unconditional default: the same forwarding here."""
+    text = text.replace(" redistribute static subnets", " redistribute static metric-type 1 "
+                                                       "metric 30 subnets")
+    return text.replace(" default-information originate", " default-information originate always")
+
+
 REWRITES = {
+    "redistribution": [abbreviated, with_harmless_lines, redistribution_options],
     "bgp": [abbreviated, with_harmless_lines, bgp_other_numbers],
     "fhrp": [abbreviated, with_harmless_lines, hsrp_other_numbers],
     "addressing": [abbreviated, with_harmless_lines],
@@ -272,6 +281,13 @@ def _wrong_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict
         out += [("one router's backbone interfaces in area 1", _one_router_in_area_1(t)),
                 ("everything in area 0", edit(t, lambda d, x: re.sub(r" area \d+", " area 0", x))),
                 ("duplicate router IDs", edit(t, _same_router_id))]
+    if family == "redistribution":
+        out += [("no subnets keyword", edit(t, lambda d, x: x.replace(" subnets", ""))),
+                ("connected instead of static", edit(t, lambda d, x: x.replace(
+                    "redistribute static", "redistribute connected")))]
+    if family == "redistribution" and level != "easy":
+        out.append(("no default origination", edit(t, lambda d, x: x.replace(
+            " default-information originate", " log-adjacency-changes"))))
     if family == "bgp":
         out += [("LAN advertised with the wrong mask", edit(t, lambda d, x: re.sub(
                     r"^( network \S+ mask) \S+$", r"\1 255.255.0.0", x, flags=re.M))),

@@ -6,7 +6,7 @@ verifier simulates the network (L2 domains, OSPF, static routes, FIB, ACLs, NAT)
 it semantically; see :mod:`textgyms.envs.netconfig.verify`.
 
 Kwargs: ``family`` (addressing, acl, routing, vlan, nat, repair, diagnosis, analysis,
-ospf_areas, fhrp, bgp; default
+ospf_areas, fhrp, bgp, redistribution; default
 "routing"), ``difficulty`` (easy, medium, hard; easy also shows the requirements as JSON),
 ``split`` ("train" default, "test": the one task in five held out by a hash of the task, "all"),
 ``max_turns`` (default 30), plus the common TextEnv kwargs.
@@ -110,7 +110,7 @@ class NetConfigEnv(TextEnv):
     conformance_variants = tuple(
         {"family": f, "difficulty": lvl}
         for f, lvl in zip(FAMILIES, ("easy", "hard", "medium", "hard", "medium", "medium",
-                                     "hard", "easy", "hard", "medium", "hard"))
+                                     "hard", "easy", "hard", "medium", "hard", "hard"))
     )
 
     def __init__(

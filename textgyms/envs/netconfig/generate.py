@@ -1,6 +1,7 @@
 """NetConfig task generation: the family dispatch. The families live on top of the scenario
 model (:mod:`l3tasks` for addressing and routing, :mod:`families` for ACL, VLAN and NAT,
 :mod:`areas` for multi-area OSPF, :mod:`gateways` for HSRP, :mod:`peering` for BGP,
+:mod:`redistribution` for redistribution into OSPF,
 :mod:`faults` for repair and diagnosis, :mod:`analysis` for topology questions); nothing
 below imports this module."""
 
@@ -16,11 +17,12 @@ from textgyms.envs.netconfig import (
     gateways,
     l3tasks,
     peering,
+    redistribution,
 )
 from textgyms.envs.netconfig.task import NetTask, freeze
 
 FAMILIES = ("addressing", "acl", "routing", "vlan", "nat", "repair", "diagnosis", "analysis",
-            "ospf_areas", "fhrp", "bgp")
+            "ospf_areas", "fhrp", "bgp", "redistribution")
 LEVELS = ("easy", "medium", "hard")
 __all__ = ["FAMILIES", "LEVELS", "NetTask", "generate"]
 
@@ -33,6 +35,8 @@ def generate(rng: np.random.Generator, family: str, level: str) -> NetTask:
         return freeze(family, level, l3tasks.routing(rng, level))
     if family in ("acl", "vlan", "nat"):
         return freeze(family, level, getattr(families, family)(rng, level))
+    if family == "redistribution":
+        return freeze(family, level, redistribution.redistribution(rng, level))
     if family == "bgp":
         return freeze(family, level, peering.peering(rng, level))
     if family == "fhrp":

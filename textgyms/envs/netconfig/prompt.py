@@ -23,6 +23,7 @@ INTRO = {
     "ospf_areas": "Design multi-area OSPF: put every interface in its area as required below.",
     "fhrp": "Make the LAN gateway redundant with HSRP on the two routers.",
     "bgp": "Configure BGP peering and routing policy as required below.",
+    "redistribution": "Bring routes OSPF does not carry into the OSPF domain.",
 }
 
 

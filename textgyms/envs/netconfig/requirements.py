@@ -96,6 +96,15 @@ def _bgp_policy(r: dict) -> str:
 
 
 RENDER = {
+    "legacy": lambda r: (
+        f"The legacy LAN {r['lan']} sits behind {r['via']} (not running OSPF) off "
+        f"{r['device']}: route it there statically and make every OSPF router learn it "
+        "via OSPF, so every host reaches it."
+    ),
+    "default_route": lambda r: (
+        f"{r['device']} is the Internet exit (default route via {r['via']}); every other "
+        "router must learn the default route via OSPF so every host reaches the Internet."
+    ),
     "bgp": _bgp,
     "bgp_policy": _bgp_policy,
     "fhrp": _fhrp,
