@@ -11,6 +11,8 @@ from xml.sax.saxutils import unescape
 import gymnasium as gym
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import textgyms  # noqa: F401  (registers the ids)
 import textgyms.envs.iso20022 as iso
@@ -315,3 +317,22 @@ def test_what_the_mt103_cannot_carry_is_reported():
     *_, info = env.step(env.unwrapped.solve(env.unwrapped.task)[0])
     assert info["translation_loss"] == []
     env.close()
+
+
+XML_ALPHABET = st.sampled_from(["<", ">", "/", "Document", "<Document>", "</Document>", "&amp;",
+                                'xmlns="urn:iso:std:iso:20022:tech:xsd:pacs.008.001.08"',
+                                "<IntrBkSttlmAmt>", "1.00", "<?xml", "?>", "é", "\x00", " ",
+                                "\n", "<!DOCTYPE a [<!ENTITY b 'c'>]>", "&b;"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(XML_ALPHABET, max_size=40).map("".join))
+def test_score_mx_and_translate_mt_are_total_on_any_text(text):
+    ref = REVERSE_REF
+    v = iso.score_mx(ref, text)
+    assert 0.0 <= v.score <= 1.0 and not v.solved
+    with pytest.raises(ValueError, match="not an MT message"):  # never another exception
+        iso.translate_mt(text)
+
+
+REVERSE_REF = generate_mt(seeded_generator(0), 2).reference
