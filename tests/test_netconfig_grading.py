@@ -343,3 +343,12 @@ def test_repair_and_the_gate_give_partial_credit_densely():
     v = verify_submission(t, body)
     assert 0.0 < v.score < 0.5 and 0.0 < v.parts["progress"] < 1.0
     assert 0.0 < v.parts["requirements_met"] < 1.0 and "requirements met" in v.feedback
+
+
+@pytest.mark.parametrize("family", CONFIG_FAMILIES + ("repair",))
+def test_oracle_scores_one_and_the_start_at_most_a_tenth_over_many_seeds(family):
+    for level in LEVELS:
+        for seed in range(4, 16):
+            t = task(family, level, seed)
+            assert score(t, dict(t.reference)) == 1.0, (level, seed)
+            assert score(t, dict(t.start)) <= 0.1, (level, seed)
