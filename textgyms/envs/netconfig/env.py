@@ -206,7 +206,8 @@ class NetConfigEnv(TextEnv):
                 "show_access_lists",
                 "show_vlan_brief",
                 "get_logs",
-            )[int(rng.integers(7))]
+                "show_standby_brief",
+            )[int(rng.integers(8))]
             return f'<{name} device="{dev}"/>'
         addrs = [str(ipaddress.IPv4Address(i.ip)) for ifs in state.net.l3.values() for i in ifs]
         target = addrs[int(rng.integers(len(addrs)))] if addrs else "10.0.0.1"
