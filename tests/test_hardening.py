@@ -9,7 +9,10 @@ bubblewrap alone):
 2. and 3. adversarial result records (colliding hashes, deep nesting, millions of tiny
    containers, huge strings) become an agent outcome, with the parent's memory measured;
 4. a child attacking every pid it can see leaves a concurrent sandbox's honest run untouched;
-5. a run that writes past the size-bounded work dir gets the ``disk_limit`` outcome.
+5. a run that writes past the size-bounded work dir gets the ``disk_limit`` outcome (as root,
+   and as an unprivileged server in a user namespace);
+
+and the outcome of a run names the limit that stopped it (``memory_limit``, ``timeout``).
 
 The Search classes (6 and 7) are tested in ``test_reward_hacking.py`` (grounding probes through
 every tool path) and ``test_search_env.py`` (URL parameter fuzzing of ``open``).
@@ -18,6 +21,7 @@ every tool path) and ``test_search_env.py`` (URL parameter fuzzing of ``open``).
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -360,3 +364,41 @@ def test_outcomes_name_the_limit_that_stopped_the_run(box, status):  # noqa: F81
     ex = box.call(call_code, "f", [[0], [1]], test_timeout=0.5, timeout=3.0, memory_mb=256)
     want = "ok" if status == "error" else status  # a call's exception fails that call only
     assert ex.status == want and ex.calls[0].value == 0 and ex.calls[1] is not None
+
+
+_AS_NOBODY = """
+import importlib.util, os, sys
+spec = importlib.util.spec_from_file_location("workdir", sys.argv[1])
+workdir = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(workdir)
+root = sys.argv[2]
+print(workdir.mount_bounded(root, 4, 64), os.geteuid())
+n = 0
+try:
+    with open(os.path.join(root, "f"), "wb") as f:
+        for _ in range(100):
+            f.write(b"x" * (1 << 20)); f.flush(); n += 1
+except OSError as exc:
+    print(n, exc.errno, workdir.is_full(root))
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv")
+                    or not Path("/usr/bin/python3").exists(),
+                    reason="needs root to become nobody (setpriv) and a system python3")  # fmt: skip
+def test_unprivileged_server_bounds_its_work_dir_in_a_user_namespace(shm_base):
+    """Not root: the bound comes from a user namespace that maps only the server's own uid
+    (run as nobody with the system interpreter; the project's may be under /root)."""
+    shm_base.chmod(0o777)
+    root = shm_base / "root"
+    root.mkdir(mode=0o777)
+    root.chmod(0o777)
+    done = subprocess.run(
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3",
+         "-c", _AS_NOBODY, workdir.__file__, str(root)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    if done.stdout.startswith("False"):
+        pytest.skip("user namespaces are disabled here: the work dir is unbounded (documented)")
+    assert done.stdout.split("\n")[:2] == ["True 65534", "4 28 True"], done.stdout + done.stderr
+    assert not any(root.iterdir()), "the mount lived only in the server's namespace"
