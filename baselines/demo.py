@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script 
 
 from baselines import grpo, sft  # noqa: E402
 
-VARIANT = '{"vocab": "easy", "max_guesses": 2, "max_invalid": 1}'
+VARIANT = '{"vocab": "easy", "max_guesses": 3, "max_invalid": 1}'
 
 
 @dataclass
