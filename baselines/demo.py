@@ -1,13 +1,13 @@
 """The CPU learning demonstration: SFT warm-up on exported oracle games, then native GRPO.
 
 SmolLM2-135M-Instruct (the offline ``smollm2-135m`` preset) plays a short Wordle variant: the
-500 most frequent answers, two guesses, and one invalid action ends the game. Three stages:
+500 most frequent answers, three guesses, and one invalid action ends the game. Three stages:
 
 1. ``textgyms export sft``: every distinct oracle game of the train split (the test split's
    answers never appear), in chat format (:mod:`textgyms.export`).
 2. ``baselines/sft.py --data``: one pass of assistant-only cross-entropy over those games. The
-   model learns the action format, the solver's opening word and, from the oracle's second
-   guess, to answer the board with a five-letter word.
+   model learns the action format, the solver's opening word and its answers to the board
+   (with three guesses the solver's first two guesses follow from what the board shows).
 3. ``baselines/grpo.py``: GRPO on the env's own reward, sampling at the temperature the model
    is evaluated at; each turn ends at the model's end-of-turn token, exactly as in evaluation.
 
