@@ -1,4 +1,4 @@
-"""The contract every registered ``textgyms/*`` id must meet (DESIGN.md §7).
+"""The contract every registered ``textgyms/*`` id must meet (docs/architecture.md, "Tests").
 
 A new env is covered by registering it: nothing here names a family.
 """

@@ -3,7 +3,7 @@
 Sample ``s`` of task ``j`` of an env is always played on ``reset(seed=seed + j)``, so two runs
 with the same seed see the same tasks, whatever the concurrency or backend. A run directory can
 be resumed (episodes already in ``results.jsonl`` are skipped) but only under the same protocol.
-The file format (DESIGN.md §5):
+The file format (docs/architecture.md, "Policies, evaluation and the leaderboard"):
 
 results.jsonl
     one finished episode per line: ``env_id``, ``env_version``, ``episode`` (task index),

@@ -3,7 +3,7 @@ confined by the kernel (rlimits, Landlock, seccomp, no-new-privs, dropped privil
 bubblewrap when Landlock or seccomp is unavailable (:mod:`textgyms.sandbox.bwrap`).
 
 Use :func:`shared` to get this process's sandbox, then :meth:`Sandbox.run` (a script) or
-:meth:`Sandbox.call` (a function on a list of inputs). See ``docs/code.md`` for the threat model.
+:meth:`Sandbox.call` (a function on a list of inputs). ``docs/security.md`` has the threat model.
 """
 
 from textgyms.sandbox.client import CallResult, Execution, Sandbox, release, shared

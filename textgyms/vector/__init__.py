@@ -1,4 +1,4 @@
-"""Vector environments: many text envs stepped as one batch (DESIGN.md §3).
+"""Vector environments: many text envs stepped as one batch (docs/architecture.md, "Vectors").
 
 ``make_vec(env_id, num_envs, backend=...)`` returns a :class:`VecEnv`. Every backend implements
 three private primitives -- ``_async_reset``, ``_send`` and ``_recv`` (plus ``_close``) -- and the

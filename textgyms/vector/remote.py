@@ -1,4 +1,4 @@
-"""The remote backend: each env is a session of a ``textgyms serve`` server (DESIGN.md §3).
+"""The remote backend: each env is a session of a ``textgyms serve`` server.
 
 ``make_vec(env_id, N, backend="remote", urls=[...], token=...)`` opens N sessions, env ``i`` on
 ``urls[i % len(urls)]``, each a :class:`textgyms.remote.RemoteEnv`. The seed schedule and the
