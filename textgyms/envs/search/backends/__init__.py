@@ -17,13 +17,24 @@ import os
 import re
 import shutil
 import tempfile
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
 from textgyms.errors import ConfigError, IndexCorruptError
 
-__all__ = ["Doc", "Hits", "Backend", "BACKENDS", "query_terms", "open_backend", "build_atomic"]
+__all__ = [
+    "Doc",
+    "Hits",
+    "Backend",
+    "BACKENDS",
+    "query_terms",
+    "open_backend",
+    "build_atomic",
+    "cached_search",
+    "search_many",
+]
 
 BACKENDS = ("tantivy", "fts5", "elasticsearch")
 INDEX_VERSION = "1"
@@ -69,6 +80,52 @@ def query_terms(query: str) -> list[str]:
     """The lower-cased word tokens of agent text, at most ``MAX_QUERY_TERMS`` (query syntax of
     the engines is never exposed: an agent's quotes or colons cannot make a query fail)."""
     return [w.casefold() for w in _WORD.findall(query)][:MAX_QUERY_TERMS]
+
+
+# Results pages already computed in this process, shared by every env (and backend object) on
+# the same on-disk index: the members of a GRPO group play one task, so they repeat each other's
+# queries, often in the same vector step. An on-disk index never changes once built, so a memo
+# keyed by its path is exact; an in-memory index is keyed by its object (never shared).
+_RESULTS: OrderedDict[tuple, Hits] = OrderedDict()
+_RESULTS_MAX = 1 << 14
+
+
+def cached_search(
+    backend: Any, search: Any, query: str, k: int, offset: int, site: str | None
+) -> Hits:
+    """``search(terms, k, offset, site)`` through the process-wide memo.
+
+    Both on-disk backends rank on ``query_terms(query)`` alone, so the key is the terms (queries
+    that differ only in case or punctuation share one entry). The caller gets its own copy.
+    """
+    terms = tuple(query_terms(query))
+    where = str(backend.path) if backend.path is not None else id(backend)
+    key = (backend.name, where, terms, k, offset, site or None)
+    hits = _RESULTS.get(key)
+    if hits is None:
+        hits = search(query, k, offset, site)
+        _RESULTS[key] = hits
+        if len(_RESULTS) > _RESULTS_MAX:
+            _RESULTS.popitem(last=False)
+    else:
+        _RESULTS.move_to_end(key)
+    return Hits(list(hits.doc_ids), hits.total)
+
+
+def search_many(
+    backend: Backend, requests: Sequence[tuple[str, int, int, str | None]]
+) -> list[Hits]:
+    """The results of several ``(query, k, offset, site)`` requests (e.g. the searches of one
+    vector step): each distinct request runs once, in order, and the same request gets equal
+    results, identical to calling ``backend.search`` one by one."""
+    done: dict[tuple, Hits] = {}
+    out = []
+    for query, k, offset, site in requests:
+        key = (tuple(query_terms(query)), k, offset, site or None)
+        if key not in done:
+            done[key] = backend.search(query, k, offset, site)
+        out.append(Hits(list(done[key].doc_ids), done[key].total))
+    return out
 
 
 def build_atomic(final: Path, build) -> None:

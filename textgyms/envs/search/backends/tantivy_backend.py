@@ -6,7 +6,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from textgyms.envs.search.backends import COMMON_FRACTION, Doc, Hits, query_terms
+from textgyms.envs.search.backends import (
+    COMMON_FRACTION,
+    Doc,
+    Hits,
+    cached_search,
+    query_terms,
+)
 from textgyms.errors import IndexCorruptError, SearchBackendError
 
 __all__ = ["TantivyBackend"]
@@ -95,7 +101,14 @@ class TantivyBackend:
         raise SearchBackendError("a tantivy index is built once with TantivyBackend.build()")
 
     def search(self, query: str, k: int, offset: int = 0, site: str | None = None) -> Hits:
-        """The ``k`` best matches after ``offset`` (OR of the query's words)."""
+        """The ``k`` best matches after ``offset`` (OR of the query's words); repeated queries
+        are served from the process-wide results memo (:func:`cached_search`)."""
+        return cached_search(self, self.search_uncached, query, k, offset, site)
+
+    def search_uncached(
+        self, query: str, k: int, offset: int = 0, site: str | None = None
+    ) -> Hits:
+        """``search`` computed by the index itself (no memo)."""
         terms = query_terms(query)
         if not terms or k <= 0:
             return Hits([], 0)
