@@ -91,13 +91,17 @@ def tool_calls(env, queries: list[str]) -> dict:
     """search/open/find tool calls through ``respond`` (parse + backend + rendering)."""
     env.reset(seed=0)
     state = env.state
+    queries = list(dict.fromkeys(queries))  # first-time queries: none served by the memo
     search = _batches(lambda q: env.respond(state, f"<search>{q}</search>"), queries)
+    # The same queries again: what the other members of a GRPO group pay (results memo).
+    again = _batches(lambda q: env.respond(state, f"<search>{q}</search>"), queries)
     urls = [env.browser.world.pages[i].url for i in range(0, 8000, 7)][: len(queries)]
     cold = _batches(lambda u: env.respond(state, f"<open>{u}</open>"), urls)  # first views
     warm = _batches(lambda u: env.respond(state, f"<open>{u}</open>"), urls)  # seen before
     find = _batches(lambda w: env.respond(state, f"<find>{w}</find>"), ["born", "in"] * 100)
     return {
         "search": _stats(search),
+        "search (query repeated in a GRPO group)": _stats(again),
         "open (first view of a page)": _stats(cold),
         "open (page viewed before)": _stats(warm),
         "find": _stats(find),
@@ -113,9 +117,10 @@ def peers(world, queries: list[str], k: int = 10) -> dict:
     docs = list(corpora.docs_of(world))
     out: dict[str, dict] = {}
     tv = TantivyBackend.in_memory(docs)
-    out["tantivy"] = _stats(_batches(lambda q: tv.search(q, k), queries))
+    # search_uncached: the index itself, as the peers have no results memo.
+    out["tantivy"] = _stats(_batches(lambda q: tv.search_uncached(q, k), queries))
     fts = FTS5Backend.in_memory(docs)
-    out["fts5"] = _stats(_batches(lambda q: fts.search(q, k), queries))
+    out["fts5"] = _stats(_batches(lambda q: fts.search_uncached(q, k), queries))
     corpus = [f"{d.title}\n{d.text}" for d in docs]
     try:
         import bm25s
@@ -160,7 +165,11 @@ def _worker(pages: int, queries: list[str], seconds: float, barrier, out) -> Non
     state, n = env.state, 0
     barrier.wait()
     end = time.perf_counter() + seconds
+    from textgyms.envs.search import backends
+
     while time.perf_counter() < end:
+        if n % len(queries) == 0:  # every pass runs the index: no results memo from the last
+            backends._RESULTS.clear()
         env.respond(state, f"<search>{queries[n % len(queries)]}</search>")
         n += 1
     out.put(n)
