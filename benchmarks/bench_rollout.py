@@ -206,12 +206,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.only:
         ids = {k: v for k, v in ids.items() if k in args.only}
     policy = InstantPolicy(list(FAMILIES.values()))
-    rows, profile = [], {}
+    rows: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    profile = {}
     for name, env_id in ids.items():
         profile[name] = phases(env_id, args.envs, args.steps, policy)
         for backend, extra in backends(env_id, name, args):
             print(f"{name} {backend} ...", file=sys.stderr, flush=True)
-            rows.append(measure(name, env_id, backend, args, hf_tok, policy, extra))
+            try:
+                rows.append(measure(name, env_id, backend, args, hf_tok, policy, extra))
+            except Exception as exc:  # a failing backend is recorded; the others still run
+                failed.append({"family": name, "backend": backend, "error": repr(exc)[:300]})
     serial = {r["family"]: r["env_us_per_turn"] for r in rows if r["backend"] == "serial"}
     mean_tokens = statistics.median(r["new_tokens_per_turn"] for r in rows)
     fwd = forward_us_per_token(int(mean_tokens) or 64)
@@ -221,7 +226,37 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         model_us = fwd["us_per_token"] * max(r["new_tokens_per_turn"], 1.0)
         r["model_forward_us_same_tokens"] = round(model_us, 1)
         r["env_over_forward"] = round(harness_us / model_us, 3)
-    return {"rows": rows, "phases_serial": profile, "forward": fwd}
+    return {"rows": rows, "failed": failed, "phases_serial": profile, "forward": fwd}
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """The tables of results/rollout.md."""
+    fwd, meta = result["forward"], result["meta"]
+    lines = [
+        "| family | backend | env µs / turn | IPC µs / turn | chat + tokenize µs / turn "
+        "| new tokens / turn | SmolLM2-135M forward µs, same tokens | harness / forward |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in result["rows"]:
+        lines.append(
+            f"| {r['family']} | {r['backend']} | {r['env_us_per_turn']:,.0f} "
+            f"| {r['ipc_us_per_turn']:,.0f} "
+            f"| {r['chat_us_per_turn'] + r['tokenize_us_per_turn']:,.0f} "
+            f"| {r['new_tokens_per_turn']:,.0f} | {r['model_forward_us_same_tokens']:,.0f} "
+            f"| {r['env_over_forward']:.3f} |"
+        )
+    names = list(next(iter(result["phases_serial"].values())))
+    lines += ["", "| serial step, share of time (cProfile) | " + " | ".join(names) + " |",
+              "|---|" + "---:|" * len(names)]
+    for fam, ph in result["phases_serial"].items():
+        lines.append(f"| {fam} | " + " | ".join(f"{ph[n]:.0%}" for n in names) + " |")
+    lines += ["", f"{meta['envs']} envs, {meta['steps']} steps after a reset, medians over steps; "
+              f"forward pass: batch {fwd['batch']} x {fwd['seq_len']} tokens, "
+              f"{fwd['us_per_token']:.0f} µs per token, {fwd['torch_threads']} torch threads. "
+              f"{meta['cpus']} CPUs, load average at the end {meta['load_avg'][0]:.1f}."]
+    for f in result["failed"]:
+        lines += ["", f"Failed: {f['family']} / {f['backend']}: {f['error']}"]
+    return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -243,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "rollout.json").write_text(json.dumps(result, indent=1) + "\n")
+    (RESULTS / "rollout.md").write_text(markdown(result))
     for r in result["rows"]:
         print(f"{r['family']:10} {r['backend']:16} {r['env_us_per_turn']:>10} µs/turn  "
               f"x forward {r['env_over_forward']}")
