@@ -134,7 +134,7 @@ def phases(env_id: str, num_envs: int, steps: int, policy: InstantPolicy) -> dic
     st = pstats.Stats(prof)
     total = _cum(st, "textgyms/vector/base.py", ("step",), outer=True)
     env_step = _cum(st, "textgyms/core.py", ("step",))
-    parse = _cum(st, "textgyms/actions.py", ("parse", "parse_all"))
+    parse = _cum(st, "textgyms/actions.py", ("parse",))  # the envs' one entry point
     respond = _cum(st, "textgyms/envs/", ("respond", "final_verdict"))
     resets = _cum(st, "textgyms/core.py", ("reset",))
     parts = {
