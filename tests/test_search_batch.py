@@ -70,3 +70,15 @@ def test_memo_keeps_indexes_apart(world, index_dir, tmp_path):
     big = open_backend(name, None, path)
     assert big.search(query, 5) == big.search_uncached(query, 5)
     assert small.search(query, 5) == small.search_uncached(query, 5)
+
+
+def test_in_memory_indexes_are_not_memoised(world):
+    """An in-memory index's object id can be reused after it is freed: no memo for those."""
+    from textgyms.envs.search.backends.tantivy_backend import TantivyBackend
+
+    bk._RESULTS.clear()
+    docs = list(corpora.docs_of(world))[:300]
+    mem = TantivyBackend.in_memory(docs)
+    query = world.pages[5].title
+    assert mem.search(query, 5) == mem.search_uncached(query, 5)
+    assert mem.search(query, 5).doc_ids and not bk._RESULTS

@@ -85,7 +85,8 @@ def query_terms(query: str) -> list[str]:
 # Results pages already computed in this process, shared by every env (and backend object) on
 # the same on-disk index: the members of a GRPO group play one task, so they repeat each other's
 # queries, often in the same vector step. An on-disk index never changes once built, so a memo
-# keyed by its path is exact; an in-memory index is keyed by its object (never shared).
+# keyed by its path is exact. In-memory indexes (tests, benchmarks) are not memoised: an
+# object's id can be reused by another index once it is freed.
 _RESULTS: OrderedDict[tuple, Hits] = OrderedDict()
 _RESULTS_MAX = 1 << 14
 
@@ -98,9 +99,9 @@ def cached_search(
     Both on-disk backends rank on ``query_terms(query)`` alone, so the key is the terms (queries
     that differ only in case or punctuation share one entry). The caller gets its own copy.
     """
-    terms = tuple(query_terms(query))
-    where = str(backend.path) if backend.path is not None else id(backend)
-    key = (backend.name, where, terms, k, offset, site or None)
+    if backend.path is None:
+        return search(query, k, offset, site)
+    key = (backend.name, str(backend.path), tuple(query_terms(query)), k, offset, site or None)
     hits = _RESULTS.get(key)
     if hits is None:
         hits = search(query, k, offset, site)
