@@ -490,3 +490,15 @@ def split_by_worker(
         (int(block[0]) // epw, [actions[j] for j in order[row * epw : (row + 1) * epw]])
         for row, block in enumerate(blocks)
     ]
+
+
+def check_whole_step(backend: str, env_ids: np.ndarray, num_envs: int, pending: object) -> None:
+    """Refuse a send to a backend that steps every env together unless it names every env in
+    order and the previous results were received (serial and remote share this rule)."""
+    if not np.array_equal(env_ids, np.arange(num_envs)):
+        raise ConfigError(
+            f"backend={backend!r} steps every env together: env_ids must be "
+            f"0..{num_envs - 1} in order"
+        )
+    if pending is not None:
+        raise BackendError("the previous results were not received; call recv() first")

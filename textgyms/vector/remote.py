@@ -26,6 +26,7 @@ from textgyms.vector.base import (
     _reset_runners,
     _Result,
     _step_runners,
+    check_whole_step,
 )
 
 MAX_THREADS = 256  # more envs than this share the threads (a batch then takes a few rounds)
@@ -142,13 +143,7 @@ class RemoteVecEnv(VecEnv):
         ]
 
     def _send(self, actions: list[str], env_ids: np.ndarray) -> None:
-        if not np.array_equal(env_ids, np.arange(self.num_envs)):
-            raise ConfigError(
-                "backend='remote' steps every env together: env_ids must be "
-                f"0..{self.num_envs - 1} in order"
-            )
-        if self._pending is not None:
-            raise BackendError("the previous results were not received; call recv() first")
+        check_whole_step("remote", env_ids, self.num_envs, self._pending)
         self._pending = [
             self._pool.submit(_step_runners, [runner], [action])
             for runner, action in zip(self._runners, actions)

@@ -16,6 +16,7 @@ from textgyms.vector.base import (
     _reset_runners,
     _Result,
     _step_runners,
+    check_whole_step,
 )
 
 # ----------------------------------------------------------------------------------------------
@@ -58,13 +59,7 @@ class SerialVecEnv(VecEnv):
         self._pending = _reset_runners(self._runners, seeds, options, mask.tolist())
 
     def _send(self, actions: list[str], env_ids: np.ndarray) -> None:
-        if not np.array_equal(env_ids, np.arange(self.num_envs)):
-            raise ConfigError(
-                "backend='serial' steps every env together: env_ids must be "
-                f"0..{self.num_envs - 1} in order"
-            )
-        if self._pending is not None:
-            raise BackendError("the previous results were not received; call recv() first")
+        check_whole_step("serial", env_ids, self.num_envs, self._pending)
         self._pending = _step_runners(self._runners, actions)
 
     def _recv(self) -> Batch:
