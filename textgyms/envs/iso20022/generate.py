@@ -32,7 +32,6 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
-from xml.sax.saxutils import escape, quoteattr
 
 import numpy as np
 
@@ -40,6 +39,7 @@ from textgyms.core import Task
 from textgyms.envs.iso20022 import banks, names
 from textgyms.envs.iso20022.charset import clean
 from textgyms.envs.iso20022.currencies import quantize, xml_amount
+from textgyms.envs.iso20022.xmlbuild import el, text
 from textgyms.envs.iso20022.xsd import HEAD_NS, PACS_NS, PACS_VERSIONS
 
 LEVELS = (1, 2, 3, 4)
@@ -354,20 +354,6 @@ def _all_bics(p: dict) -> dict[str, str]:
 
 
 # --- XML ----------------------------------------------------------------------------------
-
-
-def el(tag: str, *children: str, **attrs: str) -> str:
-    """``<tag attrs>`` around rendered child elements, one per line, indented two spaces
-    (built indented: re-indenting a finished message costs more than drawing it)."""
-    attr = "".join(f" {k}={quoteattr(v)}" for k, v in attrs.items()) if attrs else ""
-    inner = "\n".join(children).replace("\n", "\n  ")
-    return f"<{tag}{attr}>\n  {inner}\n</{tag}>"
-
-
-def text(tag: str, value: str, **attrs: str) -> str:
-    """A leaf element holding escaped text."""
-    attr = "".join(f" {k}={quoteattr(v)}" for k, v in attrs.items()) if attrs else ""
-    return f"<{tag}{attr}>{escape(value)}</{tag}>"
 
 
 def agent(tag: str, bic: str, ident: dict | None = None) -> str:

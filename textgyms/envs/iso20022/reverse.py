@@ -15,9 +15,9 @@ import re
 from decimal import Decimal
 
 from textgyms.envs.iso20022.currencies import xml_amount
-from textgyms.envs.iso20022.generate import el, text
 from textgyms.envs.iso20022.mt103 import Message, parse, parties, uetr
 from textgyms.envs.iso20022.translate import CLEARING, bic11
+from textgyms.envs.iso20022.xmlbuild import el, text
 from textgyms.envs.iso20022.xsd import PACS_NS
 
 RULES = """\

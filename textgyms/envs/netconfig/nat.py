@@ -5,13 +5,18 @@ interface's address (always overloaded) or to a pool (one inside host per addres
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from textgyms.envs.netconfig.acl import Packet, evaluate
 from textgyms.envs.netconfig.model import DeviceConfig, NatRule
 
-if TYPE_CHECKING:  # the simulator imports this module
-    from textgyms.envs.netconfig.sim import Network
+
+class Network(Protocol):
+    """What NAT needs of the simulated network (``sim.Network`` has it): the pool bindings,
+    (device, inside local address) -> global address. A protocol, so this module does not
+    import the simulator that imports it."""
+
+    nat_pool_use: dict[tuple[str, int], int]
 
 
 def _global(cfg: DeviceConfig, rule: NatRule) -> int | None:
