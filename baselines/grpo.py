@@ -510,12 +510,7 @@ def make_curriculum(args: Args) -> Any:
         return None
     from textgyms.curriculum import Curriculum
 
-    try:
-        spec = json.loads(args.curriculum)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"--curriculum must be a JSON object: {exc}") from exc
-    if not isinstance(spec, dict):
-        raise ConfigError("--curriculum must be a JSON object with \"ladders\"")
+    spec = json_object(args.curriculum, "--curriculum", 'with "ladders"')
     return Curriculum.parse({**spec, "record": "manual"})
 
 
@@ -605,14 +600,20 @@ def setup(args: Args, out: Path) -> tuple[Any, Any, Any, Any, int]:
     return model, tok, ref, opt, start
 
 
+def json_object(text: str, flag: str, what: str = "") -> dict[str, Any]:
+    """``text`` parsed as the JSON object ``flag`` takes, or a ConfigError naming ``flag``."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{flag} must be a JSON object: {exc}") from exc
+    if not isinstance(value, dict):
+        raise ConfigError(f"{flag} must be a JSON object {what}".rstrip())
+    return value
+
+
 def check_args(args: Args) -> dict[str, Any]:
     """Validate the arguments; return the parsed env kwargs."""
-    try:
-        env_kwargs = json.loads(args.env_kwargs)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"--env-kwargs must be a JSON object: {exc}") from exc
-    if not isinstance(env_kwargs, dict):
-        raise ConfigError("--env-kwargs must be a JSON object")
+    env_kwargs = json_object(args.env_kwargs, "--env-kwargs")
     for name in ("num_groups", "group_size", "steps", "max_new_tokens", "num_iterations"):
         if getattr(args, name) < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be >= 1")

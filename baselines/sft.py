@@ -34,6 +34,7 @@ from typing import Any
 import torch
 
 from textgyms.errors import ConfigError
+from textgyms.export import play_oracle
 from textgyms.tokens import shared_prefix_len
 
 
@@ -101,16 +102,8 @@ def oracle_transcripts(args: Args, split: str, n: int, first_seed: int) -> list[
     out = []
     try:
         for i in range(n):
-            _, info = env.reset(seed=first_seed + i)
-            tools = info.get("tools")
-            done, reward = False, 0.0
-            for action in env.unwrapped.solve(env.unwrapped.task):
-                _, reward, term, trunc, info = env.step(action)
-                if done := term or trunc:
-                    break
-            if not done:
-                raise RuntimeError(f"{args.env_id}: the oracle did not finish task {i}")
-            out.append({"messages": info["messages"], "tools": tools, "score": float(reward)})
+            tools, info, reward = play_oracle(env, first_seed + i)
+            out.append({"messages": info["messages"], "tools": tools or None, "score": reward})
     finally:
         env.close()
     return out

@@ -112,6 +112,20 @@ def tool_messages(messages: Sequence[dict[str, Any]], tools: Sequence[Any]) -> l
     return out
 
 
+def play_oracle(env: Any, seed: int) -> tuple[list[dict], dict[str, Any], float]:
+    """Play the oracle's episode of ``seed`` in ``env`` to its end: the tool schemas the reset
+    announced, the last info and the last reward. Raises if the oracle leaves it unfinished."""
+    _, info = env.reset(seed=seed)
+    schemas, reward, done = info.get("tools") or [], 0.0, False
+    for action in env.unwrapped.solve(env.unwrapped.task):
+        _, reward, term, trunc, info = env.step(action)
+        if done := term or trunc:
+            break
+    if not done:
+        raise RuntimeError(f"{env.spec.id}: the oracle left seed {seed} unfinished")
+    return schemas, info, float(reward)
+
+
 def oracle_records(
     source: ExportSource, fmt: Literal["chat", "tools"], first_seed: int = 0
 ) -> Iterator[dict[str, Any]]:
@@ -126,14 +140,7 @@ def oracle_records(
         tools = env.unwrapped.tools
         seed = first_seed
         while True:
-            _, info = env.reset(seed=seed)
-            schemas, reward, done = info.get("tools") or [], 0.0, False
-            for action in env.unwrapped.solve(env.unwrapped.task):
-                _, reward, term, trunc, info = env.step(action)
-                if done := term or trunc:
-                    break
-            if not done:
-                raise RuntimeError(f"{source.env_id}: the oracle left seed {seed} unfinished")
+            schemas, info, reward = play_oracle(env, seed)
             messages = list(info["messages"])
             while messages and messages[-1]["role"] != "assistant":
                 messages.pop()  # the env's last answer has nothing to teach
