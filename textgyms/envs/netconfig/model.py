@@ -25,6 +25,14 @@ class Fhrp:
     track: dict[str, int] = field(default_factory=dict)  # HSRP: interface -> decrement
 
 
+@dataclass(frozen=True)
+class V6Addr:
+    """``ipv6 address P/L [eui-64]``: with ``eui64`` the interface ID comes from the MAC."""
+
+    iface: ipaddress.IPv6Interface
+    eui64: bool = False
+
+
 @dataclass
 class Interface:
     """One interface (physical, subinterface, loopback or SVI) and its settings."""
@@ -49,6 +57,17 @@ class Interface:
     proxy_arp: bool = True
     fhrp: dict[tuple[str, int], Fhrp] = field(default_factory=dict)
     extra: list[str] = field(default_factory=list)  # accepted lines the model ignores
+    ipv6: list[V6Addr] = field(default_factory=list)  # global/unique-local addresses
+    ipv6_ll: ipaddress.IPv6Address | None = None  # ``ipv6 address FE80::X link-local``
+    ipv6_enable: bool = False  # ``ipv6 enable``: a link-local address and nothing else
+    ospf6_area: tuple[int, int] | None = None  # ``ipv6 ospf PID area AREA``
+    ospf6_cost: int | None = None
+    ospf6_hello: int | None = None
+    ospf6_dead: int | None = None
+
+    def ipv6_on(self) -> bool:
+        """Whether IPv6 runs on the interface (any address, or ``ipv6 enable``)."""
+        return bool(self.ipv6) or self.ipv6_enable or self.ipv6_ll is not None
 
 
 @dataclass(frozen=True)
@@ -82,6 +101,19 @@ class StaticRoute:
 
     prefix: ipaddress.IPv4Network
     nexthop: ipaddress.IPv4Address | None
+    iface: str | None
+    ad: int = 1
+    name: str = ""
+    permanent: bool = False
+    tag: int | None = None
+
+
+@dataclass(frozen=True)
+class StaticRoute6:
+    """``ipv6 route PREFIX/LEN {NEXTHOP | INTERFACE [NEXTHOP]} [AD] [name N]``."""
+
+    prefix: ipaddress.IPv6Network
+    nexthop: ipaddress.IPv6Address | None
     iface: str | None
     ad: int = 1
     name: str = ""
@@ -215,6 +247,9 @@ class DeviceConfig:
     route_maps: dict[str, list[RouteMapEntry]] = field(default_factory=dict)
     prefix_lists: dict[str, list[PrefixListEntry]] = field(default_factory=dict)
     extra: list[str] = field(default_factory=list)  # accepted global lines the model ignores
+    ipv6_routing: bool = False  # ``ipv6 unicast-routing`` (off by default, as on IOS)
+    routes6: list[StaticRoute6] = field(default_factory=list)
+    ospf6: Ospf | None = None  # ``ipv6 router ospf PID`` (OSPFv3: no network statements)
 
     def iface(self, name: str) -> Interface:
         """The interface ``name``, created on first mention (as IOS does)."""

@@ -68,6 +68,29 @@ def number(text: str, lo: int, hi: int) -> int | None:
     return int(text) if text.isdigit() and lo <= int(text) <= hi else None
 
 
+def route_options(args: list[str]) -> dict | str:
+    """The tail of ``ip route``: ``[DISTANCE] [name NAME] [permanent] [tag N]``."""
+    out: dict = {}
+    i = 0
+    while i < len(args):
+        key = args[i]
+        if "ad" not in out and number(key, 1, 255) is not None and not out:
+            out["ad"] = int(key)
+            i += 1
+        elif key in ("name", "tag") and i + 1 < len(args):
+            value = args[i + 1] if key == "name" else number(args[i + 1], 0, 4294967295)
+            if value is None:
+                return INVALID
+            out[key] = value
+            i += 2
+        elif key == "permanent":
+            out["permanent"] = True
+            i += 1
+        else:
+            return INVALID
+    return out
+
+
 def _overlap(dev: DeviceConfig, name: str, addr: ipaddress.IPv4Interface) -> str | None:
     """IOS refuses a subnet that overlaps one on another enabled interface."""
     net = addr.network
@@ -105,6 +128,7 @@ def iface_cmd(dev: DeviceConfig, name: str, words: list[str]) -> str | None:
         itf.description = "" if neg else " ".join(w[1:])
     elif w[0] == "ip":
         return _iface_ip(dev, itf, w, neg)
+
     elif w[0] == "switchport":
         return _switchport(dev, itf, w, neg)
     elif w[0] == "encapsulation" and len(w) == 3 and w[1] == "dot1q":
@@ -238,10 +262,12 @@ def _trunk_allowed(itf: Interface, args: list[str], neg: bool) -> str | None:
 _ALL_VLANS = frozenset(range(1, 4095))
 
 
-def ospf_cmd(dev: DeviceConfig, words: list[str]) -> str | None:
-    """Apply one ``router ospf`` sub-command; return None or IOS's message."""
-    ospf = dev.ospf
-    neg, w, done = _negation(words, "ospf", ospf.extra)
+def ospf_cmd(dev: DeviceConfig, words: list[str], v3: bool = False) -> str | None:
+    """Apply one ``router ospf`` (or, with ``v3``, ``ipv6 router ospf``) sub-command; return
+    None or IOS's message. OSPFv3 has no ``network`` statements or redistribution here: its
+    mode's keyword tree refuses them before this is called."""
+    ospf = dev.ospf6 if v3 else dev.ospf
+    neg, w, done = _negation(words, "ospf6" if v3 else "ospf", ospf.extra)
     if done is not None:
         return done or None
     if w[0] == "network":

@@ -16,7 +16,7 @@ import functools
 import ipaddress
 import re
 
-from textgyms.envs.netconfig import parse_bgp
+from textgyms.envs.netconfig import parse_bgp, parse_v6
 from textgyms.envs.netconfig.acl import parse_ace
 from textgyms.envs.netconfig.model import (
     Acl,
@@ -34,6 +34,7 @@ from textgyms.envs.netconfig.parse_if import (
     number,
     ospf_cmd,
     parse_mask,
+    route_options,
 )
 from textgyms.envs.netconfig.vocab import (
     ACL,
@@ -44,6 +45,7 @@ from textgyms.envs.netconfig.vocab import (
     INVALID,
     LINE,
     OSPF,
+    OSPF6,
     RMAP,
     VLAN,
     expand,
@@ -54,7 +56,7 @@ __all__ = ["apply_lines", "normalize_ifname", "parse_config", "parse_mask", "spl
 _NOOPS = {"end", "exit", "configure terminal", "conf t", "enable"}
 _DEVICE_MARK = re.compile(r"^\s*!\s*device\s+(\S+)\s*$", re.I)
 _TREES = {"if": INTERFACE, "vlan": VLAN, "ospf": OSPF, "acl": ACL, "line": LINE,
-          "global": GLOBAL, "bgp": BGP, "rmap": RMAP}
+          "global": GLOBAL, "bgp": BGP, "rmap": RMAP, "ospf6": OSPF6}
 
 
 @functools.lru_cache(maxsize=16384)
@@ -124,29 +126,6 @@ def _own_address(dev: DeviceConfig, addr: ipaddress.IPv4Address) -> bool:
     return any(i.ip is not None and i.ip.ip == addr for i in dev.interfaces.values())
 
 
-def _route_options(args: list[str]) -> dict | str:
-    """The tail of ``ip route``: ``[DISTANCE] [name NAME] [permanent] [tag N]``."""
-    out: dict = {}
-    i = 0
-    while i < len(args):
-        key = args[i]
-        if "ad" not in out and number(key, 1, 255) is not None and not out:
-            out["ad"] = int(key)
-            i += 1
-        elif key in ("name", "tag") and i + 1 < len(args):
-            value = args[i + 1] if key == "name" else number(args[i + 1], 0, 4294967295)
-            if value is None:
-                return INVALID
-            out[key] = value
-            i += 2
-        elif key == "permanent":
-            out["permanent"] = True
-            i += 1
-        else:
-            return INVALID
-    return out
-
-
 def _static_route(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
     """``ip route PREFIX MASK {NEXTHOP | INTERFACE [NEXTHOP]} [AD] [name N] [permanent]``."""
     if len(w) < 5:
@@ -160,7 +139,7 @@ def _static_route(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
     if nh is None and ifname is None:
         return INVALID
     rest = w[5 + (ifname is not None and nh is not None):]
-    opts = _route_options(rest)
+    opts = route_options(rest)
     if isinstance(opts, str):
         return opts
     if nh is not None and _own_address(dev, nh) and not neg:
@@ -316,6 +295,8 @@ def _global_cmd(dev: DeviceConfig, words: list[str]) -> tuple[str | None, tuple 
         return _numbered_acl(dev, w, neg), None
     elif head == "ip" and len(w) >= 2:
         return _ip_global(dev, w, neg)
+    elif head == "ipv6":
+        return parse_v6.global_ipv6(dev, w, neg)
     else:
         return INCOMPLETE if len(w) == 1 and head in GLOBAL else INVALID, None
     return None, None
@@ -418,8 +399,17 @@ def _in_mode(dev: DeviceConfig, mode: tuple, words: list[str]) -> str | None:
     head = expanded[1] if expanded[0] == "no" and len(expanded) > 1 else expanded[0]
     if head not in tree and not (mode[0] == "acl" and head.isdigit()):
         return INVALID
+    if mode[0] == "if" and head == "ipv6":
+        itf = dev.iface(mode[1])
+        neg = expanded[0] == "no"
+        if harmless("if", expanded):
+            itf.extra.append(" ".join(expanded))
+            return None
+        return parse_v6.iface_ipv6(dev, itf, expanded[neg:], neg)
     if mode[0] == "if":
         return iface_cmd(dev, mode[1], expanded)
+    if mode[0] == "ospf6":
+        return ospf_cmd(dev, expanded, v3=True) if dev.ospf6 is not None else INVALID
     if mode[0] == "ospf":
         return ospf_cmd(dev, expanded) if dev.ospf is not None else INVALID
     if mode[0] == "bgp":

@@ -69,11 +69,44 @@ def _iface_lines(itf) -> list[str]:
             lines.append(f" ip ospf {key} {value}")
     if itf.ospf_area is not None:
         lines.append(f" ip ospf {itf.ospf_area[0]} area {itf.ospf_area[1]}")
+    lines += _ipv6_iface_lines(itf)
     for (proto, grp), g in sorted(itf.fhrp.items()):
         lines += _fhrp_lines(proto, grp, g)
     lines += [f" {x}" for x in itf.extra]
     lines.append(" shutdown" if itf.shutdown else " no shutdown")
     return lines + ["!"]
+
+
+def _ipv6_iface_lines(itf) -> list[str]:
+    """An interface's IPv6 lines as IOS shows them (upper-case, compressed)."""
+    lines = [" ipv6 enable"] if itf.ipv6_enable else []
+    if itf.ipv6_ll is not None:
+        lines.append(f" ipv6 address {str(itf.ipv6_ll).upper()} link-local")
+    lines += [f" ipv6 address {str(a.iface).upper()}" + (" eui-64" if a.eui64 else "")
+              for a in itf.ipv6]
+    for key, value in (("cost", itf.ospf6_cost), ("hello-interval", itf.ospf6_hello),
+                       ("dead-interval", itf.ospf6_dead)):
+        if value is not None:
+            lines.append(f" ipv6 ospf {key} {value}")
+    if itf.ospf6_area is not None:
+        lines.append(f" ipv6 ospf {itf.ospf6_area[0]} area {itf.ospf6_area[1]}")
+    return lines
+
+
+def _ipv6_global_lines(cfg: DeviceConfig) -> list[str]:
+    """``ipv6 route`` lines and the ``ipv6 router ospf`` block."""
+    lines = []
+    for r in cfg.routes6:
+        via = " ".join(str(x).upper() if x == r.nexthop else str(x)
+                       for x in (r.iface, r.nexthop) if x is not None)
+        tail = (f" {r.ad}" if r.ad != 1 else "") + (f" name {r.name}" if r.name else "")
+        tail += (" permanent" if r.permanent else "") + (
+            f" tag {r.tag}" if r.tag is not None else "")
+        lines.append(f"ipv6 route {str(r.prefix).upper()} {via}{tail}")
+    if cfg.ospf6 is not None:
+        block = _ospf_lines(cfg.ospf6)
+        lines += ["ipv6 " + block[0], *block[1:]]
+    return lines
 
 
 def _fhrp_lines(proto: str, grp: int, g) -> list[str]:
@@ -195,6 +228,8 @@ def render_config(cfg: DeviceConfig) -> str:
     lines += [x for x in cfg.extra if x not in line_blocks]
     if cfg.ip_routing is not None:
         lines.append("ip routing" if cfg.ip_routing else "no ip routing")
+    if cfg.ipv6_routing:
+        lines.append("ipv6 unicast-routing")
     for vid in sorted(cfg.vlans):
         lines += [f"vlan {vid}", f" name {cfg.vlans[vid]}", "!"]
     for name in sorted(cfg.interfaces, key=_natural):
@@ -204,6 +239,7 @@ def render_config(cfg: DeviceConfig) -> str:
     lines += _bgp_lines(cfg)
     lines += _nat_lines(cfg)
     lines += [_route_line(r) for r in cfg.routes]
+    lines += _ipv6_global_lines(cfg)
     if cfg.gateway is not None:
         lines.append(f"ip default-gateway {cfg.gateway}")
     for name in sorted(cfg.acls, key=_natural):
@@ -390,7 +426,7 @@ def _short(name: str) -> str:
     return name
 
 
-def ping_text(dst: int, marks: str) -> str:
+def ping_text(dst: int | str, marks: str) -> str:
     """The output of ``ping``: five echoes (``!`` answered, ``.`` timed out, ``U`` an
     unreachable from a router) and the success-rate line; the reason is never named."""
     ok = marks.count("!")
@@ -399,7 +435,8 @@ def ping_text(dst: int, marks: str) -> str:
         rate += ", round-trip min/avg/max = 1/1/2 ms"
     return (
         "Type escape sequence to abort.\n"
-        f"Sending 5, 100-byte ICMP Echos to {A(dst)}, timeout is 2 seconds:\n"
+        f"Sending 5, 100-byte ICMP Echos to {A(dst) if isinstance(dst, int) else dst}, "
+        "timeout is 2 seconds:\n"
         f"{marks}\nSuccess rate is {rate}"
     )
 

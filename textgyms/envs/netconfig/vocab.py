@@ -41,6 +41,14 @@ _IP_GLOBAL: Tree = {
     "bootp": None,
     "scp": None,
 }
+_IPV6_GLOBAL: Tree = {
+    "unicast-routing": None,
+    "route": None,
+    "router": {"ospf": None},
+    "cef": None,
+    "multicast-routing": None,
+    "host": None,
+}
 GLOBAL: Tree = {
     "hostname": None,
     "interface": None,
@@ -49,6 +57,7 @@ GLOBAL: Tree = {
     "route-map": None,
     "access-list": None,
     "ip": _IP_GLOBAL,
+    "ipv6": _IPV6_GLOBAL,
     "line": None,
     "service": None,
     "enable": None,
@@ -85,6 +94,15 @@ _HARMLESS_IP = {
     "bootp", "scp",
 }
 INTERFACE: Tree = {
+    "ipv6": {
+        "address": None,
+        "enable": None,
+        "ospf": {"cost": None, "hello-interval": None, "dead-interval": None,
+                 "priority": None, "network": None, "mtu-ignore": None},
+        "mtu": None,
+        "redirects": None,
+        "unreachables": None,
+    },
     "ip": {
         "address": None,
         "access-group": None,
@@ -151,6 +169,17 @@ OSPF: Tree = {
     "bfd": None,
     "exit": None,
 }
+_HARMLESS_IPV6 = {"cef", "multicast-routing", "host"}
+_HARMLESS_IF_IPV6 = {"mtu", "redirects", "unreachables"}
+OSPF6: Tree = {
+    "passive-interface": None,
+    "router-id": None,
+    "auto-cost": {"reference-bandwidth": None},
+    "log-adjacency-changes": None,
+    "timers": None,
+    "maximum-paths": None,
+    "exit": None,
+}
 _HARMLESS_OSPF = {"log-adjacency-changes", "timers", "maximum-paths", "ispf", "nsf", "bfd"}
 VLAN: Tree = {"name": None, "state": None, "exit": None}
 BGP: Tree = {"neighbor": None, "network": None, "bgp": None, "synchronization": None,
@@ -200,17 +229,22 @@ def harmless(mode: str, words: list[str]) -> bool:
     if mode == "global":
         if w[0] in _HARMLESS_GLOBAL:
             return len(w) > 1 or w[0] in ("version",)
+        if w[0] == "ipv6" and len(w) > 1 and w[1] in _HARMLESS_IPV6:
+            return len(w) > 2 or w[1] in ("cef", "multicast-routing")
         return w[0] == "ip" and len(w) > 1 and w[1] in _HARMLESS_IP
     if mode == "if":
+        if w[0] == "ipv6" and len(w) > 1 and w[1] in _HARMLESS_IF_IPV6:
+            return True
         if w[0] in _HARMLESS_IF:
             return True
         if w[0] == "ip" and len(w) > 1 and w[1] in _HARMLESS_IF_IP:
             return True
-        if w[:2] == ["ip", "ospf"] and len(w) > 2 and w[2] in _HARMLESS_OSPF_IF:
+        if w[0] in ("ip", "ipv6") and w[1:2] == ["ospf"] and len(w) > 2 \
+                and w[2] in _HARMLESS_OSPF_IF:
             return True
         return w[0] == "switchport" and len(w) > 1 and w[1] in (
             "nonegotiate", "port-security", "voice", "trunk"
         ) and (w[1] != "trunk" or (len(w) > 2 and w[2] == "encapsulation"))
-    if mode == "ospf":
+    if mode in ("ospf", "ospf6"):
         return w[0] in _HARMLESS_OSPF
     return mode == "line"

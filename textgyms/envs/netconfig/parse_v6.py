@@ -1,0 +1,175 @@
+"""IPv6 commands of the IOS-lite parser: ``ipv6 unicast-routing``, ``ipv6 route``, ``ipv6
+router ospf`` (OSPFv3) and the interface commands ``ipv6 address`` (global, ``eui-64``,
+``link-local``), ``ipv6 enable`` and ``ipv6 ospf``.
+
+Addresses are parsed with :mod:`ipaddress`, so compressed, expanded and upper- or lower-case
+forms of one address are the same address. IOS semantics kept here: several global
+addresses per interface (``no ipv6 address`` alone removes them all); a link-local next hop
+needs the exit interface; OSPFv3 (process or interface) needs ``ipv6 unicast-routing``
+first, and IOS answers ``% IPv6 routing not enabled`` otherwise.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+from textgyms.envs.netconfig.model import DeviceConfig, Interface, Ospf, StaticRoute6, V6Addr
+from textgyms.envs.netconfig.parse_if import normalize_ifname, number, parse_area, route_options
+from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID
+
+NOT_ENABLED = "% IPv6 routing not enabled"
+LINK_LOCAL = ipaddress.IPv6Network("fe80::/10")
+
+
+def ip6(text: str) -> ipaddress.IPv6Address | None:
+    """An IPv6 address in any textual form, or None."""
+    try:
+        return ipaddress.IPv6Address(text)
+    except ValueError:
+        return None
+
+
+def _unicast(addr: ipaddress.IPv6Address) -> bool:
+    return not (addr.is_multicast or addr.is_unspecified or addr.is_loopback)
+
+
+def global_ipv6(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, tuple | None]:
+    """A global ``ipv6 ...`` command (``w`` expanded, without ``no``): (message, new mode)."""
+    if len(w) < 2:
+        return INCOMPLETE, None
+    if w[1] == "unicast-routing" and len(w) == 2:
+        dev.ipv6_routing = not neg
+        return None, None
+    if w[1] == "route":
+        return _route(dev, w[2:], neg), None
+    if w[1:3] == ["router", "ospf"]:
+        pid = number(w[3], 1, 65535) if len(w) == 4 else None
+        if pid is None:
+            return (INCOMPLETE if len(w) < 4 else INVALID), None
+        if neg:
+            dev.ospf6 = None
+            return None, None
+        if not dev.ipv6_routing:
+            return NOT_ENABLED, None
+        if dev.ospf6 is None or dev.ospf6.pid != pid:
+            dev.ospf6 = Ospf(pid)
+        return None, ("ospf6",)
+    return (INCOMPLETE if len(w) == 2 else INVALID), None
+
+
+def _route(dev: DeviceConfig, args: list[str], neg: bool) -> str | None:
+    """``ipv6 route P/L {NEXTHOP | INTERFACE [NEXTHOP]} [AD] [name N] [tag N] [permanent]``."""
+    if len(args) < 2:
+        return INCOMPLETE
+    try:
+        prefix = ipaddress.IPv6Network(args[0], strict=False) if "/" in args[0] else None
+    except ValueError:
+        prefix = None
+    if prefix is None:
+        return INVALID
+    ifname = normalize_ifname(args[1])
+    nh = ip6(args[1]) if ifname is None else (ip6(args[2]) if len(args) > 2 else None)
+    if nh is None and ifname is None:
+        return INVALID
+    if nh is not None and not _unicast(nh):
+        return INVALID
+    if nh is not None and nh in LINK_LOCAL and ifname is None:
+        return "% Interface has to be specified for a link-local nexthop"
+    opts = route_options(args[2 + (ifname is not None and nh is not None):])
+    if isinstance(opts, str):
+        return opts
+    if nh is not None and not neg and any(
+        nh == a.iface.ip for i in dev.interfaces.values() for a in i.ipv6 if not a.eui64
+    ):
+        return "%Invalid next hop address (it's this router)"
+    route = StaticRoute6(prefix, nh, ifname, opts.get("ad", 1), opts.get("name", ""),
+                         opts.get("permanent", False), opts.get("tag"))
+    dev.routes6 = [r for r in dev.routes6 if (r.prefix, r.nexthop, r.iface)
+                   != (prefix, nh, ifname)]
+    if not neg:
+        dev.routes6.append(route)
+    return None
+
+
+def iface_ipv6(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool) -> str | None:
+    """An interface ``ipv6 ...`` command (``w`` expanded, without ``no``)."""
+    key = w[1] if len(w) > 1 else ""
+    if key == "enable" and len(w) == 2:
+        itf.ipv6_enable = not neg
+    elif key == "address":
+        return _address(dev, itf, w[2:], neg)
+    elif key == "ospf" and len(w) >= 3:
+        return _iface_ospf6(dev, itf, w[2:], neg)
+    else:
+        return INCOMPLETE if len(w) < 3 and key in ("address", "ospf", "") else INVALID
+    return None
+
+
+def _address(dev: DeviceConfig, itf: Interface, args: list[str], neg: bool) -> str | None:
+    """``ipv6 address X/L [eui-64]`` or ``ipv6 address FE80::X link-local``."""
+    if not args:
+        if not neg:
+            return INCOMPLETE
+        itf.ipv6, itf.ipv6_ll = [], None
+        return None
+    if len(args) == 2 and args[1] == "link-local":
+        ll = ip6(args[0])
+        if ll is None or ll not in LINK_LOCAL:
+            return INVALID
+        itf.ipv6_ll = None if neg else ll
+        return None
+    eui = len(args) == 2 and args[1] == "eui-64"
+    if len(args) != 1 + eui or "/" not in args[0]:
+        return INVALID
+    try:
+        addr = ipaddress.IPv6Interface(args[0])
+    except ValueError:
+        return INVALID
+    if not _unicast(addr.ip) or addr.ip in LINK_LOCAL or (eui and addr.network.prefixlen > 64):
+        return INVALID
+    entry = V6Addr(ipaddress.IPv6Interface(f"{addr.network.network_address}/"
+                                           f"{addr.network.prefixlen}") if eui else addr, eui)
+    itf.ipv6 = [a for a in itf.ipv6 if a != entry]
+    if neg:
+        return None
+    clash = _overlap(dev, itf.name, addr.network)
+    if clash is not None:
+        return clash
+    itf.ipv6.append(entry)
+    return None
+
+
+def _overlap(dev: DeviceConfig, name: str, net: ipaddress.IPv6Network) -> str | None:
+    """IOS refuses a prefix that overlaps one on another interface."""
+    for other in dev.interfaces.values():
+        if other.name != name and not other.shutdown:
+            for a in other.ipv6:
+                if a.iface.network.overlaps(net):
+                    return f"% {net.compressed.upper()} overlaps with {other.name}"
+    return None
+
+
+def _iface_ospf6(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool) -> str | None:
+    """``ipv6 ospf cost|hello-interval|dead-interval N`` and ``ipv6 ospf PID area AREA``
+    (which starts the OSPFv3 process, as on IOS)."""
+    field_ = {"cost": "ospf6_cost", "hello-interval": "ospf6_hello",
+              "dead-interval": "ospf6_dead"}
+    if w[0] in field_:
+        value = number(w[1], 1, 65535) if len(w) == 2 else None
+        if value is None and not neg:
+            return INVALID if len(w) == 2 else INCOMPLETE
+        setattr(itf, field_[w[0]], None if neg else value)
+        return None
+    pid = number(w[0], 1, 65535)
+    area = parse_area(w[2]) if len(w) == 3 and w[1] == "area" else None
+    if pid is None or area is None:
+        return INVALID if len(w) >= 3 else INCOMPLETE
+    if neg:
+        itf.ospf6_area = None
+        return None
+    if not dev.ipv6_routing:
+        return NOT_ENABLED
+    if dev.ospf6 is None:
+        dev.ospf6 = Ospf(pid)
+    itf.ospf6_area = (pid, area)
+    return None
