@@ -54,12 +54,17 @@ def if_cost(cfg: DeviceConfig, name: str) -> int:
     itf = cfg.interfaces.get(name)
     if itf is not None and itf.ospf_cost is not None:
         return itf.ospf_cost
+    return bw_cost(cfg, name, cfg.ospf.ref_bw if cfg.ospf is not None else 100)
+
+
+def bw_cost(cfg: DeviceConfig, name: str, ref: int) -> int:
+    """The reference bandwidth ``ref`` (Mbit/s) / the interface bandwidth, in 1..65535."""
+    itf = cfg.interfaces.get(name)
     parent = cfg.interfaces.get(name.split(".", 1)[0])
     bw = itf.bandwidth if itf is not None and itf.bandwidth else None
     bw = bw or (parent.bandwidth if parent is not None and parent.bandwidth else None)
     kind = name.rstrip("0123456789/.")
     bw = bw or DEFAULT_BW.get(kind, 1_000_000)
-    ref = cfg.ospf.ref_bw if cfg.ospf is not None else 100
     return max(1, min(65535, ref * 1000 // bw))
 
 
@@ -146,15 +151,21 @@ def _spf(src: str, graph: Mapping[str, list[tuple[str, int, int, str]]]):
 
 
 class Areas:
-    """Per-area graphs, stub prefixes and SPF results."""
+    """Per-area graphs, stub prefixes and SPF results. ``host_plen`` is the length of a
+    loopback's host route (32; 128 for OSPFv3); an interface with a negative ``plen`` joins
+    its area without a prefix (OSPFv3 on a link-local-only link)."""
 
-    def __init__(self, oifs: list[OspfIf], adj: Mapping[str, list[Adjacency]]) -> None:
+    def __init__(self, oifs: list[OspfIf], adj: Mapping[str, list[Adjacency]],
+                 host_plen: int = 32) -> None:
         cost = {(o.dev, o.l3.name): o.cost for o in oifs}
         self.members: dict[int, set[str]] = {}
         self.stubs: dict[int, dict[tuple[int, int], list[tuple[str, int]]]] = {}
         for o in oifs:
             self.members.setdefault(o.area, set()).add(o.dev)
-            pfx = (o.l3.ip, 32) if o.l3.name.startswith("Loopback") else (o.l3.net, o.l3.plen)
+            if o.l3.plen < 0:
+                continue
+            loop = o.l3.name.startswith("Loopback")
+            pfx = (o.l3.ip, host_plen) if loop else (o.l3.net, o.l3.plen)
             self.stubs.setdefault(o.area, {}).setdefault(pfx, []).append((o.dev, o.cost))
         graphs: dict[int, dict] = {a: {} for a in self.members}
         for d, ns in adj.items():

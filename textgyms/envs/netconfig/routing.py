@@ -4,6 +4,7 @@ distance. The OSPF computation itself is in :mod:`ospf`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from textgyms.envs.netconfig.model import DeviceConfig
@@ -36,6 +37,22 @@ class Route(NamedTuple):
 
 
 MASKS = tuple((0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF for plen in range(33))
+MASKS6 = tuple(((1 << 128) - 1) ^ ((1 << (128 - plen)) - 1) for plen in range(129))
+
+
+class Walk(NamedTuple):
+    """The fate of one packet: ``status`` is delivered, denied, no_route, unreachable, loop
+    or ttl; ``hops`` are (device, in interface, out interface); ``packet`` is the packet as
+    last seen (after NAT); ``hits`` are the ACL entries that matched (device, acl, index);
+    ``fanout`` is the number of equal-cost routes at each forwarding decision taken."""
+
+    status: str
+    hops: tuple[tuple[str, str | None, str | None], ...]
+    packet: tuple
+    hits: tuple[tuple[str, str, int], ...]
+    reason: str
+    at: str  # the device where the walk ended
+    fanout: tuple[int, ...] = ()
 
 
 def mask(plen: int) -> int:
@@ -58,11 +75,13 @@ def ospf_area(cfg: DeviceConfig, ip: int, ifname: str | None = None) -> int | No
     return None
 
 
-def router_id(cfg: DeviceConfig, l3: list[L3If]) -> int:
-    """Configured router-id, else the highest loopback address, else the highest address of
-    an interface that is up (0: OSPF cannot start)."""
-    if cfg.ospf is not None and cfg.ospf.router_id is not None:
-        return int(cfg.ospf.router_id)
+def router_id(cfg: DeviceConfig, l3: list[L3If], process=None) -> int:
+    """Configured router-id, else the highest loopback IPv4 address, else the highest IPv4
+    address of an interface that is up (0: OSPF cannot start). ``process`` is the OSPF
+    process (default ``router ospf``; OSPFv3 picks its 32-bit ID by the same rule)."""
+    process = cfg.ospf if process is None else process
+    if process is not None and process.router_id is not None:
+        return int(process.router_id)
     loops = [i.ip for i in l3 if i.name.startswith("Loopback")]
     return max(loops or [i.ip for i in l3] or [0])
 
@@ -80,13 +99,15 @@ def lookup(fib: tuple, dst: int) -> list[Route]:
     return []
 
 
-def static_routes(cfg: DeviceConfig, ifs: list[L3If], base: list[Route]) -> list[Route]:
-    """Installed static routes: an exit interface must be up (``Null0`` always is); a next
-    hop alone resolves recursively through the connected, OSPF and other static routes."""
+def static_routes(routes: Sequence, ifs: list[L3If], base: list[Route],
+                  bits: int = 32) -> list[Route]:
+    """Installed static routes (``ip route`` or, with ``bits`` 128, ``ipv6 route``): an exit
+    interface must be up (``Null0`` always is); a next hop alone resolves recursively
+    through the connected, OSPF and other static routes."""
     up = {i.name for i in ifs} | {"Null0"}
     out: list[Route] = []
     pending = []
-    for r in cfg.routes:
+    for r in routes:
         net, plen = int(r.prefix.network_address), r.prefix.prefixlen
         nh = int(r.nexthop) if r.nexthop is not None else None
         if r.iface is not None:
@@ -95,7 +116,7 @@ def static_routes(cfg: DeviceConfig, ifs: list[L3If], base: list[Route]) -> list
         else:
             pending.append((net, plen, r.ad, nh))
     for _round in range(3):  # recursion through other statics, bounded as IOS bounds it
-        fib = build_fib(select(base + out))
+        fib = build_fib(select(base + out), bits)
         left = []
         for net, plen, ad, nh in pending:
             via = [v for v in lookup(fib, nh) if (v.net, v.plen) != (net, plen)]
@@ -125,11 +146,40 @@ def select(candidates: list[Route]) -> list[Route]:
     return [r for key in sorted(best) for r in best[key]]
 
 
-def build_fib(rib: list[Route]) -> tuple:
+def build_fib(rib: list[Route], bits: int = 32) -> tuple:
     """Index a RIB by prefix length for longest-prefix match: (prefix lengths, table,
-    [(netmask, routes by network)] longest first)."""
+    [(netmask, routes by network)] longest first); ``bits`` 128 for IPv6."""
+    masks = MASKS if bits == 32 else MASKS6
     table: dict[int, dict[int, list[Route]]] = {}
     for r in rib:
         table.setdefault(r.plen, {}).setdefault(r.net, []).append(r)
     plens = sorted(table, reverse=True)
-    return plens, table, [(MASKS[p], table[p]) for p in plens]
+    return plens, table, [(masks[p], table[p]) for p in plens]
+
+
+def pick(routes: list[Route], pkt: tuple, choices, fanout: list[int]) -> Route:
+    """One of several equal-cost routes: the k-th decision of a walk takes ``choices[k]``
+    (0 past its end), or without ``choices`` the one a per-destination CEF hash would."""
+    if len(routes) == 1:
+        return routes[0]
+    k = len(fanout)
+    fanout.append(len(routes))
+    if choices is None:  # per-destination load sharing: a fixed hash of the addresses
+        return routes[(pkt[0] ^ pkt[1] ^ (pkt[1] >> 8)) % len(routes)]
+    return routes[choices[k] if k < len(choices) else 0]
+
+
+def all_paths(walk: Callable[[tuple[int, ...]], Walk],
+              limit: int = 64) -> list[tuple[tuple[int, ...], Walk]]:
+    """Every path a packet may take over equal-cost routes (up to ``limit``): ``walk(ch)``
+    replays one choice vector; each path comes with the vector that replays it."""
+    out: list[tuple[tuple[int, ...], Walk]] = []
+    stack: list[tuple[int, ...]] = [()]
+    while stack and len(out) < limit:
+        ch = stack.pop()
+        w = walk(ch)
+        out.append((ch, w))
+        taken = ch + (0,) * (len(w.fanout) - len(ch))
+        for k in range(len(ch), len(w.fanout)):
+            stack += [taken[:k] + (alt,) for alt in range(1, w.fanout[k])]
+    return out

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import ipaddress
 from collections.abc import Mapping
-from typing import NamedTuple
 
-from textgyms.envs.netconfig import bgp, fhrp, l2, nat, ospf, routing
+from textgyms.envs.netconfig import bgp, fhrp, l2, nat, ospf, routing, sim6
 from textgyms.envs.netconfig.acl import Packet, evaluate
 from textgyms.envs.netconfig.model import DeviceConfig
-from textgyms.envs.netconfig.routing import L3If, Route
+from textgyms.envs.netconfig.routing import L3If, Route, Walk
+
+__all__ = ["MAX_HOPS", "Network", "Walk", "routes_packets"]
 
 ROUTERS = ("router", "l3switch")
 
@@ -29,21 +30,6 @@ def routes_packets(kind: str, cfg: DeviceConfig) -> bool:
     return kind == "l3switch" and cfg.ip_routing is True
 _EMPTY: dict = {}
 MAX_HOPS = 32
-
-
-class Walk(NamedTuple):
-    """The fate of one packet: ``status`` is delivered, denied, no_route, unreachable, loop
-    or ttl; ``hops`` are (device, in interface, out interface); ``packet`` is the packet as
-    last seen (after NAT); ``hits`` are the ACL entries that matched (device, acl, index);
-    ``fanout`` is the number of equal-cost routes at each forwarding decision taken."""
-
-    status: str
-    hops: tuple[tuple[str, str | None, str | None], ...]
-    packet: Packet
-    hits: tuple[tuple[str, str, int], ...]
-    reason: str
-    at: str  # the device where the walk ended
-    fanout: tuple[int, ...] = ()
 
 
 class Network:
@@ -84,6 +70,14 @@ class Network:
         }
         self._arp_at = {k: self.arp.get(dom, _EMPTY) for k, dom in self.domain.items()}
         self.nat_pool_use: dict[tuple[str, int], int] = {}  # (dev, inside local) -> global
+        self._v6: sim6.Plane6 | None = None
+
+    @property
+    def v6(self) -> sim6.Plane6:
+        """The IPv6 plane, compiled on first use (IPv4-only tasks never pay for it)."""
+        if self._v6 is None:
+            self._v6 = sim6.Plane6(self.devices, self.domain, self.l3)
+        return self._v6
 
     def _route(self) -> None:
         configs = self._router_cfgs
@@ -93,7 +87,7 @@ class Network:
         statics: dict[str, list[Route]] = {}
         for dev, cfg in configs.items():
             base = routing.connected_routes(self.l3[dev]) + ospf.to_routes(tables.get(dev, {}))
-            statics[dev] = routing.static_routes(cfg, self.l3[dev], base)
+            statics[dev] = routing.static_routes(cfg.routes, self.l3[dev], base)
         externals = {}
         for dev, cfg in configs.items():
             if cfg.ospf is not None and (cfg.ospf.redistribute or cfg.ospf.originate):
@@ -240,15 +234,6 @@ class Network:
             return True, nat.outside_in(self, dev, cfg, pkt, xlate), ""
         return True, pkt, ""
 
-    def _pick(self, routes: list[Route], pkt: Packet, choices, fanout: list[int]) -> Route:
-        if len(routes) == 1:
-            return routes[0]
-        k = len(fanout)
-        fanout.append(len(routes))
-        if choices is None:  # per-destination load sharing: a fixed hash of the addresses
-            return routes[(pkt[0] ^ pkt[1] ^ (pkt[1] >> 8)) % len(routes)]
-        return routes[choices[k] if k < len(choices) else 0]
-
     def _egress(self, dev, cfg, inif, pkt, hits, xlate, choices=None, fanout=None):
         """(out interface, next hop, packet) or a Walk saying why the packet stops here."""
         fib = self.fib.get(dev)
@@ -262,7 +247,7 @@ class Network:
         if not routes:
             why = f"no route to {ipaddress.IPv4Address(pkt[1])} on {dev}"
             return Walk("no_route", (), pkt, (), why, dev)
-        r = self._pick(routes, pkt, choices, fanout if fanout is not None else [])
+        r = routing.pick(routes, pkt, choices, fanout if fanout is not None else [])
         if r.iface == "Null0":
             return Walk("no_route", (), pkt, (), f"discarded to Null0 on {dev}", dev)
         out, nh = r.iface, r.fwd if r.fwd is not None else pkt[1]
@@ -285,16 +270,7 @@ class Network:
               limit: int = 64) -> list[tuple[tuple[int, ...], Walk]]:
         """Every path the packet may take over equal-cost routes (up to ``limit``), each
         with the choice vector that replays it."""
-        out: list[tuple[tuple[int, ...], Walk]] = []
-        stack: list[tuple[int, ...]] = [()]
-        while stack and len(out) < limit:
-            ch = stack.pop()
-            w = self.walk(pkt, src_dev, None, inif, ch)
-            out.append((ch, w))
-            taken = ch + (0,) * (len(w.fanout) - len(ch))
-            for k in range(len(ch), len(w.fanout)):
-                stack += [taken[:k] + (alt,) for alt in range(1, w.fanout[k])]
-        return out
+        return routing.all_paths(lambda ch: self.walk(pkt, src_dev, None, inif, ch), limit)
 
     def flow(
         self,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from textgyms.envs.netconfig import show
+from textgyms.envs.netconfig import show, show6
 from textgyms.envs.netconfig.acl import format_packet
 from textgyms.envs.netconfig.model import PROTO_NUM
 from textgyms.envs.netconfig.parser import apply_lines
@@ -17,12 +17,22 @@ SHOW_CMDS = {
     "show_ip_ospf_neighbor": ("show ip ospf neighbor", show.show_ip_ospf_neighbor),
     "show_vlan_brief": ("show vlan brief", show.show_vlan_brief),
     "show_standby_brief": ("show standby brief", show.show_standby_brief),
+    "show_ipv6_route": ("show ipv6 route", show6.show_ipv6_route),
+    "show_ipv6_int_brief": ("show ipv6 interface brief", show6.show_ipv6_int_brief),
+    "show_ipv6_ospf_neighbor": ("show ipv6 ospf neighbor", show6.show_ipv6_ospf_neighbor),
 }
 
 
 def _addr(text: str) -> int | None:
     try:
         return int(ipaddress.IPv4Address(str(text).strip()))
+    except ValueError:
+        return None
+
+
+def _addr6(text: str) -> int | None:
+    try:
+        return int(ipaddress.IPv6Address(str(text).strip()))
     except ValueError:
         return None
 
@@ -50,6 +60,12 @@ def logs(state, dev: str) -> str:
         out.append(
             f"%OSPF-5-ADJCHG: Process 1, Nbr {rid} on {a.iface} from LOADING to FULL, Loading Done"
         )
+    if net.config(dev).ospf6 is not None:
+        for a in net.v6.adjacencies.get(dev, ()):
+            rid = ipaddress.IPv4Address(a.neighbor_rid)
+            out.append(f"%OSPFv3-5-ADJCHG: Process {net.config(dev).ospf6.pid}, Nbr {rid} on "
+                       f"{a.iface} from LOADING to FULL, Loading Done")
+        out += [msg for d, msg in net.v6.events if d == dev]
     out += [msg for d, msg in net.events if d == dev]
     out += state.logs.get(dev, [])
     stamp = [
@@ -89,6 +105,9 @@ def run_tool(state, name: str, args: dict[str, Any]) -> tuple[str, str | None]:
 def _ping(state, name: str, dev: str, args) -> tuple[str, str | None]:
     net = state.net
     dst = _addr(args.get("target", ""))
+    dst6 = _addr6(args.get("target", "")) if dst is None else None
+    if dst6 is not None:
+        return _ping6(state, name, dev, dst6)
     if dst is None:
         return f"% Unrecognized host or address: {str(args.get('target'))[:40]!r}", "invalid"
     if name == "ping":
@@ -107,6 +126,22 @@ def _ping(state, name: str, dev: str, args) -> tuple[str, str | None]:
     w = net.walk((src, dst, 17, 49152, 33434, False), dev)
     text = show.traceroute_text(net, dst, w)
     return f"{dev}#traceroute {ipaddress.IPv4Address(dst)}\n{text}", None
+
+
+def _ping6(state, name: str, dev: str, dst: int) -> tuple[str, str | None]:
+    """``ping`` / ``traceroute`` to an IPv6 address (IOS picks the protocol by the form)."""
+    plane = state.net.v6
+    shown = show6.a6(dst)
+    if name == "ping":
+        there, back = plane.ping(dev, dst)
+        ok = back is not None and back.status == "delivered"
+        routed_away = back is None and there.status == "no_route" and there.at != dev
+        # A router on the way answers with ICMPv6 unreachables, rate-limited as for IPv4.
+        marks = "!!!!!" if ok else "U.U.U" if routed_away else "....."
+        return f"{dev}#ping {shown}\n{show.ping_text(shown, marks)}", None
+    src = plane.source_ip(dev, dst) or 0
+    w = plane.walk((src, dst, 17, 49152, 33434, False), dev)
+    return f"{dev}#traceroute {shown}\n{show6.traceroute6_text(state.net, dst, w)}", None
 
 
 def _test_flow(state, args) -> tuple[str, str | None]:
