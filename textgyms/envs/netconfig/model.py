@@ -97,23 +97,11 @@ class Acl:
 
 @dataclass(frozen=True)
 class StaticRoute:
-    """``ip route PREFIX MASK NEXTHOP|INTERFACE [AD]``."""
+    """``ip route PREFIX MASK NEXTHOP|INTERFACE [AD]``, or with IPv6 addresses ``ipv6 route
+    PREFIX/LEN NEXTHOP|INTERFACE [AD]``."""
 
-    prefix: ipaddress.IPv4Network
-    nexthop: ipaddress.IPv4Address | None
-    iface: str | None
-    ad: int = 1
-    name: str = ""
-    permanent: bool = False
-    tag: int | None = None
-
-
-@dataclass(frozen=True)
-class StaticRoute6:
-    """``ipv6 route PREFIX/LEN {NEXTHOP | INTERFACE [NEXTHOP]} [AD] [name N]``."""
-
-    prefix: ipaddress.IPv6Network
-    nexthop: ipaddress.IPv6Address | None
+    prefix: ipaddress.IPv4Network | ipaddress.IPv6Network
+    nexthop: ipaddress.IPv4Address | ipaddress.IPv6Address | None
     iface: str | None
     ad: int = 1
     name: str = ""
@@ -248,7 +236,7 @@ class DeviceConfig:
     prefix_lists: dict[str, list[PrefixListEntry]] = field(default_factory=dict)
     extra: list[str] = field(default_factory=list)  # accepted global lines the model ignores
     ipv6_routing: bool = False  # ``ipv6 unicast-routing`` (off by default, as on IOS)
-    routes6: list[StaticRoute6] = field(default_factory=list)
+    routes6: list[StaticRoute] = field(default_factory=list)  # ``ipv6 route``
     ospf6: Ospf | None = None  # ``ipv6 router ospf PID`` (OSPFv3: no network statements)
 
     def iface(self, name: str) -> Interface:

@@ -11,7 +11,7 @@ import ipaddress
 import re
 
 from textgyms.envs.netconfig.model import DeviceConfig, Fhrp, Interface, Ospf
-from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID, harmless
+from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID, IPV6_OFF, harmless
 
 IFACE_TYPES = (
     "GigabitEthernet",
@@ -164,33 +164,40 @@ def _iface_ip(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool) -> str
     elif key == "proxy-arp" and len(w) == 2:
         itf.proxy_arp = not neg
     elif key == "ospf" and len(w) >= 3:
-        return _iface_ospf(dev, itf, w, neg)
+        return iface_ospf(dev, itf, w[2:], neg)
     else:
         short = len(w) < {"address": 4, "access-group": 4, "nat": 3}.get(key, 0)
         return INCOMPLETE if short or len(w) < 2 else INVALID
     return None
 
 
-def _iface_ospf(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool) -> str | None:
-    """``ip ospf cost N``, ``ip ospf hello-interval N``, ``ip ospf dead-interval N`` and
-    ``ip ospf PID area AREA`` (which starts the process, as on IOS)."""
-    field_ = {"cost": "ospf_cost", "hello-interval": "ospf_hello", "dead-interval": "ospf_dead"}
-    if w[2] in field_:
-        value = number(w[3], 1, 65535) if len(w) == 4 else None
+def iface_ospf(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool,
+               v3: bool = False) -> str | None:
+    """The words after ``ip ospf`` (or, with ``v3``, ``ipv6 ospf``): ``cost N``,
+    ``hello-interval N``, ``dead-interval N`` or ``PID area AREA``, which starts the process
+    as on IOS (OSPFv3 only once ``ipv6 unicast-routing`` is on)."""
+    v = "6" if v3 else ""
+    field_ = {"cost": f"ospf{v}_cost", "hello-interval": f"ospf{v}_hello",
+              "dead-interval": f"ospf{v}_dead"}
+    if w[0] in field_:
+        value = number(w[1], 1, 65535) if len(w) == 2 else None
         if value is None and not neg:
-            return INVALID if len(w) == 4 else INCOMPLETE
-        setattr(itf, field_[w[2]], None if neg else value)
+            return INVALID if len(w) == 2 else INCOMPLETE
+        setattr(itf, field_[w[0]], None if neg else value)
         return None
-    pid = number(w[2], 1, 65535)
-    area = parse_area(w[4]) if len(w) == 5 and w[3] == "area" else None
+    pid = number(w[0], 1, 65535)
+    # ``area`` is the only keyword after the PID, so any prefix of it is unique (``ar``).
+    area = parse_area(w[2]) if len(w) == 3 and "area".startswith(w[1]) else None
     if pid is None or area is None:
-        return INVALID if len(w) >= 5 else INCOMPLETE
+        return INVALID if len(w) >= 3 else INCOMPLETE
     if neg:
-        itf.ospf_area = None
+        setattr(itf, f"ospf{v}_area", None)
         return None
-    if dev.ospf is None:
-        dev.ospf = Ospf(pid)
-    itf.ospf_area = (pid, area)
+    if v3 and not dev.ipv6_routing:
+        return IPV6_OFF
+    if getattr(dev, f"ospf{v}") is None:
+        setattr(dev, f"ospf{v}", Ospf(pid))
+    setattr(itf, f"ospf{v}_area", (pid, area))
     return None
 
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import ipaddress
 
-from textgyms.envs.netconfig.model import DeviceConfig, Interface, Ospf, StaticRoute6, V6Addr
-from textgyms.envs.netconfig.parse_if import normalize_ifname, number, parse_area, route_options
-from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID
+from textgyms.envs.netconfig.model import DeviceConfig, Interface, Ospf, StaticRoute, V6Addr
+from textgyms.envs.netconfig.parse_if import iface_ospf, normalize_ifname, number, route_options
+from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID, IPV6_OFF
 
-NOT_ENABLED = "% IPv6 routing not enabled"
 LINK_LOCAL = ipaddress.IPv6Network("fe80::/10")
 
 
@@ -50,7 +49,7 @@ def global_ipv6(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None,
             dev.ospf6 = None
             return None, None
         if not dev.ipv6_routing:
-            return NOT_ENABLED, None
+            return IPV6_OFF, None
         if dev.ospf6 is None or dev.ospf6.pid != pid:
             dev.ospf6 = Ospf(pid)
         return None, ("ospf6",)
@@ -82,7 +81,7 @@ def _route(dev: DeviceConfig, args: list[str], neg: bool) -> str | None:
         nh == a.iface.ip for i in dev.interfaces.values() for a in i.ipv6 if not a.eui64
     ):
         return "%Invalid next hop address (it's this router)"
-    route = StaticRoute6(prefix, nh, ifname, opts.get("ad", 1), opts.get("name", ""),
+    route = StaticRoute(prefix, nh, ifname, opts.get("ad", 1), opts.get("name", ""),
                          opts.get("permanent", False), opts.get("tag"))
     dev.routes6 = [r for r in dev.routes6 if (r.prefix, r.nexthop, r.iface)
                    != (prefix, nh, ifname)]
@@ -99,7 +98,7 @@ def iface_ipv6(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool) -> st
     elif key == "address":
         return _address(dev, itf, w[2:], neg)
     elif key == "ospf" and len(w) >= 3:
-        return _iface_ospf6(dev, itf, w[2:], neg)
+        return iface_ospf(dev, itf, w[2:], neg, v3=True)
     else:
         return INCOMPLETE if len(w) < 3 and key in ("address", "ospf", "") else INVALID
     return None
@@ -146,30 +145,4 @@ def _overlap(dev: DeviceConfig, name: str, net: ipaddress.IPv6Network) -> str | 
             for a in other.ipv6:
                 if a.iface.network.overlaps(net):
                     return f"% {net.compressed.upper()} overlaps with {other.name}"
-    return None
-
-
-def _iface_ospf6(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool) -> str | None:
-    """``ipv6 ospf cost|hello-interval|dead-interval N`` and ``ipv6 ospf PID area AREA``
-    (which starts the OSPFv3 process, as on IOS)."""
-    field_ = {"cost": "ospf6_cost", "hello-interval": "ospf6_hello",
-              "dead-interval": "ospf6_dead"}
-    if w[0] in field_:
-        value = number(w[1], 1, 65535) if len(w) == 2 else None
-        if value is None and not neg:
-            return INVALID if len(w) == 2 else INCOMPLETE
-        setattr(itf, field_[w[0]], None if neg else value)
-        return None
-    pid = number(w[0], 1, 65535)
-    area = parse_area(w[2]) if len(w) == 3 and w[1] == "area" else None
-    if pid is None or area is None:
-        return INVALID if len(w) >= 3 else INCOMPLETE
-    if neg:
-        itf.ospf6_area = None
-        return None
-    if not dev.ipv6_routing:
-        return NOT_ENABLED
-    if dev.ospf6 is None:
-        dev.ospf6 = Ospf(pid)
-    itf.ospf6_area = (pid, area)
     return None

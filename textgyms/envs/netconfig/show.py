@@ -63,12 +63,8 @@ def _iface_lines(itf) -> list[str]:
         lines.append(f" bandwidth {itf.bandwidth}")
     if not itf.proxy_arp:
         lines.append(" no ip proxy-arp")
-    for key, value in (("cost", itf.ospf_cost), ("hello-interval", itf.ospf_hello),
-                       ("dead-interval", itf.ospf_dead)):
-        if value is not None:
-            lines.append(f" ip ospf {key} {value}")
-    if itf.ospf_area is not None:
-        lines.append(f" ip ospf {itf.ospf_area[0]} area {itf.ospf_area[1]}")
+    lines += _ospf_if_lines(" ip ospf", itf.ospf_cost, itf.ospf_hello, itf.ospf_dead,
+                            itf.ospf_area)
     lines += _ipv6_iface_lines(itf)
     for (proto, grp), g in sorted(itf.fhrp.items()):
         lines += _fhrp_lines(proto, grp, g)
@@ -84,13 +80,16 @@ def _ipv6_iface_lines(itf) -> list[str]:
         lines.append(f" ipv6 address {str(itf.ipv6_ll).upper()} link-local")
     lines += [f" ipv6 address {str(a.iface).upper()}" + (" eui-64" if a.eui64 else "")
               for a in itf.ipv6]
-    for key, value in (("cost", itf.ospf6_cost), ("hello-interval", itf.ospf6_hello),
-                       ("dead-interval", itf.ospf6_dead)):
-        if value is not None:
-            lines.append(f" ipv6 ospf {key} {value}")
-    if itf.ospf6_area is not None:
-        lines.append(f" ipv6 ospf {itf.ospf6_area[0]} area {itf.ospf6_area[1]}")
-    return lines
+    return lines + _ospf_if_lines(" ipv6 ospf", itf.ospf6_cost, itf.ospf6_hello,
+                                  itf.ospf6_dead, itf.ospf6_area)
+
+
+def _ospf_if_lines(cmd: str, cost, hello, dead, area) -> list[str]:
+    """Interface OSPF (``ip ospf``) or OSPFv3 (``ipv6 ospf``) settings."""
+    lines = [f"{cmd} {key} {value}" for key, value in
+             (("cost", cost), ("hello-interval", hello), ("dead-interval", dead))
+             if value is not None]
+    return lines + ([f"{cmd} {area[0]} area {area[1]}"] if area is not None else [])
 
 
 def _ipv6_global_lines(cfg: DeviceConfig) -> list[str]:

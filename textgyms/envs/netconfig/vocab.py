@@ -11,6 +11,7 @@ from __future__ import annotations
 
 INVALID = "% Invalid input detected at '^' marker."
 INCOMPLETE = "% Incomplete command."
+IPV6_OFF = "% IPv6 routing not enabled"
 
 Tree = dict[str, "Tree | None"]
 
