@@ -76,7 +76,7 @@ def ospf_areas(rng: np.random.Generator, level: str) -> Scenario:
     reference = {r: _config(t, r, areas, passive, rids.get(r)) for r in t.routers()}
     start = {r: base_config(t, r) for r in t.routers()}
     reqs: list[dict] = [{"type": "ospf_areas", "passive": passive, "areas": sorted(
-        {a for a in areas.values()}), "links": _area_text(t, areas)}]
+        {a for a in areas.values()}), "links": area_text(t, areas)}]
     checks: list[dict] = []
     for (dev, iface), area in sorted(areas.items()):
         checks.append({"g": "ospf_area", "dev": dev, "if": iface, "area": area})
@@ -111,7 +111,7 @@ def _pair(rng: np.random.Generator) -> Topo:
     return t
 
 
-def _area_text(t: Topo, areas: dict) -> list[str]:
+def area_text(t: Topo, areas: dict) -> list[str]:
     """Per area, the interfaces in it, as the requirement lists them."""
     by_area: dict[int, list[str]] = {}
     for (dev, iface), area in sorted(areas.items()):

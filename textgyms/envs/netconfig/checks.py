@@ -12,6 +12,7 @@ import ipaddress
 from collections.abc import Callable, Mapping
 
 from textgyms.envs.netconfig.acl import FULL, difference, evaluate, format_packet
+from textgyms.envs.netconfig.checks6 import CHECKS6, WEIGHTS6
 from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.routing import lookup, ospf_area
 from textgyms.envs.netconfig.scenario import ip, run_flow
@@ -230,11 +231,12 @@ CHECKS: dict[str, Check] = {
     "isolation": _isolation,
     "nat": _nat,
     "fhrp": _fhrp,
+    **CHECKS6,
 }
 WEIGHTS = {"addressing": 2, "reach": 2, "flows": 2, "boundary": 1, "collateral": 1,
            "acl_equiv": 2, "routing": 2, "static_only": 2, "passive": 1, "ospf_area": 1,
            "adjacency": 1, "router_ids": 1, "router_id": 1, "waypoint": 1, "vlan": 1, "trunk": 1,
-           "isolation": 1, "nat": 2, "fhrp": 2, "bgp_session": 1}
+           "isolation": 1, "nat": 2, "fhrp": 2, "bgp_session": 1, **WEIGHTS6}
 
 
 def run(net: Network, checks: list[dict], ref: Ref, skip=()) -> list[tuple[dict, bool, str]]:

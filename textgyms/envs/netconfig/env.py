@@ -2,18 +2,20 @@
 
 The agent gets a topology, the configurations of the devices it manages and requirements,
 inspects and tests its *candidate* network with emulated IOS tools, and submits. The
-verifier simulates the network (L2 domains, OSPF, static routes, FIB, ACLs, NAT) and scores
+verifier simulates the network (L2 domains, OSPF, static routes, FIB, ACLs, NAT, IPv6
+with OSPFv3) and scores
 it semantically; see :mod:`textgyms.envs.netconfig.verify`.
 
 Kwargs: ``family`` (addressing, acl, routing, vlan, nat, repair, diagnosis, analysis,
-ospf_areas, fhrp, bgp, redistribution; default
+ospf_areas, fhrp, bgp, redistribution, ipv6; default
 "routing"), ``difficulty`` (easy, medium, hard; easy also shows the requirements as JSON),
 ``split`` ("train" default, "test": the one task in five held out by a hash of the task, "all"),
 ``max_turns`` (default 30), plus the common TextEnv kwargs.
 
 Tools (tags or JSON tool calls; the last call of a reply counts): ``show_run``,
 ``show_ip_route``, ``show_ip_int_brief``, ``show_ip_ospf_neighbor``, ``show_access_lists``,
-``show_vlan_brief``, ``show_standby_brief``, ``get_logs`` (attribute or content: the device),
+``show_vlan_brief``, ``show_standby_brief``, ``show_ipv6_route``, ``show_ipv6_int_brief``,
+``show_ipv6_ospf_neighbor``, ``get_logs`` (attribute or content: the device),
 ``ping`` and ``traceroute`` (target, ``source`` device), ``test_flow`` (src, dst, proto, port),
 ``apply_config`` (config lines, ``device``) and ``submit``. ``submit`` ends the episode:
 with a body of ``! device NAME`` sections (every managed device exactly once) it replaces
@@ -110,7 +112,8 @@ class NetConfigEnv(TextEnv):
     conformance_variants = tuple(
         {"family": f, "difficulty": lvl}
         for f, lvl in zip(FAMILIES, ("easy", "hard", "medium", "hard", "medium", "medium",
-                                     "hard", "easy", "hard", "medium", "hard", "hard"))
+                                     "hard", "easy", "hard", "medium", "hard", "hard",
+                                     "hard"))
     )
 
     def __init__(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
+from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.task import NetTask
 
 INTRO = {
@@ -24,6 +25,7 @@ INTRO = {
     "fhrp": "Make the LAN gateway redundant with HSRP on the two routers.",
     "bgp": "Configure BGP peering and routing policy as required below.",
     "redistribution": "Bring routes OSPF does not carry into the OSPF domain.",
+    "ipv6": "Deploy IPv6 (addresses, IPv6 routing, static routes or OSPFv3) as required below.",
 }
 
 
@@ -31,14 +33,19 @@ def _hosts(task: NetTask) -> list[str]:
     kinds = dict(task.devices)
     out = []
     for name, text in task.fixed:
-        words = text.split()
-        if kinds[name] == "host":
-            ip = words[words.index("address") + 1] if "address" in words else "?"
-            mask = words[words.index("address") + 2] if "address" in words else "?"
-            gw = words[-1]
-            out.append(f"  {name} (host): {ip} {mask}, default gateway {gw}")
-        else:
+        if kinds[name] != "host":
             out.append(f"  {name} ({kinds[name]}, provider-managed: not yours to configure)")
+            continue
+        itf = next(iter(parse_config(text, name)[0].interfaces.values()), None)
+        v6 = ", ".join(str(a.iface) for a in itf.ipv6) if itf is not None else ""
+        if itf is not None and itf.ip is None and v6:
+            out.append(f"  {name} (host): {v6} (default router from router advertisements)")
+            continue
+        words = text.split()
+        ip = words[words.index("address") + 1] if "address" in words else "?"
+        mask = words[words.index("address") + 2] if "address" in words else "?"
+        line = f"  {name} (host): {ip} {mask}, default gateway {words[-1]}"
+        out.append(line + (f"; IPv6 {v6}" if v6 else ""))
     return out
 
 
@@ -68,6 +75,8 @@ def render_prompt(task: NetTask) -> str:
     if task.context:
         parts += ["", task.context]
     parts += ["", _HOW]
+    if task.family == "ipv6" or any("ipv6" in text for _d, text in task.start):
+        parts.append(_HOW6)
     return "\n".join(parts)
 
 
@@ -93,3 +102,9 @@ device you manage inside submit, one section per device starting with "! device 
 device exactly once), or submit with an empty body to submit your candidate as edited with \
 apply_config. Lines outside the dialect cost points. Example of a tool call: \
 {"name": "show_run", "arguments": {"device": "..."}}"""
+_HOW6 = """\
+IPv6 (same dialect): ipv6 unicast-routing; interface ipv6 address X/L [eui-64] | FE80::X \
+link-local, ipv6 enable, ipv6 ospf PID area A, ipv6 ospf cost N; ipv6 route P/L (next hop, \
+exit interface, or both with a link-local next hop; distance, name); ipv6 router ospf PID with \
+router-id/passive-interface [default]. Extra tools: show_ipv6_route, show_ipv6_int_brief, \
+show_ipv6_ospf_neighbor (each takes a device); ping and traceroute take IPv6 targets."""

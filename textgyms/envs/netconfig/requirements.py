@@ -95,7 +95,32 @@ def _bgp_policy(r: dict) -> str:
     return text
 
 
+def _ospf6(r: dict) -> str:
+    if r["v6only"]:
+        text = (f"Routing: enable IPv6 routing and run OSPFv3 process {r['process']} in area 0 "
+                "on every interface; routes to remote LANs must be learned via OSPFv3. The "
+                "routers have no IPv4 address.")
+    else:
+        text = (f"Dual stack: IPv4 already runs multi-area OSPF and must keep working. Enable "
+                f"IPv6 routing and run OSPFv3 process {r['process']} with every interface in "
+                "the same area as for IPv4; routes to remote LANs must be learned via OSPFv3:")
+        text += "".join(f"\n  {x}" for x in r["areas"])
+    if r.get("passive"):
+        text += "\n  LAN interfaces must be passive (no OSPFv3 hellos towards hosts)."
+    return text
+
+
 RENDER = {
+    "address6": lambda r: f"{r['device']} {r['interface']}: {r['address']} (enabled)",
+    "routing6": lambda r: (
+        "Routing: enable IPv6 routing and use static routes only (no dynamic routing "
+        "protocol); every router must reach every LAN."
+    ),
+    "ospf6": _ospf6,
+    "reach6": lambda r: (
+        "Every host must reach every other host over IPv6 (hosts take their default router "
+        f"from router advertisements): {', '.join(r['hosts'])}."
+    ),
     "legacy": lambda r: (
         f"The legacy LAN {r['lan']} sits behind {r['via']} (not running OSPF) off "
         f"{r['device']}: route it there statically and make every OSPF router learn it "
