@@ -166,8 +166,12 @@ def test_without_unicast_routing_a_router_neither_forwards_nor_advertises_itself
     net = _ospf_net()
     text = render_config(net.config("R1")).replace("ipv6 unicast-routing\n", "")
     p = _ospf_net({"R1": text}).v6
-    assert "R1" not in p.fib and p.default_router("H1", "Ethernet0") is None
-    assert p.ping("H1", H5)[1] is None
+    assert "R1" not in p.routers and p.default_router("H1", "Ethernet0") is None
+    assert p.ping("H1", H5)[1] is None and "R1" not in p.rids  # no OSPFv3 either
+    # Its own table still serves the traffic it sends itself: the directly connected LAN.
+    assert p.ping("R1", int(V6("2001:db8:1::10")))[1].status == "delivered"
+    transit = p.walk((int(V6("2001:db8:1::10")), H5, 58, 0, 0, False), "H1")
+    assert transit.status == "no_route"
 
 
 def _static_net(r1_routes: str) -> Network:

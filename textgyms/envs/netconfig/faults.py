@@ -17,10 +17,10 @@ import json
 
 import numpy as np
 
-from textgyms.envs.netconfig import areas, checks, families, gateways, peering
+from textgyms.envs.netconfig import areas, checks, families, gateways, ipv6tasks, peering
 from textgyms.envs.netconfig.acl import difference
 from textgyms.envs.netconfig.l3tasks import routing
-from textgyms.envs.netconfig.model import Acl, DeviceConfig
+from textgyms.envs.netconfig.model import Acl, DeviceConfig, V6Addr
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.routing import ospf_area
 from textgyms.envs.netconfig.scenario import Scenario, build, fill_expectations
@@ -39,9 +39,14 @@ CAUSES = (
     "nat_sides_swapped",
     "bgp_remote_as",
     "hsrp_no_preempt",
+    "ipv6_routing_off",
+    "ipv6_wrong_prefix",
+    "ospfv3_missing_area",
+    "ospfv3_no_router_id",
 )
 COMPONENT_HELP = ("an interface name, 'router ospf', 'router bgp', 'ip route', "
-                  "'access-list <name>' or 'ip nat'")
+                  "'access-list <name>', 'ip nat', 'ipv6 unicast-routing' or "
+                  "'ipv6 router ospf'")
 
 
 def _pick(rng: np.random.Generator, items: list):
@@ -199,6 +204,55 @@ def hsrp_no_preempt(rng, cfgs, kinds):
     return {"device": d, "cause": "hsrp_no_preempt", "components": [n]}
 
 
+def ipv6_routing_off(rng, cfgs, kinds):
+    """``ipv6 unicast-routing`` missing on a static-routed router: it neither forwards IPv6
+    nor sends router advertisements (OSPFv3 routers are left alone: IOS would refuse their
+    ``ipv6 router ospf`` without it)."""
+    dev = _pick(rng, [d for d, c in sorted(cfgs.items()) if c.ipv6_routing and c.ospf6 is None])
+    if dev is None:
+        return None
+    cfgs[dev].ipv6_routing = False
+    return {"device": dev, "cause": "ipv6_routing_off", "components": ["ipv6 unicast-routing"]}
+
+
+def ipv6_wrong_prefix(rng, cfgs, kinds):
+    """An interface's IPv6 address moved to another /64 (a mistyped subnet ID)."""
+    picks = _ifaces(cfgs, lambda c, i: any(not a.eui64 for a in i.ipv6))
+    for k in rng.permutation(len(picks)):
+        d, n = picks[int(k)]
+        itf = cfgs[d].interfaces[n]
+        a = next(x for x in itf.ipv6 if not x.eui64)
+        new = ipaddress.IPv6Interface((int(a.iface.ip) ^ (int(rng.integers(1, 0x100)) << 64),
+                                       a.iface.network.prefixlen))
+        if any(x.iface.network.overlaps(new.network) for i in cfgs[d].interfaces.values()
+               for x in i.ipv6):
+            continue
+        itf.ipv6 = [V6Addr(new) if x == a else x for x in itf.ipv6]
+        return {"device": d, "cause": "ipv6_wrong_prefix", "components": [n]}
+    return None
+
+
+def ospfv3_missing_area(rng, cfgs, kinds):
+    """``ipv6 ospf PID area A`` missing on a transit interface: no adjacency there."""
+    pick = _pick(rng, _ifaces(cfgs, lambda c, i: c.ospf6 is not None and i.ospf6_area is not None
+                              and not c.ospf6.is_passive(i.name)))
+    if pick is None:
+        return None
+    cfgs[pick[0]].interfaces[pick[1]].ospf6_area = None
+    return {"device": pick[0], "cause": "ospfv3_missing_area", "components": [pick[1]]}
+
+
+def ospfv3_no_router_id(rng, cfgs, kinds):
+    """The router-id of an IPv6-only router removed: OSPFv3 cannot pick one and stays down."""
+    dev = _pick(rng, [d for d, c in sorted(cfgs.items()) if c.ospf6 is not None
+                      and c.ospf6.router_id is not None
+                      and not any(i.ip for i in c.interfaces.values())])
+    if dev is None:
+        return None
+    cfgs[dev].ospf6.router_id = None
+    return {"device": dev, "cause": "ospfv3_no_router_id", "components": ["ipv6 router ospf"]}
+
+
 FAULTS = {
     f.__name__: f
     for f in (
@@ -212,6 +266,10 @@ FAULTS = {
         nat_sides_swapped,
         bgp_remote_as,
         hsrp_no_preempt,
+        ipv6_routing_off,
+        ipv6_wrong_prefix,
+        ospfv3_missing_area,
+        ospfv3_no_router_id,
     )
 }
 BASES = {  # base scenario -> the faults that apply to it
@@ -223,6 +281,9 @@ BASES = {  # base scenario -> the faults that apply to it
     "ospf_areas": ("area_mismatch", "passive_ospf", "interface_shutdown"),
     "bgp": ("bgp_remote_as", "interface_shutdown"),
     "fhrp": ("hsrp_no_preempt", "interface_shutdown"),
+    "ipv6_static": ("ipv6_routing_off", "ipv6_wrong_prefix", "interface_shutdown"),
+    "ospfv3": ("ospfv3_missing_area", "ospfv3_no_router_id", "ipv6_wrong_prefix",
+               "interface_shutdown"),
 }
 
 
@@ -239,11 +300,13 @@ def _base(rng: np.random.Generator, level: str, cause: str) -> tuple[str, Scenar
         return name, peering.peering(rng, level)
     if name == "fhrp":
         return name, gateways.fhrp(rng, "medium" if level != "hard" else "hard")
+    if name in ("ipv6_static", "ospfv3"):  # IPv6-only networks: the two lower levels
+        return name, ipv6tasks.ipv6(rng, "easy" if name == "ipv6_static" else "medium")
     return name, getattr(families, name)(rng, "medium" if level != "hard" else "hard")
 
 
 SYMPTOMS = ("reach", "flows", "boundary", "nat", "waypoint", "routing", "isolation", "fhrp",
-            "bgp_session")
+            "bgp_session", "reach6", "routing6")
 
 
 def _failing(sc: Scenario, configs: dict[str, str]) -> list[tuple[str, str]]:
@@ -335,11 +398,25 @@ def syslog(before: Network, after: Network) -> list[str]:
                         "FULL to DOWN, Neighbor Down: Dead timer expired",
                     )
                 )
-    out += sorted(set(after.events))
+    out += _ospfv3_down(before, after)
+    out += sorted(set(after.events) | set(after.v6.events))
     return [
         f"{dev}: *Mar  1 00:{10 + k // 60:02d}:{k % 60:02d}.{(137 * k) % 1000:03d}: {msg}"
         for k, (dev, msg) in enumerate(out)
     ]
+
+
+def _ospfv3_down(before: Network, after: Network) -> list[tuple[str, str]]:
+    """OSPFv3 neighbours lost between ``before`` and ``after``, as IOS logs them."""
+    out = []
+    for dev, adjs in sorted(before.v6.adjacencies.items()):
+        now = set(after.v6.adjacencies.get(dev, ()))
+        for a in adjs:
+            if a not in now:
+                rid = ipaddress.IPv4Address(a.neighbor_rid)
+                out.append((dev, f"%OSPFv3-5-ADJCHG: Process 1, Nbr {rid} on {a.iface} from "
+                                 "FULL to DOWN, Neighbor Down: Dead timer expired"))
+    return out
 
 
 def diagnosis(rng: np.random.Generator, level: str) -> NetTask:

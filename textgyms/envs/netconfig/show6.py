@@ -36,10 +36,10 @@ def _via(r: Route) -> str:
 
 
 def show_ipv6_route(net: Network, dev: str) -> str:
-    """``show ipv6 route`` (a device that does not route IPv6 has no IPv6 routing table)."""
+    """``show ipv6 route`` (hosts have no IPv6 routing table)."""
     plane = net.v6
     if dev not in plane.rib:
-        return "% IPv6 routing not enabled"
+        return "% Invalid input detected at '^' marker."
     entries: dict[tuple[int, int], list[Route]] = {}
     for r in plane.rib[dev]:
         entries.setdefault((r.net, r.plen), []).append(r)

@@ -4,7 +4,9 @@ advertisements, OSPFv3, the IPv6 RIB/FIB and the IPv6 packet walk.
 IOS semantics modelled:
 
 * A router forwards IPv6 only with ``ipv6 unicast-routing``; only then does it send router
-  advertisements, from which hosts take their default router (its link-local address).
+  advertisements, from which hosts take their default router (its link-local address), and
+  run OSPFv3. Without it the router still has a table (connected, local, static routes) for
+  the traffic it sends itself.
 * Every IPv6 interface has a link-local address: configured, or FE80::/64 plus the EUI-64
   of the interface MAC (a stable MAC per device and interface stands in for the hardware's).
 * The RIB has connected (``C``) prefixes, local (``L``) /128s, statics (``S``: a global next
@@ -96,6 +98,8 @@ class Plane6:
         for (dev, name), ll in self.ll.items():
             self.own[dev].setdefault(ll, name)
         self.routers = [d for d, (k, c) in devices.items() if forwards(k, c)]
+        # Every router has an IPv6 table for its own traffic; only ``self.routers`` forward.
+        self._tables = [d for d, (k, _c) in devices.items() if k in ("router", "l3switch")]
         self._ospf(l3v4)
         self._rib()
 
@@ -160,7 +164,7 @@ class Plane6:
     def _rib(self) -> None:
         self.rib: dict[str, list[Route]] = {}
         self.fib: dict[str, tuple] = {}
-        for dev in self.routers:
+        for dev in self._tables:
             cfg = self.devices[dev][1]
             ifs = self.l3[dev]
             conn = [Route(i.net, i.plen, "C", 0, 0, None, i.name, None) for i in ifs]
@@ -193,9 +197,10 @@ class Plane6:
 
     def _next(self, dev: str, inif, pkt, choices, fanout) -> tuple[str, int] | str:
         """(out interface, next hop) or why the packet stops at ``dev``."""
+        if inif is not None and dev not in self.routers:
+            return f"{dev} does not route IPv6"
         if dev not in self.fib:
-            eg = self._host_egress(dev, pkt[1]) if inif is None else None
-            return eg or ("no default router" if inif is None else f"{dev} does not route")
+            return self._host_egress(dev, pkt[1]) or "no default router"
         routes = routing.lookup(self.fib[dev], pkt[1])
         if not routes:
             return f"no route to {ipaddress.IPv6Address(pkt[1])} on {dev}"
