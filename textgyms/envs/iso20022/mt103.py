@@ -139,6 +139,11 @@ def uetr(msg: Message) -> str | None:
     return m.group(1) if m else None
 
 
+def valid_uetr(value: str) -> bool:
+    """True for a UETR FIN accepts in {121:}: a lower-case UUID version 4."""
+    return _UETR.fullmatch(value) is not None
+
+
 # --- field formats --------------------------------------------------------------------------
 
 

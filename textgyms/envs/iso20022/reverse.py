@@ -1,12 +1,14 @@
 """The reference translator in the other direction: SWIFT MT103 -> pacs.008.001.08 (CBPR+).
 
 :func:`translate_mt` follows the MT -> MX mapping of the CBPR+ translation rules for the
-fields an MT103 carries (see :data:`RULES`); the result is one ``Document`` (no header: the
-sender and receiver are its InstgAgt and InstdAgt), valid against the vendored XSD. Choices
-the rules leave open are fixed: CreDtTm is the value date at 00:00 UTC (a translation has no
-clock), TxId repeats field 20, and the EndToEndId is the /ROC/ reference of field 70 (else
-NOTPROVIDED). It raises ``ValueError`` on text that is not an MT103 with the mandatory
-fields.
+fields an MT103 carries (see :data:`RULES`); the result is one ``Document`` (the sender and
+receiver are its InstgAgt and InstdAgt), or with ``header=True`` an ``Envelope`` of the CBPR+
+business application header (head.001.001.02) and the Document; both are valid against the
+vendored XSDs. Choices the rules leave open are fixed: CreDtTm (and the header's CreDt) is the
+value date at 00:00 UTC (a translation has no clock), TxId repeats field 20, the EndToEndId
+is the /ROC/ reference of field 70 (else NOTPROVIDED), a 32A year YY is 20YY below 80 and
+19YY from 80, and a {121:} that is not a UUID version 4 (which FIN rejects) gives no UETR.
+It raises ``ValueError`` on text that is not an MT103 with the mandatory fields.
 """
 
 from __future__ import annotations
@@ -14,27 +16,40 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from textgyms.envs.iso20022.countries import ISO_COUNTRIES
 from textgyms.envs.iso20022.currencies import xml_amount
-from textgyms.envs.iso20022.mt103 import Message, parse, parties, uetr
+from textgyms.envs.iso20022.mt103 import Message, parse, parties, uetr, valid_uetr
 from textgyms.envs.iso20022.translate import CLEARING, bic11
 from textgyms.envs.iso20022.xmlbuild import el, text
-from textgyms.envs.iso20022.xsd import PACS_NS
+from textgyms.envs.iso20022.xsd import HEAD_NS, PACS_NS
 
 RULES = """\
 20 -> GrpHdr/MsgId, PmtId/InstrId, PmtId/TxId; {121:} -> PmtId/UETR; 70 /ROC/ -> EndToEndId
+  (else NOTPROVIDED); 26T -> Purp/Prtry
 23E SDVA -> SvcLvl; INTC, CORT -> CtgyPurp; HOLD CHQB PHOB TELB -> InstrForCdtrAgt (/info ->
   InstrInf); PHON -> InstrForNxtAgt PHOA; TELE -> TELA
 32A -> IntrBkSttlmDt, IntrBkSttlmAmt; 33B -> InstdAmt; 36 -> XchgRate; 71A -> ChrgBr
 71F -> ChrgsInf (Agt = sender); 71G -> ChrgsInf (Agt = receiver)
-50a/59a -> Dbtr/Cdtr (+ DbtrAcct/CdtrAcct: IBAN when the account is one, else Othr/Id)
-52a -> DbtrAgt (else the sender); 57a -> CdtrAgt (else the receiver); 56a -> IntrmyAgt1
+50a/59a -> Dbtr/Cdtr (+ DbtrAcct/CdtrAcct: IBAN when the account is one, else Othr/Id);
+  50K/59: Nm, then AdrLine per line; a last line that is a bare country code -> Ctry
+52a -> DbtrAgt (else the sender); 57a -> CdtrAgt (else the receiver); 56a -> IntrmyAgt1;
+  an agent's "/account" line -> DbtrAgtAcct, CdtrAgtAcct, IntrmyAgt1Acct
 53A, 54A -> SttlmInf InstgRmbrsmntAgt, InstdRmbrsmntAgt (SttlmMtd COVE, else INDA);
   53B /account -> SttlmAcct
-72 /INS/ -> PrvsInstgAgt1; /INTA/ -> IntrmyAgt2; /ACC/ -> InstrForCdtrAgt; /REC/ -> InstrForNxtAgt
+72 /INS/ -> PrvsInstgAgt1; /INTA/ -> IntrmyAgt2; /ACC/ -> InstrForCdtrAgt; /REC/ -> InstrForNxtAgt;
+  /BNF/ -> InstrForCdtrAgt, other codes -> InstrForNxtAgt (InstrInf keeps "/CODE/")
 77B /ORDERRES/ or /BENEFRES/CC//code + text -> RgltryRptg (DEBT or CRED)
 70 /INV/ -> Strd RfrdDocInf CINV; /RFB/ -> Strd CdtrRefInf SCOR; other text -> Ustrd
 """
+HEADER_RULES = """\
+Envelope = AppHdr (head.001.001.02) + Document. AppHdr: Fr and To = the MT sender and receiver
+  BIC11 (FIId/FinInstnId/BICFI), BizMsgIdr = 20, MsgDefIdr pacs.008.001.08,
+  BizSvc swift.cbprplus.02, CreDt = the 32A value date at 00:00 UTC
+"""
 CHARGE_BEARER = {"SHA": "SHAR", "OUR": "DEBT", "BEN": "CRED"}
+# The CBPR+ business service of the head.001.001.02 header (the same value the generator's
+# headers carry).
+BIZ_SVC = "swift.cbprplus.02"
 CLEARING_ISO = {mt: iso for iso, mt in reversed(CLEARING.items())}
 _IBAN = re.compile(r"[A-Z]{2}\d{2}[A-Z0-9]{11,30}")
 _CODE = re.compile(r"/([A-Z]{3,8})/")
@@ -86,9 +101,15 @@ def account_xml(tag: str, acct: str | None) -> list[str]:
 
 
 def agent_xml(tag: str, field: tuple[str, str] | None, default: str | None) -> list[str]:
-    """An agent from option A, C or D of a 52a-57a field (or the default BIC)."""
+    """An agent from option A, C or D of a 52a-57a field (or the default BIC), followed by
+    its account (``<tag>Acct``) when the field's first line is "/" + account."""
     if field is None:
         return [el(tag, el("FinInstnId", text("BICFI", default)))] if default else []
+    acct = re.fullmatch(r"/(?:[CD]/)?([^/].*)", field[1].split("\n")[0])
+    return _agent(tag, field) + account_xml(tag + "Acct", acct.group(1) if acct else None)
+
+
+def _agent(tag: str, field: tuple[str, str]) -> list[str]:
     option, lines = field[0][2:], field[1].split("\n")
     clr = []
     if lines[0].startswith("//") and lines[0][2:4] in CLEARING_ISO:
@@ -123,7 +144,9 @@ def party_xml(tag: str, field: tuple[str, str]) -> tuple[list[str], str | None]:
         ctry = [text("Ctry", place[0])] if re.fullmatch(r"[A-Z]{2}", place[0]) else []
         pstl = [el("PstlAdr", *town, *ctry, *adr)] if town or ctry or adr else []
         return [el(tag, text("Nm", name), *pstl)], acct
-    adr = [el("PstlAdr", *(text("AdrLine", a) for a in rest[1:]))] if rest[1:] else []
+    lines = rest[1:]
+    ctry = [text("Ctry", lines.pop())] if lines and lines[-1] in ISO_COUNTRIES else []
+    adr = [el("PstlAdr", *ctry, *(text("AdrLine", a) for a in lines))] if lines or ctry else []
     return [el(tag, text("Nm", rest[0] if rest else "NOTPROVIDED"), *adr)], acct
 
 
@@ -166,6 +189,13 @@ def instructions_xml(msg: Message, info72: list[tuple[str, str]]) -> list[str]:
             nxt.append(el("InstrForNxtAgt", text("Cd", {"PHON": "PHOA", "TELE": "TELA"}[code])))
     cdtr += [el("InstrForCdtrAgt", text("InstrInf", v[:140])) for c, v in info72 if c == "ACC"]
     nxt += [el("InstrForNxtAgt", text("InstrInf", v[:140])) for c, v in info72 if c == "REC"]
+    # Other codes keep their code in the text: /BNF/ (for the beneficiary) goes with the
+    # creditor agent, the rest (/INT/, bilateral codes) to the next agent.
+    for code, value in info72:
+        if code and code not in ("ACC", "REC", "INS", "INTA"):
+            tag = "InstrForCdtrAgt" if code == "BNF" else "InstrForNxtAgt"
+            (cdtr if code == "BNF" else nxt).append(el(tag, text("InstrInf",
+                                                                 f"/{code}/{value}"[:140])))
     return cdtr[:2] + nxt[:6]
 
 
@@ -226,11 +256,30 @@ def _amounts(msg: Message, sender: str, receiver: str) -> list[str]:
 
 
 def _date(yymmdd: str) -> str:
-    return f"20{yymmdd[:2]}-{yymmdd[2:4]}-{yymmdd[4:6]}"
+    # FIN dates have no century: the usual window puts 00-79 in 2000-2079, 80-99 in 19xx.
+    century = "19" if yymmdd[:2] >= "80" else "20"
+    return f"{century}{yymmdd[:2]}-{yymmdd[2:4]}-{yymmdd[4:6]}"
 
 
-def translate_mt(mt103: str) -> str:
-    """The pacs.008.001.08 Document (CBPR+) equivalent to an MT103 (see :data:`RULES`)."""
+def purpose_xml(msg: Message) -> list[str]:
+    """Purp/Prtry from 26T (its 3-character transaction type code has no ISO code list)."""
+    code = (msg.get("26T") or [""])[0].strip()
+    return [el("Purp", text("Prtry", code))] if code else []
+
+
+def app_header_xml(msg: Message, sender: str, receiver: str, date: str) -> str:
+    """The CBPR+ business application header (head.001.001.02) of the translation: From and
+    To the MT sender and receiver, BizMsgIdr field 20, CreDt the value date at 00:00 UTC."""
+    fi = lambda tag, b: el(tag, el("FIId", el("FinInstnId", text("BICFI", b))))  # noqa: E731
+    return el("AppHdr", fi("Fr", bic11(sender)), fi("To", bic11(receiver)),
+              text("BizMsgIdr", msg.get("20")[0]), text("MsgDefIdr", "pacs.008.001.08"),
+              text("BizSvc", BIZ_SVC), text("CreDt", f"{date}T00:00:00+00:00"),
+              xmlns=HEAD_NS + "02")
+
+
+def translate_mt(mt103: str, *, header: bool = False) -> str:
+    """The pacs.008.001.08 Document (CBPR+) equivalent to an MT103 (see :data:`RULES`); with
+    ``header`` an ``Envelope`` of the head.001.001.02 AppHdr and the Document."""
     msg = parse(mt103)
     if msg is None:
         raise ValueError("not an MT message ({1:}{2:}{3:}{4:...-})")
@@ -241,8 +290,9 @@ def translate_mt(mt103: str) -> str:
     ref, date = msg.get("20")[0], _date(msg.get("32A")[0][:6])
     info72 = coded((msg.get("72") or [""])[0].split("\n"))
     e2e, rmt = remittance_xml((msg.get("70") or [""])[0].split("\n"))
+    ref_121 = uetr(msg)
     pmt_id = el("PmtId", text("InstrId", ref), text("EndToEndId", e2e), text("TxId", ref),
-                *([text("UETR", uetr(msg))] if uetr(msg) else []))
+                *([text("UETR", ref_121)] if ref_121 and valid_uetr(ref_121) else []))
     bic = {c: v for c, v in info72 if c in ("INS", "INTA")}
     dbtr, dacct = party_xml("Dbtr", msg.first("50"))
     cdtr, cacct = party_xml("Cdtr", msg.first("59"))
@@ -256,7 +306,9 @@ def translate_mt(mt103: str) -> str:
             *agent_xml("DbtrAgt", msg.first("52"), bic11(sender)),
             *agent_xml("CdtrAgt", msg.first("57"), bic11(receiver)),
             *cdtr, *account_xml("CdtrAcct", cacct), *instructions_xml(msg, info72),
-            *regulatory_xml(msg), *rmt)
+            *purpose_xml(msg), *regulatory_xml(msg), *rmt)
     doc = el("Document", el("FIToFICstmrCdtTrf", _group_header(msg, ref, date), tx),
              xmlns=PACS_NS + "08")
+    if header:
+        doc = el("Envelope", app_header_xml(msg, sender, receiver, date), doc)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + doc + "\n"

@@ -9,6 +9,7 @@ not one. :func:`translate_with_losses` also names what the MT103 cannot carry.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from decimal import Decimal
 
@@ -33,9 +34,13 @@ CLEARING = {"USABA": "FW", "USPID": "CP", "GBDSC": "SC", "IENCC": "IE", "CACPA":
             "ITNCC": "IT", "ESNCC": "ES", "PTNCC": "PT", "GRBIC": "GR", "HKNCC": "HK",
             "INFSC": "IN", "NZNCC": "NZ", "PLKNR": "PL", "RUCBC": "RU", "ZANCC": "ZA",
             "CNAPS": "CN"}
-# Elements of a transaction the MT103 has no place for (reported, never dropped silently).
-UNCARRIED = ("UltmtDbtr", "UltmtCdtr", "InitgPty", "IntrmyAgt3", "Purp", "Tax", "RltdRmtInf",
-             "PrvsInstgAgt2", "PrvsInstgAgt3", "SplmtryData")
+# Elements of a transaction the MT103 has no place for (reported, never dropped silently):
+# the ultimate parties, the initiating party and tax have no MT103 field, and /INTA/ in 72
+# has no room for the second intermediary's account.
+UNCARRIED = ("UltmtDbtr", "UltmtCdtr", "InitgPty", "IntrmyAgt3", "Tax", "RltdRmtInf",
+             "PrvsInstgAgt2", "PrvsInstgAgt3", "SplmtryData", "IntrmyAgt2Acct")
+_TYPE_26T = re.compile(r"[A-Z0-9]{3}")
+_CODE_72 = re.compile(r"/[A-Z0-9]{1,8}/")
 
 
 def bic11(bic: str) -> str:
@@ -84,8 +89,32 @@ def party_lines(party: ET.Element | None, acct: str | None) -> tuple[str, list[s
     adr = address_lines(party.find("PstlAdr") if party is not None else None)
     if len(adr) > 3:
         adr = adr[:2] + [adr[2][:34] + "+"]
+    elif ctry and len(adr) < 3 and ctry not in adr[-1:]:
+        # A country next to unstructured lines: its code on the last line, if there is room.
+        adr.append(ctry)
     lines += [fit(a, 35) for a in adr]
     return "", first + [safe_line(line) for line in lines]
+
+
+def field_26t(tx: ET.Element) -> list[str]:
+    """26T from Purp/Prtry when it is a 3-character transaction type code (26T is 3!c; the
+    4-letter ISO purpose codes of Purp/Cd do not fit it and are reported as lost)."""
+    prtry = text(tx, "Purp/Prtry")
+    return [prtry] if prtry and _TYPE_26T.fullmatch(prtry) else []
+
+
+def losses(tx: ET.Element) -> list[str]:
+    """The elements of ``tx`` no MT103 field carries: :data:`UNCARRIED`, a purpose that is
+    not a 26T code, and the country of a 50K/59 party whose lines leave it no room."""
+    out = [name for name in UNCARRIED if tx.find(name) is not None]
+    if tx.find("Purp") is not None and not field_26t(tx):
+        out.append("Purp")
+    for role in ("Dbtr", "Cdtr"):
+        party, ctry = tx.find(role), text(tx, f"{role}/PstlAdr/Ctry")
+        option, lines = party_lines(party, None)
+        if ctry and option == "" and ctry not in lines[-1:]:
+            out.append(f"{role}/PstlAdr/Ctry")
+    return out
 
 
 def _account(tx: ET.Element, path: str) -> str | None:
@@ -100,13 +129,16 @@ def clearing_line(fin: ET.Element | None) -> str | None:
     return None
 
 
-def agent_option(agt: ET.Element | None, options: str) -> tuple[str, list[str]] | None:
+def agent_option(agt: ET.Element | None, options: str,
+                 acct: str | None = None) -> tuple[str, list[str]] | None:
     """Option and lines of an agent field: A (BIC, after an optional //clearing line),
-    C (clearing line only) or D (clearing line, then name and address, 4 lines)."""
+    C (clearing line only) or D (clearing line, then name and address, 4 lines). The
+    party-identifier line is the clearing code, else "/" + the agent's account ``acct``."""
     fin = agt.find("FinInstnId") if agt is not None else None
     if fin is None:
         return None
     bic, code, name = text(fin, "BICFI"), clearing_line(fin), text(fin, "Nm")
+    code = code or (fit("/" + clean(acct), 35) if acct else None)
     first = [code] if code else []
     if bic:
         return "A", first + [bic]
@@ -171,6 +203,12 @@ def field_70(tx: ET.Element) -> list[str]:
     return lines
 
 
+def _code_prefix(info: str, default: str) -> tuple[str, str]:
+    """(first-line prefix, continuation prefix) of a 72 text: a text that already starts
+    with a 72 code ("/BNF/...", as an MT -> MX translation leaves it) keeps it as is."""
+    return ("", "//") if _CODE_72.match(info) else (default, "//")
+
+
 def field_72(tx: ET.Element, to_acc: list[str]) -> list[str]:
     """/INS/ previous instructing agent, /INTA/ second intermediary, /ACC/ creditor-agent
     text 23E cannot carry, /REC/ next-agent text; at most 6 lines."""
@@ -181,11 +219,11 @@ def field_72(tx: ET.Element, to_acc: list[str]) -> list[str]:
     if intrmy2:
         lines.append(f"/INTA/{intrmy2}")
     for info in to_acc:
-        lines += chunks(info, 35, 99, "/ACC/", "//")
+        lines += chunks(info, 35, 99, *_code_prefix(info, "/ACC/"))
     for ins in tx.findall("InstrForNxtAgt"):
         info = text(ins, "InstrInf")
         if info and not text(ins, "Cd"):
-            lines += chunks(clean(info), 35, 99, "/REC/", "//")
+            lines += chunks(clean(info), 35, 99, *_code_prefix(info, "/REC/"))
     if len(lines) > 6:
         lines = lines[:5] + [lines[5][:34] + "+"]
     return lines
@@ -261,12 +299,13 @@ def charge_fields(tx: ET.Element, ccy: str) -> list[tuple[str, list[str]]]:
 
 
 def agent_fields(tx: ET.Element, gh: ET.Element, sender: str, receiver: str) -> list:
-    """52a (debtor agent other than the sender), 53A/54A (reimbursement agents) or 53B
-    (SttlmAcct, the account between sender and receiver), 56a
-    (intermediary 1) and 57a (creditor agent other than the receiver, or after 56a)."""
+    """52a (debtor agent other than the sender, or with its account), 53A/54A (reimbursement
+    agents) or 53B (SttlmAcct, the account between sender and receiver), 56a (intermediary 1)
+    and 57a (creditor agent other than the receiver, with its account, or after 56a)."""
     out = []
-    dbtr = agent_option(tx.find("DbtrAgt"), "AD")
-    if dbtr and not (dbtr[0] == "A" and bic11(dbtr[1][-1]) == bic11(sender)):
+    dbtr_acct, cdtr_acct = _account(tx, "DbtrAgtAcct"), _account(tx, "CdtrAgtAcct")
+    dbtr = agent_option(tx.find("DbtrAgt"), "AD", dbtr_acct)
+    if dbtr and (dbtr_acct or not (dbtr[0] == "A" and bic11(dbtr[1][-1]) == bic11(sender))):
         out.append(("52" + dbtr[0], dbtr[1]))
     for tag, path in (("53A", "SttlmInf/InstgRmbrsmntAgt"), ("54A", "SttlmInf/InstdRmbrsmntAgt")):
         bic = _bic(gh, path)
@@ -275,11 +314,12 @@ def agent_fields(tx: ET.Element, gh: ET.Element, sender: str, receiver: str) -> 
     acct = _account(gh, "SttlmInf/SttlmAcct")
     if acct and not any(tag == "53A" for tag, _ in out):  # the account to settle over: 53B
         out.insert(len(out) - sum(t == "54A" for t, _ in out), ("53B", [f"/{acct}"]))
-    intrmy = agent_option(tx.find("IntrmyAgt1"), "ACD")
+    intrmy = agent_option(tx.find("IntrmyAgt1"), "ACD", _account(tx, "IntrmyAgt1Acct"))
     if intrmy:
         out.append(("56" + intrmy[0], intrmy[1]))
-    cdtr = agent_option(tx.find("CdtrAgt"), "ACD")
-    if cdtr and (intrmy or not (cdtr[0] == "A" and bic11(cdtr[1][-1]) == bic11(receiver))):
+    cdtr = agent_option(tx.find("CdtrAgt"), "ACD", cdtr_acct)
+    if cdtr and (intrmy or cdtr_acct
+                 or not (cdtr[0] == "A" and bic11(cdtr[1][-1]) == bic11(receiver))):
         out.append(("57" + cdtr[0], cdtr[1]))
     return out
 
@@ -301,6 +341,7 @@ def translate_with_losses(pacs008_xml: str) -> tuple[str, list[str]]:
     ref = text(tx, "PmtId/InstrId") or text(tx, "PmtId/TxId") or "NONREF"
     codes, to_acc = codes_23e(tx)
     fields = [("20", [fit(clean(ref), 16)]), ("23B", ["CRED"])] + [("23E", [c]) for c in codes]
+    fields += [("26T", ls) for ls in (field_26t(tx),) if ls]
     amounts = amount_fields(tx, gh, sender, receiver)
     fields += amounts
     opt, lines = party_lines(tx.find("Dbtr"), _account(tx, "DbtrAcct"))
@@ -312,8 +353,7 @@ def translate_with_losses(pacs008_xml: str) -> tuple[str, list[str]]:
     fields += charge_fields(tx, amounts[0][1][0][6:9])
     fields += [(t, ls) for t, ls in (("72", field_72(tx, to_acc)), ("77B", field_77b(tx))) if ls]
     body = "\n".join(f":{tag}:" + "\n".join(lines) for tag, lines in fields)
-    losses = [name for name in UNCARRIED if tx.find(name) is not None]
-    return f"{header(sender, receiver, text(tx, 'PmtId/UETR'))}{{4:\n{body}\n-}}", losses
+    return f"{header(sender, receiver, text(tx, 'PmtId/UETR'))}{{4:\n{body}\n-}}", losses(tx)
 
 
 def translate(pacs008_xml: str) -> str:
