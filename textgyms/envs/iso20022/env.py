@@ -27,6 +27,7 @@ from textgyms.actions import Param, ParseError, ToolSpec, parse
 from textgyms.core import SPLITS, TextEnv, Turn, Verdict, check_choice, generate_in_split
 from textgyms.envs.iso20022 import banks, mt103, xsd
 from textgyms.envs.iso20022.generate import LEVELS, IsoTask, MtTask, generate, generate_mt
+from textgyms.envs.iso20022.reverse import HEADER_RULES
 from textgyms.envs.iso20022.reverse import RULES as MX_RULES
 from textgyms.envs.iso20022.rulecard import RULE_CARD
 from textgyms.envs.iso20022.verify import score
@@ -146,29 +147,38 @@ class Mt103ToIsoEnv(TextEnv):
     :func:`textgyms.envs.iso20022.verify_mx.score_mx`: XSD gate, then field by field on ISO
     element paths against :func:`textgyms.envs.iso20022.reverse.translate_mt`'s reference.
     Kwargs: ``difficulty`` (1-4, default 2), ``rule_card`` (None: shown at levels 1-3),
-    ``max_turns`` (3), ``split``, and the common ``max_invalid``, ``invalid_penalty``,
-    ``reward_mode``. Family info keys: ``difficulty``.
+    ``header`` (False; True: the answer is an ``Envelope`` of the CBPR+ head.001.001.02
+    ``AppHdr`` and the Document, and the header is scored too), ``max_turns`` (3), ``split``,
+    and the common ``max_invalid``, ``invalid_penalty``, ``reward_mode``. Family info keys:
+    ``difficulty``.
     """
 
     tools = (MX_ANSWER,)
-    conformance_variants = ({}, {"difficulty": 1}, {"difficulty": 4})
+    conformance_variants = ({}, {"difficulty": 1}, {"difficulty": 4}, {"header": True})
 
     def __init__(self, *, difficulty: int = 2, rule_card: bool | None = None,
-                 max_turns: int = 3, split: str = "train", **kwargs) -> None:
+                 header: bool = False, max_turns: int = 3, split: str = "train",
+                 **kwargs) -> None:
         self.level = check_choice("difficulty", difficulty, LEVELS)
         self.split = check_choice("split", split, SPLITS)
         self.rule_card = check_choice("rule_card", rule_card, (None, True, False))
+        self.header = check_choice("header", header, (False, True))
         super().__init__(max_turns=max_turns, max_obs_chars=32_768, **kwargs)
 
     def generate(self, rng: np.random.Generator) -> MtTask:
         """A random MT103 of the configured level and split with its reference pacs.008."""
-        return generate_in_split(lambda: generate_mt(rng, self.level), self.split)
+        return generate_in_split(lambda: generate_mt(rng, self.level, header=self.header),
+                                 self.split)
 
     def prompt(self, task: MtTask) -> str:
         card = self.level < 4 if self.rule_card is None else self.rule_card
         rules = f"\n\nTranslation rules (MT103 -> pacs.008.001.08):\n{MX_RULES}" if card else ""
+        if card and self.header:
+            rules += HEADER_RULES
+        what = ("an Envelope holding its CBPR+ business application header (head.001.001.02 "
+                "AppHdr) and the Document, both" if self.header else "Document,")
         return ("Translate this SWIFT MT103 into the equivalent ISO 20022 pacs.008.001.08 "
-                "(CBPR+) Document, valid against its XSD. It is scored element by element "
+                f"(CBPR+) {what} valid against their XSDs. It is scored element by element "
                 "against the reference translation. Reply with <answer>XML</answer> (or the "
                 'JSON tool call {"name": "answer", "arguments": {"xml": "..."}}). The first '
                 f"answer is final.{rules}\n\nMT103:\n{task.mt}")
@@ -194,7 +204,8 @@ class Mt103ToIsoEnv(TextEnv):
 
     def sample_action(self, rng: np.random.Generator) -> str:
         """The pacs.008 of another, random payment of the same level."""
-        return f"<answer>\n{generate_mt(rng, self.level).reference}\n</answer>"
+        other = generate_mt(rng, self.level, header=self.header)
+        return f"<answer>\n{other.reference}\n</answer>"
 
     def data_sha256(self) -> dict[str, str]:
         return xsd.data_sha256()

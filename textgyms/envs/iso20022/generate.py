@@ -525,12 +525,13 @@ def generate(rng: np.random.Generator, level: int, *, rule_card: bool | None = N
     return IsoTask(level, xml, reference, card, multi_turn, tuple(losses))
 
 
-def generate_mt(rng: np.random.Generator, level: int) -> MtTask:
+def generate_mt(rng: np.random.Generator, level: int, *, header: bool = False) -> MtTask:
     """A task of the MT103 -> pacs.008 direction: a random payment of ``level`` as an MT103
     (the reference translation of a generated pacs.008, so every field and network rule
-    holds) and its reference pacs.008.001.08."""
+    holds) and its reference pacs.008.001.08 (with ``header``: in an envelope with its
+    head.001.001.02 business application header)."""
     from textgyms.envs.iso20022.reverse import translate_mt
     from textgyms.envs.iso20022.translate import translate
 
     mt = translate(to_xml(draw_payment(rng, level)))
-    return MtTask(level, mt, translate_mt(mt))
+    return MtTask(level, mt, translate_mt(mt, header=header))

@@ -13,6 +13,9 @@
 * Material errors cap the score at 0.5: a wrong settlement amount, currency or date,
   instructed amount, exchange rate, charge bearer, creditor account, creditor agent or
   intermediary agent.
+* A business application header: when the reference has one (the ``header`` variant), its
+  ``AppHdr`` leaves are one more group (``AppHdr/Fr/FIId/FinInstnId/BICFI``...; ``CreDt`` not
+  scored); a header the reference does not have is an extra group.
 
 Score = min(gate x content x precision, cap); solved means 1.0.
 """
@@ -32,7 +35,7 @@ MATERIAL = ("IntrBkSttlmAmt", "IntrBkSttlmDt", "InstdAmt", "XchgRate", "ChrgBr",
 MATERIAL_CAP = 0.5
 JOINED = ("AdrLine", "Ustrd", "Inf", "AddtlRmtInf")
 NUMERIC = ("Amt", "IntrBkSttlmAmt", "InstdAmt", "XchgRate")
-UNSCORED = ("GrpHdr/CreDtTm",)
+UNSCORED = ("GrpHdr/CreDtTm", "AppHdr/CreDt")
 MAX_CHARS = 200_000
 
 
@@ -49,31 +52,34 @@ def _value(path: str, raw: str) -> str:
     return value
 
 
-def leaves(doc) -> list[tuple[str, str]]:
+def _walk(node, path: str, out: list[tuple[str, str]]) -> None:
+    kids = [k for k in node if isinstance(k.tag, str)]
+    for name, val in sorted(node.attrib.items()):
+        out.append((f"{path}@{name}", val.strip().upper()))
+    if not kids:
+        out.append((path, _value(path, node.text or "")))
+        return
+    joined: dict[str, list[str]] = {}
+    for kid in kids:
+        local = kid.tag.rsplit("}", 1)[-1]
+        if local in JOINED and not len(kid):
+            joined.setdefault(local, []).append(kid.text or "")
+        else:
+            _walk(kid, f"{path}/{local}", out)
+    for local, texts in joined.items():
+        out.append((f"{path}/{local}", "".join("".join(texts).split()).upper()))
+
+
+def leaves(doc, head=None) -> list[tuple[str, str]]:
     """(path under FIToFICstmrCdtTrf, value) of every leaf and attribute of a Document
-    (lxml or ElementTree element; namespaces dropped; joined text sequences squashed)."""
+    (lxml or ElementTree element; namespaces dropped; joined text sequences squashed), and
+    of the ``AppHdr`` ``head`` when given (paths under "AppHdr")."""
     out: list[tuple[str, str]] = []
-
-    def walk(node, path: str) -> None:
-        kids = [k for k in node if isinstance(k.tag, str)]
-        for name, val in sorted(node.attrib.items()):
-            out.append((f"{path}@{name}", val.strip().upper()))
-        if not kids:
-            out.append((path, _value(path, node.text or "")))
-            return
-        joined: dict[str, list[str]] = {}
-        for kid in kids:
-            local = kid.tag.rsplit("}", 1)[-1]
-            if local in JOINED and not len(kid):
-                joined.setdefault(local, []).append(kid.text or "")
-            else:
-                walk(kid, f"{path}/{local}")
-        for local, texts in joined.items():
-            out.append((f"{path}/{local}", "".join("".join(texts).split()).upper()))
-
     root = next((k for k in doc if isinstance(k.tag, str)), None)
     if root is not None:
-        walk(root, "")
+        _walk(root, "", out)
+    if head is not None:
+        _walk(head, "AppHdr", out)
     return [(p.lstrip("/"), v) for p, v in out if p.lstrip("/") not in UNSCORED]
 
 
@@ -97,24 +103,26 @@ def _f1(ref: Counter, cand: Counter) -> float:
 
 
 def _root(xml: str):
-    """(lxml root, pacs.008 Document) of an answer, or (None, None)."""
-    from textgyms.envs.iso20022.xsd import PACS_NS, _find, parse_xml
+    """(lxml root, pacs.008 Document, AppHdr or None) of an answer, or (None, None, None)."""
+    from textgyms.envs.iso20022.xsd import HEAD_NS, PACS_NS, _find, parse_xml
 
     try:
         root = parse_xml(xml.strip())
     except ValueError:
-        return None, None
-    return root, _find(root, PACS_NS, "Document")
+        return None, None, None
+    doc = _find(root, PACS_NS, "Document")
+    head = None if doc is None or doc is root else _find(root, HEAD_NS, "AppHdr")
+    return root, doc, head
 
 
 @lru_cache(maxsize=256)
 def _reference(reference_xml: str) -> dict[str, Counter]:
     """The scoring groups of a reference (cached: an episode scores against one reference,
     a GRPO group many times)."""
-    _, doc = _root(reference_xml)
+    _, doc, head = _root(reference_xml)
     if doc is None:
         raise ValueError("the reference is not a pacs.008 document")
-    return by_group(leaves(doc))
+    return by_group(leaves(doc, head))
 
 
 def score_mx(reference_xml: str, candidate_xml: str) -> Verdict:
@@ -123,13 +131,13 @@ def score_mx(reference_xml: str, candidate_xml: str) -> Verdict:
 
     rg = _reference(reference_xml)
     ok = isinstance(candidate_xml, str) and len(candidate_xml) <= MAX_CHARS
-    root, cand_doc = _root(candidate_xml) if ok else (None, None)
+    root, cand_doc, cand_head = _root(candidate_xml) if ok else (None, None, None)
     if cand_doc is None:
         return Verdict(0.0, False, "The answer is not well-formed XML with a pacs.008 Document.",
                        {"format": 0.0}, "format")
     errors = validate_tree(root)
     gate = 0.5 if errors else 1.0
-    cg = by_group(leaves(cand_doc))
+    cg = by_group(leaves(cand_doc, cand_head))
     parts = {g: _f1(c, cg.get(g, Counter())) for g, c in rg.items()}
     total = sum(WEIGHTS.get(g, 1.0) for g in parts)
     content = sum(WEIGHTS.get(g, 1.0) * v for g, v in parts.items()) / total
