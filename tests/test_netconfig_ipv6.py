@@ -482,3 +482,41 @@ def test_violated_requirements_unchanged_and_empty_stay_under_the_bounds(level):
         for name, configs in _wrong_variants(level, t):
             assert configs != dict(t.reference), name  # the edit changed something
             assert score(t, configs) <= 0.5, (name, seed)
+
+
+# --- the env: tools over IPv6 -------------------------------------------------------------
+
+def test_an_episode_configures_ospfv3_with_apply_config_and_the_ipv6_tools():
+    import gymnasium as gym
+
+    import textgyms  # noqa: F401  (registers the ids)
+
+    env = gym.make("textgyms/NetConfig-v1", family="ipv6", difficulty="medium").unwrapped
+    env.reset(seed=4)
+    t = env.task
+    hosts = [d for d, k in t.devices if k == "host"]
+    far = parse_config(dict(t.fixed)[hosts[-1]])[0].interfaces["Ethernet0"].ipv6[0].iface.ip
+    obs, *_ = env.step(f'<ping device="{hosts[0]}">{far.exploded}</ping>')
+    assert "Success rate is 0 percent" in obs  # no router advertises yet
+    first = t.start[0][0]
+    obs, _, _, _, info = env.step(f'<apply_config device="{first}">ipv6 router ospf 1'
+                                  "</apply_config>")
+    assert info["error"] == "invalid" and "% IPv6 routing not enabled" in obs
+    for dev, text in t.reference:
+        cfg = parse_config(text, dev)[0]
+        lines = ["ipv6 unicast-routing"]
+        for name, itf in cfg.interfaces.items():
+            lines += [f"interface {name}", f" ipv6 ospf 1 area {itf.ospf6_area[1]}"]
+        lines += ["ipv6 router ospf 1", f" router-id {cfg.ospf6.router_id}"]
+        lines += [f" passive-interface {p}" for p in sorted(cfg.ospf6.passive)]
+        body = "\n".join(lines)
+        obs, _, _, _, info = env.step(f'<apply_config device="{dev}">{body}</apply_config>')
+        assert info["error"] is None, obs
+    obs, *_ = env.step(f'<show_ipv6_ospf_neighbor device="{first}"/>')
+    assert "OSPFv3 Router with ID" in obs and "FULL" in obs
+    obs, *_ = env.step(f'<ping device="{hosts[0]}">{far}</ping>')
+    assert "Success rate is 100 percent (5/5)" in obs
+    obs, *_ = env.step(f'<traceroute device="{hosts[0]}">{far}</traceroute>')
+    assert obs.rstrip().endswith(f"{str(far).upper()} 1 msec 1 msec 1 msec")
+    obs, _, term, _, info = env.step("<submit/>")
+    assert term and info["score"] == 1.0
