@@ -153,6 +153,30 @@ def test_redistribution_subnets_pitfall_and_default_origination():
     assert "O*E2" in show_ip_route(net, "R1")
 
 
+def test_stub_and_totally_stubby_areas():
+    ext = "ip route 192.0.2.0 255.255.255.0 Null0\nrouter ospf 1\n redistribute static subnets\n"
+    stub = "router ospf 1\n area 1 stub\n"
+    plain = square(r1=ext, area2=1, area3=1)
+    assert {r.proto for r in _routes(plain, "R4", "192.0.2.0/24")} == {"O E2"}
+    net = square(r1=ext, r2=stub, r3=stub, r4=stub, area2=1, area3=1)
+    assert _routes(net, "R4", "192.0.2.0/24") == []  # no externals in a stub area
+    default = _routes(net, "R4", "0.0.0.0/0")
+    assert {r.proto for r in default} == {"O IA"} and len(default) == 2  # one per ABR
+    assert {r.metric for r in default} == {2}  # the ABR's default cost 1 plus the link
+    assert {r.proto for r in _routes(net, "R4", "10.1.0.0/24")} == {"O IA"}
+    assert "O*IA" in show_ip_route(net, "R4")
+    assert net.ping("H4", ip("192.0.2.1"))[0].at == "R1"  # the default leads to the ASBR
+    totally = "router ospf 1\n area 1 stub no-summary\n"
+    net = square(r1=ext, r2=totally, r3=totally, r4=stub, area2=1, area3=1)
+    assert _routes(net, "R4", "10.1.0.0/24") == [] and _routes(net, "R4", "0.0.0.0/0")
+    assert net.ping("H4", ip("10.1.0.10"))[1].status == "delivered"
+    # The stub flag travels in the hellos: a router that disagrees gets no neighbour.
+    mismatch = square(r1=ext, r2=stub, r3=stub, area2=1, area3=1)
+    assert mismatch.adjacencies["R4"] == []
+    assert parse_config("router ospf 1\n area 0 stub")[1][0].reason == \
+        "% OSPF: Backbone can not be configured as stub area"
+
+
 # --- static routes -------------------------------------------------------------------------
 
 def _pair(r1: str, r2: str = "ip route 10.1.0.0 255.255.255.0 10.0.12.1\n") -> Network:

@@ -148,6 +148,18 @@ def test_ospfv3_areas_inter_area_routes_and_ecmp_over_link_local_next_hops():
     assert [r.proto for r in p.rib["R5"] if r.net == int(V6("2001:db8:12::"))] == ["O IA"]
 
 
+def test_ospfv3_totally_stubby_area_gets_only_a_default_route():
+    net = _ospf_net()
+    texts = {d: render_config(net.config(d)).replace(
+        "ipv6 router ospf 1\n", "ipv6 router ospf 1\n area 1 stub no-summary\n")
+        for d in ("R4", "R5")}
+    p = _ospf_net(texts).v6
+    learned = [(V6(r.net), r.plen, r.proto) for r in p.rib["R5"] if r.proto.startswith("O")]
+    assert learned == [(V6("::"), 0, "O IA")]
+    assert p.ping("H5", int(V6("2001:db8:1::10")))[1].status == "delivered"
+    assert "OI  ::/0 [110/2]" in show_ipv6_route(_ospf_net(texts), "R5")
+
+
 def test_ospfv3_needs_a_router_id_when_the_router_has_no_ipv4_address():
     text = R.format(n="R5") + _iface("GigabitEthernet0/0", "2001:db8:45::5/64", 1) \
         + _iface("GigabitEthernet0/1", "2001:db8:5::1/64", 1) + "ipv6 router ospf 1"

@@ -127,6 +127,11 @@ class Ospf:
     originate: tuple[bool, int, int] | None = None  # default-information: (always, metric, type)
     redistribute: dict[str, tuple[bool, int, int]] = field(default_factory=dict)
     # source ("static" | "connected") -> (subnets, metric, metric type)
+    stubs: dict[int, bool] = field(default_factory=dict)  # ``area A stub``: A -> no-summary
+
+    def stub_kind(self, area: int) -> int:
+        """0 for a normal area, 1 for ``stub``, 2 for ``stub no-summary`` (totally stubby)."""
+        return 0 if area not in self.stubs else 1 + self.stubs[area]
 
     def is_passive(self, iface: str) -> bool:
         """Whether ``iface`` sends no hellos (IOS ``passive-interface`` semantics)."""

@@ -8,6 +8,9 @@ area border routers, external routes from redistribution, and equal-cost multipa
 * An ABR (interfaces in area 0 and another area) summarises the intra-area routes of its
   non-backbone areas into area 0, and everything it knows into its other areas; it only
   uses summaries heard over the backbone. A non-backbone area with no ABR is an island.
+* Stub areas (``area A stub``, agreed by every router in the area: the hello's stub flag must
+  match) get no external routes; their ABRs send a default route (cost 1) instead, and with
+  ``no-summary`` (totally stubby) no inter-area routes but that default.
 * Loopbacks are advertised as /32 host routes; interface cost is ``ip ospf cost`` or the
   reference bandwidth (100 Mbit/s unless ``auto-cost``) divided by the bandwidth.
 """
@@ -47,6 +50,7 @@ class OspfIf(NamedTuple):
     cost: int
     passive: bool
     timers: tuple[int, int]
+    stub: int = 0  # the router's view of the area: 0 normal, 1 stub, 2 totally stubby
 
 
 def if_cost(cfg: DeviceConfig, name: str) -> int:
@@ -84,7 +88,8 @@ def ospf_interfaces(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L
             hello = (itf.ospf_hello if itf is not None else None) or 10
             dead = (itf.ospf_dead if itf is not None else None) or 4 * hello
             passive = cfg.ospf.is_passive(i.name) or i.name.startswith("Loopback")
-            out.append(OspfIf(dev, i, area, if_cost(cfg, i.name), passive, (hello, dead)))
+            out.append(OspfIf(dev, i, area, if_cost(cfg, i.name), passive, (hello, dead),
+                              cfg.ospf.stub_kind(area)))
     return out
 
 
@@ -106,8 +111,8 @@ def adjacencies(oifs: list[OspfIf], rids: Mapping[str, int], devices) -> tuple[
                 if a.area != b.area:
                     logs += [(x.dev, _area_log(y.l3.ip, x.l3.name)) for x, y in ((a, b), (b, a))]
                     continue
-                if a.timers != b.timers:
-                    continue  # hellos are dropped: no neighbour, no log by default
+                if a.timers != b.timers or bool(a.stub) != bool(b.stub):
+                    continue  # hellos are dropped (timers, stub flag): no log by default
                 if rids[a.dev] == rids[b.dev]:
                     logs += [(x.dev, _dup_log(rids[x.dev], y.l3.ip, x.l3.name))
                              for x, y in ((a, b), (b, a))]
@@ -158,6 +163,7 @@ class Areas:
     def __init__(self, oifs: list[OspfIf], adj: Mapping[str, list[Adjacency]],
                  host_plen: int = 32) -> None:
         cost = {(o.dev, o.l3.name): o.cost for o in oifs}
+        self.stub = {(o.dev, o.area): o.stub for o in oifs}
         self.members: dict[int, set[str]] = {}
         self.stubs: dict[int, dict[tuple[int, int], list[tuple[str, int]]]] = {}
         for o in oifs:
@@ -178,6 +184,10 @@ class Areas:
 
     def areas_of(self, r: str) -> list[int]:
         return sorted(a for a, ms in self.members.items() if r in ms)
+
+    def only_stub(self, r: str) -> bool:
+        """Whether every area of ``r`` is a stub (no external routes reach or leave it)."""
+        return all(self.stub.get((r, a), 0) for a in self.areas_of(r))
 
     def intra(self, r: str, area: int) -> dict[tuple[int, int], tuple[int, set]]:
         """Prefixes of ``area`` reachable from ``r`` inside it: cost and first hops."""
@@ -230,10 +240,20 @@ def internal_tables(areas: Areas) -> dict[str, dict]:
                 if a == 0:
                     heard[b] = into0[b]
                 else:  # everything the ABR routes, except what it learned inside area a
-                    heard[b] = {p: e[1] for p, e in tables[b].items()
-                                if p not in intra_area[(b, a)] and e[0] in ("O", "O IA")}
+                    heard[b] = _into_area(areas, tables[b], intra_area[(b, a)], b, a)
             _summaries(tables[r], areas, r, a, heard)
     return tables
+
+
+def _into_area(areas: Areas, abr_table: dict, learned_here: dict, b: str, a: int) -> dict:
+    """The summaries ABR ``b`` sends into non-backbone area ``a``: its intra- and inter-area
+    routes not learned inside ``a``; into a stub area also a default route (cost 1, IOS's
+    ``area default-cost``), and into a totally stubby one that default alone."""
+    kind = areas.stub.get((b, a), 0)
+    if kind == 2:
+        return {(0, 0): 1}
+    out = {p: e[1] for p, e in abr_table.items() if p not in learned_here and e[0] in ("O", "O IA")}
+    return {**out, (0, 0): 1} if kind else out
 
 
 def _summaries(table: dict, areas: Areas, r: str, area: int, heard: dict) -> None:
@@ -271,9 +291,11 @@ def _asbr_path(areas: Areas, r: str, s: str, depth: int = 2):
 def external_routes(areas: Areas, tables: dict, externals: dict[str, list]) -> None:
     """Add ``O E1``/``O E2`` routes: ``externals`` maps an ASBR to (prefix, metric, type)."""
     for r, table in tables.items():
+        if areas.only_stub(r):
+            continue  # type-5 LSAs are not flooded into stub areas
         internal = set(table)
         for s, prefixes in externals.items():
-            if s == r:
+            if s == r or areas.only_stub(s):
                 continue
             path = _asbr_path(areas, r, s)
             if path is None:

@@ -290,6 +290,8 @@ def ospf_cmd(dev: DeviceConfig, words: list[str], v3: bool = False) -> str | Non
         ospf.ref_bw = 100 if neg else value
     elif w[:2] == ["default-information", "originate"]:
         return _originate(ospf, w[2:], neg)
+    elif w[0] == "area" and len(w) >= 3 and "stub".startswith(w[2]) and len(w[2]) > 1:
+        return _stub(ospf, w, neg)
     elif w[0] == "redistribute" and len(w) >= 2 and w[1] in ("static", "connected"):
         return _redistribute(ospf, w[1], w[2:], neg)
     else:
@@ -308,6 +310,25 @@ def _network(ospf: Ospf, w: list[str], neg: bool) -> str | None:
         ospf.networks = [n for n in ospf.networks if n != entry]
     elif entry not in ospf.networks:
         ospf.networks.append(entry)
+    return None
+
+
+def _stub(ospf: Ospf, w: list[str], neg: bool) -> str | None:
+    """``area A stub [no-summary]``: no external routes in the area, a default route from
+    its ABRs instead (and, with ``no-summary`` on an ABR, no inter-area routes either)."""
+    area = parse_area(w[1])
+    tail = w[3:]  # ``no-s`` is the shortest unique prefix (``no-ext-capability`` is the other)
+    if area is None or not (tail == [] or (len(tail) == 1 and tail[0].startswith("no-s")
+                                           and "no-summary".startswith(tail[0]))):
+        return INVALID
+    if area == 0:
+        return "% OSPF: Backbone can not be configured as stub area"
+    if neg and tail:  # ``no area A stub no-summary`` keeps the area a stub
+        ospf.stubs[area] = False
+    elif neg:
+        ospf.stubs.pop(area, None)
+    else:
+        ospf.stubs[area] = bool(tail)
     return None
 
 

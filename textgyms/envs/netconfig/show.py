@@ -134,6 +134,8 @@ def _ospf_lines(ospf) -> list[str]:
         lines.append(f" router-id {ospf.router_id}")
     if ospf.ref_bw != 100:
         lines.append(f" auto-cost reference-bandwidth {ospf.ref_bw}")
+    lines += [f" area {a} stub" + (" no-summary" if nos else "")
+              for a, nos in sorted(ospf.stubs.items())]
     lines += [f" {x}" for x in ospf.extra]
     for source, (subnets, metric, mtype) in sorted(ospf.redistribute.items()):
         opts = (f" metric {metric}" if metric != 20 else "") + (

@@ -137,8 +137,9 @@ class Plane6:
             timers = (hello, itf.ospf6_dead or 4 * hello)
             passive = cfg.ospf6.is_passive(name) or name.startswith("Loopback")
             dom = self.domain[(dev, name)]
-            out.append(OspfIf(dev, L3If(name, ll, 0, -1, dom), area, cost, passive, timers))
-            out += [OspfIf(dev, i, area, cost, passive, timers)
+            stub = cfg.ospf6.stub_kind(area)
+            out.append(OspfIf(dev, L3If(name, ll, 0, -1, dom), area, cost, passive, timers, stub))
+            out += [OspfIf(dev, i, area, cost, passive, timers, stub)
                     for i in self.l3[dev] if i.name == name]
         return out
 
@@ -151,7 +152,8 @@ class Plane6:
         for members in by_domain.values():
             for k, a in enumerate(members):
                 for b in members[k + 1:]:
-                    if a.dev == b.dev or a.area != b.area or a.timers != b.timers:
+                    if a.dev == b.dev or a.area != b.area or a.timers != b.timers \
+                            or bool(a.stub) != bool(b.stub):
                         continue
                     if self.rids[a.dev] == self.rids[b.dev]:
                         continue  # duplicate router ID: IOS refuses the neighbour

@@ -174,6 +174,7 @@ _HARMLESS_IPV6 = {"cef", "multicast-routing", "host"}
 _HARMLESS_IF_IPV6 = {"mtu", "redirects", "unreachables"}
 OSPF6: Tree = {
     "passive-interface": None,
+    "area": None,
     "router-id": None,
     "auto-cost": {"reference-bandwidth": None},
     "log-adjacency-changes": None,
