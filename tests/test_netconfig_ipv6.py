@@ -83,6 +83,9 @@ def test_compressed_expanded_and_upper_case_forms_are_one_address():
     ("ipv6 route 2001:db8:9::/64 fe80::2", "% Interface has to be specified for a link-local"),
     ("interface gi0/0\n ipv6 address 2001:db8::1", "% Invalid input"),
     ("interface gi0/0\n ipv6 address FF02::1/64", "% Invalid input"),
+    ("interface gi0/0\n ipv6 address ::ffff:192.0.2.1/96", "% Invalid input"),
+    ("interface gi0/0\n ipv6 address FE80::1/64", "% Invalid input"),  # needs link-local
+    ("ipv6 route ::/0 ::", "% Invalid input"),
     ("interface gi0/0\n ipv6 address 2001:db8::1/64\ninterface gi0/1\n ipv6 address "
      "2001:db8::2/64", "% 2001:DB8::/64 overlaps with GigabitEthernet0/0"),
     ("ipv6 unicast-routing\nipv6 router ospf 1\n network 10.0.0.0 0.0.0.255 area 0",

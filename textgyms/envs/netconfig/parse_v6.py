@@ -29,7 +29,10 @@ def ip6(text: str) -> ipaddress.IPv6Address | None:
 
 
 def _unicast(addr: ipaddress.IPv6Address) -> bool:
-    return not (addr.is_multicast or addr.is_unspecified or addr.is_loopback)
+    """Whether ``addr`` can be an interface address or a next hop (not multicast, ``::``,
+    ``::1`` or an IPv4-mapped address)."""
+    return not (addr.is_multicast or addr.is_unspecified or addr.is_loopback
+                or addr.ipv4_mapped is not None)
 
 
 def global_ipv6(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, tuple | None]:
