@@ -7,6 +7,7 @@ empty submission at most 0.1."""
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 import zlib
 
@@ -533,5 +534,11 @@ def test_an_episode_configures_ospfv3_with_apply_config_and_the_ipv6_tools():
     assert "Success rate is 100 percent (5/5)" in obs
     obs, *_ = env.step(f'<traceroute device="{hosts[0]}">{far}</traceroute>')
     assert obs.rstrip().endswith(f"{str(far).upper()} 1 msec 1 msec 1 msec")
+    near = parse_config(dict(t.fixed)[hosts[0]])[0].interfaces["Ethernet0"].ipv6[0].iface.ip
+    call = {"name": "test_flow", "arguments": {"src": str(near), "dst": far.exploded,
+                                                "proto": "udp", "port": 53}}
+    obs, _, _, _, info = env.step(json.dumps(call))
+    assert info["error"] is None and "result: delivered" in obs
+    assert f"-> [{str(far).upper()}]:53" in obs
     obs, _, term, _, info = env.step("<submit/>")
     assert term and info["score"] == 1.0

@@ -7,8 +7,9 @@ from typing import Any
 
 from textgyms.envs.netconfig import show, show6
 from textgyms.envs.netconfig.acl import format_packet
-from textgyms.envs.netconfig.model import PROTO_NUM
+from textgyms.envs.netconfig.model import PROTO_NAME, PROTO_NUM
 from textgyms.envs.netconfig.parser import apply_lines
+from textgyms.envs.netconfig.routing import Walk
 
 SHOW_CMDS = {
     "show_run": ("show running-config", show.show_run),
@@ -147,19 +148,40 @@ def _ping6(state, name: str, dev: str, dst: int) -> tuple[str, str | None]:
 def _test_flow(state, args) -> tuple[str, str | None]:
     net = state.net
     src, dst = _addr(args.get("src", "")), _addr(args.get("dst", ""))
-    if src is None or dst is None:
-        return "% test_flow needs IPv4 src and dst addresses", "invalid"
+    src6, dst6 = _addr6(args.get("src", "")), _addr6(args.get("dst", ""))
+    if (src is None or dst is None) and (src6 is None or dst6 is None):
+        return "% test_flow needs IPv4 (or IPv6) src and dst addresses", "invalid"
     proto = PROTO_NUM.get(str(args.get("proto", "tcp")), 6)
     port = int(args.get("port") or 0)
     if not 0 <= port <= 65535:
         return "% port must be 0-65535", "invalid"
+    if src is None:
+        return _flow_text(_flow6(net.v6, src6, dst6, proto, port), show6.a6), None
     w = net.flow(src, dst, proto, port)
     _count(state, w)
+    return _flow_text(w, None), None
+
+
+def _flow6(plane, src: int, dst: int, proto: int, port: int):
+    """An IPv6 packet walked from the device that owns ``src`` (no IPv6 filtering exists)."""
+    dev = next((d for d, own in plane.own.items() if src in own), None)
+    pkt = (src, dst, proto, 49152, port, False)
+    if dev is None:
+        why = f"no device has {show6.a6(src)} on an interface that is up"
+        return Walk("unreachable", (), pkt, (), why, "")
+    return plane.walk(pkt, dev)
+
+
+def _flow_text(w, fmt6) -> str:
+    """A packet tracer's report: the packet, its fate, the path and why it stopped."""
     path = " -> ".join(f"{d}({i or '-'}>{o or '-'})" for d, i, o in w.hops) or "(none)"
-    lines = [f"flow {format_packet(w.packet)}", f"result: {w.status}", f"path: {path}"]
+    p = w.packet
+    head = format_packet(p) if fmt6 is None else (
+        f"{PROTO_NAME.get(p[2], p[2])} [{fmt6(p[0])}]:{p[3]} -> [{fmt6(p[1])}]:{p[4]}")
+    lines = [f"flow {head}", f"result: {w.status}", f"path: {path}"]
     if w.reason:
         lines.append(f"reason: {w.reason}")
-    return "\n".join(lines), None
+    return "\n".join(lines)
 
 
 def _apply(state, dev: str, text: str) -> tuple[str, str | None]:
