@@ -41,10 +41,10 @@ FAMILIES = {
     "Wordle": "textgyms/Wordle-v0",
     "Search": "textgyms/Search-v0",
     "Code": "textgyms/Code-v0",
-    "NetConfig": "textgyms/NetConfig-v1",
+    "NetConfig": "textgyms/NetConfig-v2",
     "ISO20022": "textgyms/ISO20022-MT103-v1",
 }
-MIXTURE = "textgyms/Wordle-v0*2,textgyms/Search-v0,textgyms/NetConfig-v1,textgyms/ISO20022-MT103-v1"
+MIXTURE = "textgyms/Wordle-v0*2,textgyms/Search-v0,textgyms/NetConfig-v2,textgyms/ISO20022-MT103-v1"
 
 
 def script(env_id: str) -> list[str]:

@@ -20,7 +20,7 @@ GOLDEN = Path(__file__).parent / "golden" / "netconfig"
 
 
 def make(**kw):
-    return gym.make("textgyms/NetConfig-v1", **kw).unwrapped
+    return gym.make("textgyms/NetConfig-v2", **kw).unwrapped
 
 
 @pytest.mark.parametrize("family", FAMILIES)

@@ -1,4 +1,4 @@
-"""NetConfig: network configuration and troubleshooting (``textgyms/NetConfig-v1``)."""
+"""NetConfig: network configuration and troubleshooting (``textgyms/NetConfig-v2``)."""
 
 from textgyms.extras import require
 
