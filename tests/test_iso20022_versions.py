@@ -291,7 +291,7 @@ def test_score_mx_probes():
 
 
 def test_reverse_env_oracle_and_junk():
-    env = gym.make("textgyms/MT103ToISO20022-v0", difficulty=3)
+    env = gym.make("textgyms/MT103ToISO20022-v1", difficulty=3)
     obs, info = env.reset(seed=2)
     assert obs.startswith("Translate this SWIFT MT103") and "{4:" in obs
     _, reward, terminated, _, info = env.step(env.unwrapped.solve(env.unwrapped.task)[0])

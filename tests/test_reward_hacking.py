@@ -1113,7 +1113,7 @@ NET_PROBES = [
 
 # --- MT103 -> ISO 20022 pacs.008 ----------------------------------------------------------------
 
-MX = "textgyms/MT103ToISO20022-v0"
+MX = "textgyms/MT103ToISO20022-v1"
 
 
 def _mx_other(u) -> list[str]:

@@ -26,7 +26,7 @@ gymnasium.register(
 )
 
 gymnasium.register(
-    id="textgyms/MT103ToISO20022-v0",
+    id="textgyms/MT103ToISO20022-v1",
     entry_point="textgyms.envs.iso20022.env:Mt103ToIsoEnv",
     kwargs={},
     order_enforce=False,

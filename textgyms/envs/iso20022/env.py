@@ -139,7 +139,7 @@ class Iso20022MultiTurnEnv(Iso20022Env):
 
 
 class Mt103ToIsoEnv(TextEnv):
-    """``textgyms/MT103ToISO20022-v0``: translate a SWIFT MT103 into a pacs.008.001.08.
+    """``textgyms/MT103ToISO20022-v1``: translate a SWIFT MT103 into a pacs.008.001.08.
 
     The agent sees an MT103 (CBPR+ traffic, levels 1-4 as in the other direction) and answers
     ``<answer>pacs.008 XML</answer>`` or ``{"name": "answer", "arguments": {"xml": "..."}}``;
