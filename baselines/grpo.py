@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from textgyms.errors import ConfigError
+from textgyms.prefix import generate_shared, output_head, prefix_hidden
 from textgyms.tokens import shared_prefix_len
 
 
@@ -221,37 +222,13 @@ class HFGenerator:
         self.model, self.tok, self.args = model, tok, args
 
     def generate(self, contexts: Sequence[list[int]], seed: int) -> list[list[int]]:
-        """One completion per context; reproducible from ``seed`` (torch's RNG is forked).
-
-        Identical contexts (a group's first turn) are sampled together from one encoding of
-        the context; the others go in one left-padded batch.
-        """
-        same: dict[tuple[int, ...], list[int]] = {}
-        for i, c in enumerate(contexts):
-            same.setdefault(tuple(c), []).append(i)
-        out: list[list[int]] = [[] for _ in contexts]
-        alone = [rows[0] for rows in same.values() if len(rows) == 1]
-        if alone:
-            for i, ids in zip(alone, self._sample([contexts[i] for i in alone], seed)):
-                out[i] = ids
-        for k, (context, rows) in enumerate(same.items()):
-            if len(rows) > 1:
-                for i, ids in zip(rows, self._sample([list(context)] * len(rows), seed + k + 1,
-                                                     shared=True)):
-                    out[i] = ids
-        return out
-
-    def _sample(self, contexts: Sequence[list[int]], seed: int, shared: bool = False
-                ) -> list[list[int]]:
-        """``model.generate`` on a left-padded batch; ``shared``: the rows are one context,
-        encoded once (its KV cache is repeated over the rows)."""
-        tok, args, device = self.tok, self.args, self.model.device
-        width = max(map(len, contexts))
-        pad = tok.pad_token_id
-        ids = torch.tensor([[pad] * (width - len(c)) + c for c in contexts], device=device)
-        attn = torch.tensor([[0] * (width - len(c)) + [1] * len(c) for c in contexts],
-                            device=device)
-        kwargs: dict[str, Any] = {"max_new_tokens": args.max_new_tokens, "pad_token_id": pad,
+        """One completion per context, all in one batch whose shared prefix (the chat template
+        and the env's rules; a group's whole first-turn context) is encoded once
+        (:func:`textgyms.prefix.generate_shared`); reproducible from ``seed`` (torch's RNG
+        is forked)."""
+        tok, args = self.tok, self.args
+        kwargs: dict[str, Any] = {"max_new_tokens": args.max_new_tokens,
+                                  "pad_token_id": tok.pad_token_id,
                                   "eos_token_id": tok.eos_token_id,
                                   "do_sample": args.temperature > 0}
         if args.temperature > 0:
@@ -261,12 +238,7 @@ class HFGenerator:
         self.model.eval()
         with torch.random.fork_rng(devices=[]), torch.no_grad():
             torch.manual_seed(seed)
-            if shared and width > 1:
-                cache = self.model(input_ids=ids[:1, :-1], use_cache=True,
-                                   logits_to_keep=1).past_key_values
-                cache.batch_repeat_interleave(len(contexts))
-                kwargs["past_key_values"] = cache
-            out = self.model.generate(input_ids=ids, attention_mask=attn, **kwargs)
+            out, _, width = generate_shared(self.model, contexts, tok.pad_token_id, **kwargs)
         return [cut_completion(tok, row[width:].tolist(), args.stop) for row in out]
 
     def before_update(self) -> None:
@@ -384,29 +356,29 @@ def pad_right(rows: Sequence[Sequence[float]], value: float, dtype: torch.dtype)
 def token_logps(model: Any, ids: torch.Tensor, mask: torch.Tensor, temperature: float
                 ) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Log-probs of ``ids[:, s:]`` (right-padded with -1) under ``model`` at ``temperature``,
-    the matching mask and ``s``, the length of the prefix the rows share.
+    the matching mask and ``s``, the length of the prefix the rows share (at least 1).
 
-    The shared prefix is encoded once and its KV cache repeated over the rows, so a group's
-    prompt costs one forward and one backward pass instead of G; gradients still flow through
-    the prefix's keys and values, so the result equals a full forward of every row.
+    Two exact savings (:mod:`textgyms.prefix`): the shared prefix is encoded once and its KV
+    cache repeated over the rows (gradients still flow through it), and the vocabulary
+    projection runs only on the mask's tokens, whose log-probs are the only ones any loss
+    term uses (the others are 0 here).
     """
-    s = shared_prefix_len(ids, mask)
+    s = max(shared_prefix_len(ids, mask), 1)
     rows, width = ids.shape
     attn = (torch.arange(width)[None] < ids.ne(-1).sum(1, keepdim=True)).long()
-    if s < 1:
-        logits = model(input_ids=ids.clamp(min=0), attention_mask=attn).logits[:, :-1]
-        s = 1
-    else:  # position p predicts token p + 1: the prefix's last logit scores token s
-        head = model(input_ids=ids[:1, :s], use_cache=True, logits_to_keep=1)
-        cache = head.past_key_values
-        cache.batch_repeat_interleave(rows)
-        tail = model(input_ids=ids[:, s:].clamp(min=0), attention_mask=attn,
-                     past_key_values=cache).logits[:, :-1]
-        logits = torch.cat([head.logits.expand(rows, -1, -1), tail], dim=1)
-    logits = logits.float() / max(temperature, 1e-6)
-    targets = ids[:, s:].clamp(min=0)
-    logp = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
-    return logp, mask[:, s:], s
+    x, targets, m = ids.clamp(min=0), ids[:, s:].clamp(min=0), mask[:, s:]
+    scale = 1.0 / max(temperature, 1e-6)
+    head = output_head(model)
+    if head is None:  # position p predicts token p + 1
+        logits = model(input_ids=x, attention_mask=attn).logits[:, s - 1 : -1].float() * scale
+        logp = torch.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+        return logp, m, s
+    keep = m.bool()
+    hidden = prefix_hidden(model, x, attn, s - 1)[:, :-1][keep]
+    chosen = torch.log_softmax(head(hidden).float() * scale, dim=-1)
+    chosen = chosen.gather(-1, targets[keep].unsqueeze(-1)).squeeze(-1)
+    logp = chosen.new_zeros(keep.shape).masked_scatter(keep, chosen)
+    return logp, m, s
 
 
 def chunk_loss(model: Any, ref: Any, x: torch.Tensor, mask: torch.Tensor, adv: torch.Tensor,

@@ -35,6 +35,7 @@ import torch
 
 from textgyms.errors import ConfigError
 from textgyms.export import play_oracle
+from textgyms.prefix import output_head, prefix_hidden
 from textgyms.tokens import shared_prefix_len
 
 
@@ -201,18 +202,13 @@ def batch_loss(model: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor
     linear layer (Gemma's logit soft-capping) take the plain path through ``model(...).logits``.
     """
     ids, attn, mask = batch["input_ids"], batch["attention_mask"], batch["loss_mask"]
-    head = model.get_output_embeddings()
-    if (model.base_model is model or not isinstance(head, torch.nn.Linear)
-            or getattr(model.config, "final_logit_softcapping", None) is not None):
+    head = output_head(model)
+    if head is None:
         return masked_nll(model(input_ids=ids, attention_mask=attn).logits, ids, mask)
-    start, cache = shared_prefix(batch) if ids.shape[0] > 1 else 0, None
-    if start > 0:
-        cache = model.base_model(input_ids=ids[:1, :start], use_cache=True).past_key_values
-        cache.batch_repeat_interleave(ids.shape[0])
-    hidden = model.base_model(input_ids=ids[:, start:], attention_mask=attn,
-                              past_key_values=cache, use_cache=cache is not None)
+    start = shared_prefix(batch) if ids.shape[0] > 1 else 0
+    hidden = prefix_hidden(model, ids, attn, start)
     keep = mask[:, start + 1 :].bool()
-    logits = head(hidden.last_hidden_state[:, :-1][keep]).float()
+    logits = head(hidden[:, :-1][keep]).float()
     targets = ids[:, start + 1 :][keep]
     if targets.numel() == 0:
         raise ValueError("the batch has no assistant tokens to train on")

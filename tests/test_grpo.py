@@ -156,17 +156,17 @@ def test_observation_tokens_get_zero_gradient(tiny):
         output.retain_grad()
         kept.append(output)
 
-    handle = model.lm_head.register_forward_hook(keep)
+    handle = model.model.norm.register_forward_hook(keep)
     try:
         _, _, m = batch_loss(model, episodes, args)
     finally:
         handle.remove()
-    # kept: the shared prompt's last logit (it scores token s) and the rest's logits, where
-    # position j scores token s + j + 1
+    # kept[-1]: the final hidden states of the rows after the shared prompt, from the position
+    # that scores token s on: column j scores token s + j. Only policy tokens may get gradient.
     grad = kept[-1].grad[:, :-1].abs().amax(-1)
-    assert grad.shape == m[:, 1:].shape
-    assert (grad[m[:, 1:] == 0] == 0).all()
-    assert (grad[m[:, 1:] == 1] > 0).all()
+    assert grad.shape == m.shape
+    assert (grad[m == 0] == 0).all()
+    assert (grad[m == 1] > 0).all()
 
 
 def test_shared_prompt_encoding_equals_full_forward(tiny):
@@ -189,15 +189,16 @@ def test_shared_prompt_encoding_equals_full_forward(tiny):
         assert torch.allclose(a, p.grad, rtol=1e-3, atol=1e-5)
 
 
-def test_identical_contexts_sample_as_in_a_plain_batch(tiny):
+def test_a_batch_with_a_shared_prefix_samples_as_each_context_alone(tiny):
     model, tok = tiny
     args = grpo.Args(max_new_tokens=6, temperature=0.0)
     gen = grpo.HFGenerator(model, tok, args)
-    a = tok.encode("<|im_start|>user\nguess a word<|im_end|>\n<|im_start|>assistant\n")
-    b = tok.encode("<|im_start|>user\nplay<|im_end|>\n<|im_start|>assistant\n")
+    rules = "<|im_start|>system\nYou play Wordle: guess a five-letter word.<|im_end|>\n"
+    a = tok.encode(rules + "<|im_start|>user\nguess a word<|im_end|>\n<|im_start|>assistant\n")
+    b = tok.encode(rules + "<|im_start|>user\nplay<|im_end|>\n<|im_start|>assistant\n")
     greedy = gen.generate([a, b, a, a], seed=0)
-    assert greedy[0] == greedy[2] == greedy[3] == gen._sample([a], seed=0)[0]
-    assert greedy[1] == gen._sample([b], seed=0)[0]
+    assert greedy[0] == greedy[2] == greedy[3] == gen.generate([a], seed=0)[0]
+    assert greedy[1] == gen.generate([b], seed=0)[0]
 
 
 def test_a_step_on_a_positive_advantage_raises_its_log_prob():
@@ -286,7 +287,9 @@ def test_resume_continues_to_the_same_result(tmp_path, warm):
     whole = grpo.main(small_args(tmp_path / "a", steps=4, **kw))
     grpo.main(small_args(tmp_path / "b", steps=2, save_every=2, **kw))
     resumed = grpo.main(small_args(tmp_path / "b", steps=4, save_every=2, resume=True, **kw))
-    assert whole["grad_norm"] > 0 and whole["clip_frac"] > 0  # the run really trained
+    metrics = (tmp_path / "a" / "run" / "metrics.jsonl").read_text().splitlines()
+    steps = [json.loads(r) for r in metrics]
+    assert any(r["grad_norm"] > 0 and r["clip_frac"] > 0 for r in steps)  # it really trained
     drop = ("gen_s", "train_s")
     assert {k: v for k, v in resumed.items() if k not in drop} == {
         k: v for k, v in whole.items() if k not in drop

@@ -1,13 +1,13 @@
 """``HFPolicy``: a local transformers causal LM as a policy, with batched generation.
 
 Prompts are the env transcripts rendered with the tokenizer's chat template (with the env's
-tools when ``tools_in_prompt``), left-padded and generated ``batch_size`` at a time. With
-``return_tokens=True`` each :class:`Generation` in ``policy.last`` carries the prompt ids, the
-completion ids (up to and including the end-of-turn token) and the log-prob of every completion
-token under the model's raw distribution (temperature 1), which is what the token-level contract
-(:func:`textgyms.tokens.episode_tokens`) and policy-gradient losses consume. Sampling is
-reproducible: each call draws from ``seed`` and a call counter, without touching torch's global
-random stream.
+tools when ``tools_in_prompt``), generated ``batch_size`` at a time with the prefix they share
+encoded once. With ``return_tokens=True`` each :class:`Generation` in ``policy.last`` carries
+the prompt ids, the completion ids (up to and including the end-of-turn token) and the log-prob
+of every completion token under the model's raw distribution (temperature 1), which is what the
+token-level contract (:func:`textgyms.tokens.episode_tokens`) and policy-gradient losses
+consume. Sampling is reproducible: each call draws from ``seed`` and a call counter, without
+touching torch's global random stream.
 """
 
 from __future__ import annotations
@@ -85,13 +85,14 @@ class HFPolicy:
         )
 
     def generate(self, prompts: Sequence[str]) -> list[Generation]:
-        """Generate from already-templated prompt texts as one left-padded batch."""
+        """Generate from already-templated prompt texts as one batch; the prefix every prompt
+        shares (chat template and env rules) is encoded once (:mod:`textgyms.prefix`)."""
         import torch
 
+        from textgyms.prefix import generate_shared
+
         tok = self.tokenizer
-        tok.padding_side = "left"
-        batch = tok(list(prompts), return_tensors="pt", padding=True, add_special_tokens=False)
-        batch = batch.to(self.model.device)
+        contexts = tok(list(prompts), add_special_tokens=False)["input_ids"]
         temperature = self.sampling["temperature"]
         kwargs = {
             "max_new_tokens": self.sampling["max_new_tokens"],
@@ -108,21 +109,20 @@ class HFPolicy:
         cuda = [device.index or 0] if device.type == "cuda" else []
         with torch.random.fork_rng(devices=cuda), torch.no_grad():
             torch.manual_seed(self.seed * 1_000_003 + self._calls)
-            out = self.model.generate(**batch, **kwargs)
+            out, rows, width = generate_shared(self.model, contexts, tok.pad_token_id, **kwargs)
         logps = None
         if self.return_tokens:
             # (batch, new_tokens, vocab) raw logits -> log-prob of each chosen token.
             logits = torch.stack(out.logits, dim=1).float()
-            chosen = out.sequences[:, batch["input_ids"].shape[1] :]
+            chosen = out.sequences[:, width:]
             logps = torch.log_softmax(logits, -1).gather(-1, chosen.unsqueeze(-1)).squeeze(-1)
-        return [self._one(batch, out.sequences, logps, i) for i in range(len(prompts))]
+        return [self._one(rows[i], out.sequences[i, width:].tolist(), logps, i)
+                for i in range(len(prompts))]
 
-    def _one(self, batch: Any, sequences: Any, logps: Any, i: int) -> Generation:
+    def _one(self, prompt_ids: list[int], completion: list[int], logps: Any, i: int
+             ) -> Generation:
         """The Generation of row ``i``: completion cut after the end-of-turn token."""
         tok = self.tokenizer
-        width = batch["input_ids"].shape[1]
-        prompt_ids = batch["input_ids"][i][batch["attention_mask"][i].bool()].tolist()
-        completion = sequences[i, width:].tolist()
         finish = "length"
         if tok.eos_token_id in completion:
             completion = completion[: completion.index(tok.eos_token_id) + 1]
