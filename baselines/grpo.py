@@ -90,6 +90,8 @@ class Args:
     micro_batch: int = 0
     """episodes per forward/backward pass, gradients accumulated (0: one group, whose shared
     prompt is then encoded once)"""
+    train_layers: int = 0
+    """train only the top N decoder layers and the final norm (0: every parameter)"""
     max_grad_norm: float = 1.0
     """gradient clipping"""
     norm_tokens: int = 0
@@ -557,14 +559,16 @@ def read_metrics(path: Path, upto: int) -> list[dict[str, Any]]:
 
 def setup(args: Args, out: Path) -> tuple[Any, Any, Any, Any, int]:
     """``(model, tokenizer, reference or None, optimiser, first step)``, resumed if asked."""
-    from textgyms.models import load_model
+    from textgyms.models import load_model, train_top_layers
 
     start, ckpt = latest_checkpoint(out) if args.resume else (0, None)
     model, tok = load_model(str(ckpt) if ckpt else args.model, seed=args.seed)
+    train_top_layers(model, args.train_layers)
     ref = None
     if args.beta > 0:  # the reference is always the initial model, resumed or not
         ref = load_model(args.model, seed=args.seed)[0].eval().requires_grad_(False)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.0)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(trainable, lr=args.lr, weight_decay=0.0)
     if ckpt is not None:
         state = torch.load(ckpt / "trainer.pt", weights_only=False)
         opt.load_state_dict(state["optimizer"])

@@ -65,6 +65,8 @@ class Args:
     """AdamW weight decay"""
     batch_size: int = 8
     """episodes per optimiser step"""
+    train_layers: int = 0
+    """train only the top N decoder layers and the final norm (0: every parameter)"""
     max_length: int = 2048
     """episodes longer than this many tokens are cut to it (counted in the metrics)"""
     max_steps: int | None = None
@@ -247,7 +249,8 @@ def train(model: Any, rows: list[dict[str, Any]], pad_id: int, args: Args, log: 
     """AdamW over the steps of :func:`batches`; writes one metrics row per step; returns them."""
     from tqdm.auto import tqdm
 
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
+    trainable = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.AdamW(trainable, lr=args.lr, weight_decay=args.weight_decay)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / max(1, args.warmup_steps)))
     model.train()
@@ -293,7 +296,7 @@ def summary(history: list[dict], before: dict, after: dict, rows: list, start: f
 
 def main(args: Args) -> dict[str, Any]:
     """Collect oracle episodes, fine-tune, save OUT/final; return the final metrics."""
-    from textgyms.models import load_model
+    from textgyms.models import load_model, train_top_layers
 
     start = time.perf_counter()
     torch.manual_seed(args.seed)  # the model's own randomness (dropout, if it has any)
@@ -301,6 +304,7 @@ def main(args: Args) -> dict[str, Any]:
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(asdict(args), indent=2))
     model, tok = load_model(args.model, seed=args.seed)
+    train_top_layers(model, args.train_layers)
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     transcripts = (read_export(args.data, args.episodes) if args.data
                    else oracle_transcripts(args, args.split, args.episodes, args.seed))

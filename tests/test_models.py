@@ -16,6 +16,7 @@ from textgyms.models import (
     smollm2_gguf,
     tiny_random,
     tiny_tokenizer,
+    train_top_layers,
 )
 
 torch = pytest.importorskip("torch")
@@ -168,3 +169,21 @@ def test_smollm2_chat_template_and_greedy_generation(smollm2):
     assert torch.equal(outs[0], outs[1])
     answer = tok.decode(outs[0][0, batch["input_ids"].shape[1]:], skip_special_tokens=True)
     assert "Paris" in answer  # the real instruct weights, not noise
+
+
+def test_train_top_layers_freezes_the_rest_and_stops_the_backward_pass():
+    model, tok = tiny_random(0, num_layers=3)
+    everything = sum(p.numel() for p in model.parameters())
+    assert train_top_layers(model, 0) == everything  # 0 leaves the model as it is
+    trainable = train_top_layers(model, 1)
+    top, norm = model.model.layers[-1], model.model.norm
+    assert trainable == sum(p.numel() for m in (top, norm) for p in m.parameters())
+    ids = torch.tensor([tok.encode("a guess <guess>crane</guess>")])
+    model(input_ids=ids, labels=ids).loss.backward()
+    assert all(p.grad is not None for p in top.parameters())
+    frozen = [*model.model.layers[0].parameters(), model.get_input_embeddings().weight]
+    assert all(p.grad is None for p in frozen)  # no gradient was computed below the top layer
+    with pytest.raises(ConfigError, match="has 3 layers"):
+        train_top_layers(model, 4)
+    with pytest.raises(ConfigError, match=">= 0"):
+        train_top_layers(model, -1)

@@ -365,3 +365,26 @@ def load_model(name_or_path: str, seed: int = 0) -> tuple[Any, Any]:
             "local directory saved with save_pretrained, or a hub id already in the local "
             "Hugging Face cache (nothing is downloaded)"  # the hub's own repo-id error is noise
         ) from exc
+
+
+def train_top_layers(model: Any, n: int) -> int:
+    """Freeze every parameter except the top ``n`` decoder layers and the final norm (``n`` = 0
+    leaves the model as it is); return the number of trainable parameters.
+
+    Partial fine-tuning for small compute budgets: the backward pass stops at the lowest trained
+    layer, so with half the layers trained a step costs about two forward passes instead of
+    three, and the embeddings (tied to the output layer in small models) keep what pre-training
+    learnt about every token the data never shows.
+    """
+    if n < 0:
+        raise ConfigError(f"train_layers must be >= 0, got {n}")
+    if n:
+        layers = getattr(model.base_model, "layers", None)
+        if layers is None or n > len(layers):
+            have = "no .layers" if layers is None else f"{len(layers)} layers"
+            raise ConfigError(f"train_layers={n}, but the model has {have}; use 0 to train all")
+        model.requires_grad_(False)
+        for module in [*layers[-n:], getattr(model.base_model, "norm", None)]:
+            if module is not None:
+                module.requires_grad_(True)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
