@@ -25,10 +25,10 @@ $(STAMP): pyproject.toml
 # The eval runs use the leaderboard protocol (test split, seeds 0..29); the trained model is
 # ranked on the Wordle variant it was trained on (DEMO_EPISODES test-split episodes each), next
 # to oracle and random on that variant (the normalised score needs both) and to SmolLM2 before
-# training, all sampled as in GRPO training (DEMO_HF). See docs/training.md.
+# training; the models decode greedily (DEMO_HF). See docs/training.md.
 DEMO_KWARGS   := {"vocab": "easy", "max_guesses": 3, "max_invalid": 1}
-DEMO_EPISODES := 100
-DEMO_HF       := max_new_tokens=12&tools_in_prompt=false&temperature=0.7&batch_size=32
+DEMO_EPISODES := 200
+DEMO_HF       := max_new_tokens=12&tools_in_prompt=false&temperature=0&batch_size=50
 EASY          := $(PY) -m textgyms.cli eval --envs textgyms/Wordle-v0 --episodes $(DEMO_EPISODES) \
                  --concurrency 50 --kwargs '$(DEMO_KWARGS)'
 demo: $(STAMP)
