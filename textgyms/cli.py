@@ -27,7 +27,7 @@ import textgyms
 from textgyms import export, extras
 from textgyms.envs.search import cli as search_cli
 from textgyms.errors import ConfigError, TextgymsError
-from textgyms.policies.base import POLICY_SPECS
+from textgyms.policies.spec import POLICY_SPECS
 from textgyms.protocol import resolved_kwargs
 from textgyms.server import cli as serve_cli
 from textgyms.view import cli as view_cli

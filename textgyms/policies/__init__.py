@@ -20,15 +20,9 @@ Model-backed policies ignore ``envs``; they build each prompt from the env's tra
 
 from typing import Any
 
-from textgyms.policies.base import (
-    POLICY_SPECS,
-    Generation,
-    InferenceError,
-    Policy,
-    chat_messages,
-    make_policy,
-)
+from textgyms.policies.base import Generation, InferenceError, Policy, chat_messages
 from textgyms.policies.scripted import ScriptedPolicy
+from textgyms.policies.spec import POLICY_SPECS, make_policy
 
 __all__ = [
     "POLICY_SPECS",
