@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from textgyms.envs.search.browser import View, results_url
+from textgyms.envs.search.browser import Browser, View, results_url
 
 if TYPE_CHECKING:
-    from textgyms.envs.search.env import SearchEnv
     from textgyms.envs.search.tasks.generate import SearchTask
+
+
+class SearchEnv(Protocol):
+    """What the oracle reads of a Search env (typed structurally, so this module does not
+    import the env, which imports it)."""
+
+    search_only: bool
+    browser: Browser
+    task: SearchTask
 
 __all__ = ["plan", "random_action", "normalize_target"]
 
