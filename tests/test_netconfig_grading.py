@@ -218,6 +218,17 @@ def _add_ospf(_d: str, text: str) -> str:
     return text + "\nrouter ospf 1\n network 0.0.0.0 255.255.255.255 area 0"
 
 
+def _add_ibgp(_d: str, text: str) -> str:
+    """iBGP to every static next hop: a dynamic protocol, whatever it advertises."""
+    hops = sorted(set(re.findall(r"^ip route \S+ \S+ (\S+)$", text, flags=re.M)))
+    return text + "\nrouter bgp 65000\n" + "".join(f" neighbor {h} remote-as 65000\n"
+                                                   for h in hops)
+
+
+def _add_ospfv3(_d: str, text: str) -> str:
+    return text + "\nipv6 unicast-routing\nipv6 router ospf 1\n router-id 9.9.9.9"
+
+
 def _one_router_in_area_1(t: NetTask) -> dict[str, str]:
     first = next(d for d, text in t.reference if " area 0" in text)
     return edit(t, lambda d, text: text.replace(" area 0", " area 1") if d == first else text)
@@ -270,7 +281,9 @@ def _wrong_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict
     if family == "addressing":
         out.append(("wrong address", edit(t, _first_address_changed)))
     if family == "routing" and level == "easy":
-        out.append(("OSPF where static only", edit(t, _add_ospf)))
+        out += [("OSPF where static only", edit(t, _add_ospf)),
+                ("iBGP where static only", edit(t, _add_ibgp)),
+                ("an OSPFv3 process where static only", edit(t, _add_ospfv3))]
     if family == "routing" and level != "easy":
         out += [("area 1 on one router", _one_router_in_area_1(t)),
                 ("duplicate router IDs", edit(t, _same_router_id)),

@@ -473,6 +473,9 @@ def _wrong_variants(level: str, t: NetTask) -> list[tuple[str, dict[str, str]]]:
            ("a LAN prefix changed", _wrong_prefix(t))]
     if level == "easy":
         out += [("OSPFv3 where static only", edit(t, _ospf6_where_static)),
+                ("BGP where static only", edit(t, lambda d, x: x + "\nrouter bgp 65001")),
+                ("an IPv4 OSPF process where static only",
+                 edit(t, lambda d, x: x + "\nrouter ospf 1\n router-id 9.9.9.9")),
                 ("exit interface without a next hop", _exit_interface_only(t))]
     else:
         out += [("one router in area 1", _one_router_in_area_1(t)),

@@ -12,7 +12,7 @@ import ipaddress
 from collections.abc import Callable, Mapping
 
 from textgyms.envs.netconfig.acl import FULL, difference, evaluate, format_packet
-from textgyms.envs.netconfig.checks6 import CHECKS6, WEIGHTS6
+from textgyms.envs.netconfig.checks6 import CHECKS6, WEIGHTS6, static_only
 from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.routing import lookup, ospf_area
 from textgyms.envs.netconfig.scenario import ip, run_flow
@@ -91,11 +91,6 @@ def _routing(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
         f"{c['dev']} forwards to {pfx} by no {NAMES[c['proto']]} route"
         + (f" (it uses: {', '.join(got)})" if got else " (no route)")
     )
-
-
-def _static_only(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
-    ok = net.config(c["dev"]).ospf is None
-    return ok, f"{c['dev']} runs a dynamic routing protocol (OSPF) where static only is required"
 
 
 def _passive(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
@@ -218,7 +213,7 @@ CHECKS: dict[str, Check] = {
     "collateral": _flow,
     "acl_equiv": _acl_equiv,
     "routing": _routing,
-    "static_only": _static_only,
+    "static_only": static_only,
     "passive": _passive,
     "ospf_area": _ospf_area,
     "adjacency": _adjacency,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ipaddress
 
 from textgyms.envs.netconfig import routing
+from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.sim import Network
 
 A = ipaddress.IPv4Address
@@ -46,10 +47,18 @@ def _routing6(net: Network, c: dict, ref) -> tuple[bool, str]:
                                + (f" (it uses: {', '.join(got)})" if got else " (no route)"))
 
 
-def _static_only6(net: Network, c: dict, ref) -> tuple[bool, str]:
-    cfg = net.config(c["dev"])
-    ok = cfg.ospf6 is None and cfg.ospf is None
-    return ok, f"{c['dev']} runs a dynamic routing protocol where static only is required"
+def dynamic_protocols(cfg: DeviceConfig) -> list[str]:
+    """The routing processes a device runs (configured, whatever they advertise): a "static
+    only" requirement allows none of them, for either address family."""
+    procs = (("OSPF", cfg.ospf), ("OSPFv3", cfg.ospf6), ("BGP", cfg.bgp))
+    return [name for name, proc in procs if proc is not None]
+
+
+def static_only(net: Network, c: dict, ref) -> tuple[bool, str]:
+    """No dynamic routing process on the device (static routes only)."""
+    running = dynamic_protocols(net.config(c["dev"]))
+    return not running, (f"{c['dev']} runs a dynamic routing protocol ({', '.join(running)}) "
+                         "where static only is required")
 
 
 def _ospf6_area(net: Network, c: dict, ref) -> tuple[bool, str]:
@@ -85,7 +94,7 @@ CHECKS6 = {
     "addressing6": _addressing6,
     "reach6": _reach6,
     "routing6": _routing6,
-    "static_only6": _static_only6,
+    "static_only6": static_only,
     "ospf6_area": _ospf6_area,
     "adjacency6": _adjacency6,
     "router_ids6": _router_ids6,
