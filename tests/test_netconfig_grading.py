@@ -272,6 +272,23 @@ def _no_nat_outside(_d: str, text: str) -> str:
     return text.replace(" ip nat outside\n", "")
 
 
+def _nat_acl_host_only(t: NetTask) -> dict[str, str]:
+    """The NAT ACL permits the inside PCs' own addresses, not their LANs."""
+    pcs = [re.search(r"ip address (\S+)", x).group(1) for h, x in t.fixed if h.startswith("PC")]
+
+    def rewrite(_d: str, text: str) -> str:
+        text = re.sub(r"^(?:access-list 1 | )permit \S+ \S+\n?", "", text, flags=re.M)
+        named = re.search(r"^ip access-list standard \S+$", text, flags=re.M)
+        head, lead = (f"\n{named.group(0)}", " ") if named else ("", "access-list 1 ")
+        return text.rstrip() + head + "".join(f"\n{lead}permit host {a}" for a in pcs)
+    return edit(t, rewrite)
+
+
+def _nat_pool_without_overload(_d: str, text: str) -> str:
+    """A one-address pool without ``overload``: one inside host at a time."""
+    return nat_pool_of_the_outside_address(_d, text).replace(" pool OUT overload", " pool OUT")
+
+
 def _trunk_all(_d: str, text: str) -> str:
     return re.sub(r"switchport trunk allowed vlan .*", "switchport trunk allowed vlan all", text)
 
@@ -327,7 +344,12 @@ def _wrong_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict
         out += [("permit any", edit(t, _permit_all_acl)),
                 ("ACL not applied", edit(t, _acl_not_applied))]
     if family == "nat":
-        out.append(("no outside interface", edit(t, _no_nat_outside)))
+        out += [("no outside interface", edit(t, _no_nat_outside)),
+                ("NAT ACL permits only the PCs' own addresses", _nat_acl_host_only(t)),
+                ("one-address pool without overload", edit(t, _nat_pool_without_overload))]
+    if family == "nat" and level != "easy":
+        out.append(("static NAT missing", edit(t, lambda d, x: re.sub(
+            r"^ip nat inside source static .*\n?", "", x, flags=re.M))))
     if family == "vlan" and level != "medium":
         out.append(("trunks carry every VLAN", edit(t, _trunk_all)))
     return out

@@ -204,6 +204,27 @@ def _nat(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     return ok, why
 
 
+def _nat_inside(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    """An echo from an inside address no host has (arriving on its inside interface, like
+    the ACL flows) leaves with the required source, and the reply is translated back to
+    that address and sent onto its LAN: the rule covers the whole inside network, and
+    several inside hosts translate at once (pool bindings persist across the checks)."""
+    dev, inif = c["inject"]
+    src, dst = ip(c["src"]), ip(c["dst"])
+    xlate: dict = {}
+    there = net.walk((src, dst, 1, 0, 0, False), dev, xlate, inif)
+    if there.status != "delivered":
+        return False, f"traffic from inside address {c['src']} to {c['dst']} is {there.status}"
+    if there.packet[0] != ip(c["seen"]):
+        return False, (f"{c['dst']} sees source {A(there.packet[0])} for inside address "
+                       f"{c['src']}, expected {c['seen']}")
+    p = there.packet
+    back = net.walk((p[1], p[0], 1, 0, 0, False), there.at, xlate)
+    last = back.hops[-1] if back.hops else (None, None, None)
+    ok = back.packet[1] == src and last[0] == dev and last[2] == inif
+    return ok, f"the reply to inside address {c['src']} is not translated back onto {inif}"
+
+
 Check = Callable[[Network, dict, Ref], tuple[bool, str]]
 CHECKS: dict[str, Check] = {
     "addressing": _addressing,
@@ -225,13 +246,14 @@ CHECKS: dict[str, Check] = {
     "trunk": _trunk,
     "isolation": _isolation,
     "nat": _nat,
+    "nat_inside": _nat_inside,
     "fhrp": _fhrp,
     **CHECKS6,
 }
 WEIGHTS = {"addressing": 2, "reach": 2, "flows": 2, "boundary": 1, "collateral": 1,
            "acl_equiv": 2, "routing": 2, "static_only": 2, "passive": 1, "ospf_area": 1,
            "adjacency": 1, "router_ids": 1, "router_id": 1, "waypoint": 1, "vlan": 1, "trunk": 1,
-           "isolation": 1, "nat": 2, "fhrp": 2, "bgp_session": 1, **WEIGHTS6}
+           "isolation": 1, "nat": 2, "nat_inside": 2, "fhrp": 2, "bgp_session": 1, **WEIGHTS6}
 
 
 def run(net: Network, checks: list[dict], ref: Ref, skip=()) -> list[tuple[dict, bool, str]]:

@@ -425,6 +425,12 @@ def _nat_reqs(sc, fw, users, srv_if, out_if, acl_name, glob, web: str) -> None:
         if h.startswith("PC"):
             sc.checks.append({"g": "nat", "src": h, "dst": web, "ok": True, "seen": fw_out})
             sc.checks.append(flow_check("collateral", web, str(t.hosts[h][0].ip), "tcp", 22))
+    taken = {a.ip for a in t.addr.values()} | {a.ip for a, _gw in t.hosts.values()}
+    for iface, lan in users:  # the whole LAN translates: its lowest and highest free hosts
+        free = [a for a in lan.hosts() if a not in taken]
+        for a in (free[0], free[-1]):
+            sc.checks.append({"g": "nat_inside", "src": str(a), "dst": web,
+                              "inject": [fw, iface], "seen": fw_out})
     srv = str(t.hosts["SRV1"][0].ip)
     if glob is not None:
         sc.reqs.append({"type": "nat_static", "device": fw, "local": srv, "global": str(glob)})
