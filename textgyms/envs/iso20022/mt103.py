@@ -10,7 +10,8 @@ validated rules C1-C9 of MT103. Each problem is an :class:`Issue` with a SWIFT-s
 H01    basic header (block 1) malformed        H02  application header malformed
 U01    block 3 missing or without a valid {121:UETR}
 T13    tag unknown, out of order or misplaced   T14  non-repeatable tag repeated
-T15    mandatory field missing                 T26  20: starts/ends with "/" or has "//"
+T15    mandatory field missing; 13C sign       T26  20: starts/ends with "/" or has "//"
+T16    13C time offset out of range            T38  13C malformed or time not HHMM
 T27    BIC malformed                           T32  character outside the X set
 T33    line too long                           T34  too many lines / empty field
 T36    code not allowed (23B, 71A)             T40  amount/rate without exactly one ","
@@ -26,7 +27,9 @@ Network validated rules: C1 D75 (33B/36), C2 D49 (33B between EU-list countries)
 56a), C7 E13/D50/E15 (71A vs 71F/71G), C8 D51 (71F/71G need 33B), C9 C02 (71G currency), C10 E44
 (TELI/PHOI need 56a), C11 E45 (TELE/PHON need 57a), C12 E18 (CHQB: no 59a account), C13 E10
 (59a account with SPRI/SSTD/SPAY), E03/E05/E07/E09 (options of 53a/54a/55a/57a with
-SPRI/SSTD/SPAY); 23E: D67 (forbidden code pairs), E46 (a code repeated), D98 (order).
+SPRI/SSTD/SPAY; E09 also a 57D without its party identifier), E04 (53B without its party
+identifier with SPRI/SSTD/SPAY); 23E: D67 (forbidden code pairs), E46 (a code repeated), D98
+(order).
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ _FIELD = re.compile(r":(\d\d[A-Z]?):(.*)")
 _B1 = re.compile(r"F01([A-Z0-9]{8})[A-Z0-9]([A-Z0-9]{3})\d{10}")
 _B2_IN = re.compile(r"I103([A-Z0-9]{8})[A-Z0-9]([A-Z0-9]{3})(?:[UNS](?:[123](?:\d{3})?)?)?")
 _B2_OUT = re.compile(r"O103\d{4}\d{6}([A-Z0-9]{8})[A-Z0-9]([A-Z0-9]{3})\d{10}\d{6}\d{4}[UNS]?")
+# 13C: /code/ + time HHMM + sign + offset HHMM (the offset hours 00-13); the codes the
+# translation rules map (CLSTIME, RNCTIME, SNDTIME) with valid values only.
+TIME_13C = re.compile(r"/(CLSTIME|RNCTIME|SNDTIME)/([01]\d|2[0-3])([0-5]\d)([+-])"
+                      r"(0\d|1[0-3])([0-5]\d)")
 _UETR = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}")
 # Pairs of 23E codes that must not appear together (error D67).
 EXCLUSIVE_23E = frozenset(frozenset(p.split()) for p in (
@@ -136,6 +143,12 @@ def parties(msg: Message) -> tuple[str | None, str | None]:
 def uetr(msg: Message) -> str | None:
     """The {121:} value of block 3, if any."""
     m = re.search(r"\{121:([^{}]*)\}", msg.block3 or "")
+    return m.group(1) if m else None
+
+
+def service_type(msg: Message) -> str | None:
+    """The {111:} service type identifier of block 3 ("001": SWIFT gpi), if any."""
+    m = re.search(r"\{111:([^{}]*)\}", msg.block3 or "")
     return m.group(1) if m else None
 
 
@@ -279,6 +292,22 @@ def _check_ccy_amount(tag: str, value: str) -> list[Issue]:
     return _amount(tag, value)
 
 
+def _check_13c(tag: str, value: str) -> list[Issue]:
+    """13C: /8c/4!n1!x4!n, code, time indication, sign and time offset. The code list
+    (CLSTIME, RNCTIME, SNDTIME) is one that "may be used": FIN does not reject others."""
+    m = re.fullmatch(r"/([A-Z0-9]{1,8})/(\d{4})(.)(\d{4})", value)
+    if m is None:
+        return [Issue("T38", tag, "format is /CODE/HHMM+HHMM (code: 1-8 letters or digits)")]
+    out, time, offset = [], m.group(2), m.group(4)
+    if time[:2] > "23" or time[2:] > "59":
+        out.append(Issue("T38", tag, f"time indication {time!r} is not a valid HHMM"))
+    if m.group(3) not in "+-":
+        out.append(Issue("T15", tag, "the sign is + or -"))
+    if offset[:2] > "13" or offset[2:] > "59":
+        out.append(Issue("T16", tag, f"time offset {offset!r}: hours 00-13, minutes 00-59"))
+    return out
+
+
 def _check_36(tag: str, value: str) -> list[Issue]:
     if value.count(",") != 1:
         return [Issue("T40", tag, "the rate needs exactly one decimal comma")]
@@ -296,6 +325,7 @@ _CHECKS = {
     "71F": _check_ccy_amount,
     "71G": _check_ccy_amount,
     "36": _check_36,
+    "13C": _check_13c,
     "50F": lambda tag, value: _option_f(tag, value, 8),
     "59F": lambda tag, value: _option_f(tag, value, 3),
     "50K": _party_k,
@@ -404,11 +434,15 @@ def _service_rules(msg: Message, b23: str) -> list[Issue]:
     out, opts = [], {base_tag(t): t[2:] for t, _ in msg.fields}
     if opts.get("53") == "D":
         out.append(Issue("E03", "53a", f"option D is not allowed with 23B {b23}"))
+    if opts.get("53") == "B" and not (msg.first("53") or ("", ""))[1].startswith("/"):
+        out.append(Issue("E04", "53B", f"the party identifier is mandatory with 23B {b23}"))
     for base, code in (("54", "E05"), ("55", "E07")):
         if opts.get(base, "A") != "A":
             out.append(Issue(code, f"{base}a", f"only option A with 23B {b23}"))
     if opts.get("57", "A") not in ("A", "C", "D"):
         out.append(Issue("E09", "57a", f"only options A, C or D with 23B {b23}"))
+    if opts.get("57") == "D" and not (msg.first("57") or ("", ""))[1].startswith("/"):
+        out.append(Issue("E09", "57D", f"option D needs its party identifier with 23B {b23}"))
     ben = msg.first("59")
     if ben and not ben[1].startswith("/"):
         out.append(Issue("E10", "59a", f"the beneficiary account is mandatory with 23B {b23}"))

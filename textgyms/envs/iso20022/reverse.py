@@ -16,18 +16,30 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
+from textgyms.envs.iso20022.charset import fit
 from textgyms.envs.iso20022.countries import ISO_COUNTRIES
 from textgyms.envs.iso20022.currencies import xml_amount
-from textgyms.envs.iso20022.mt103 import Message, parse, parties, uetr, valid_uetr
+from textgyms.envs.iso20022.mt103 import (
+    TIME_13C,
+    Message,
+    parse,
+    parties,
+    service_type,
+    uetr,
+    valid_uetr,
+)
 from textgyms.envs.iso20022.translate import CLEARING, bic11
 from textgyms.envs.iso20022.xmlbuild import el, text
 from textgyms.envs.iso20022.xsd import HEAD_NS, PACS_NS
 
 RULES = """\
 20 -> GrpHdr/MsgId, PmtId/InstrId, PmtId/TxId; {121:} -> PmtId/UETR; 70 /ROC/ -> EndToEndId
-  (else NOTPROVIDED); 26T -> Purp/Prtry
-23E SDVA -> SvcLvl; INTC, CORT -> CtgyPurp; HOLD CHQB PHOB TELB -> InstrForCdtrAgt (/info ->
-  InstrInf); PHON -> InstrForNxtAgt PHOA; TELE -> TELA
+  (else NOTPROVIDED; longer than 35: 34 characters + "+", the whole /ROC/ reference then
+  first in the text); 26T -> Purp/Prtry; {111:001} (gpi) -> SvcLvl G001
+13C /SNDTIME/ -> SttlmTmIndctn/DbtDtTm, /RNCTIME/ -> CdtDtTm (value date + time + offset);
+  /CLSTIME/ -> SttlmTmReq/CLSTm (time + offset)
+23E SDVA -> SvcLvl (after G001); INTC, CORT -> CtgyPurp; HOLD CHQB PHOB TELB ->
+  InstrForCdtrAgt (/info -> InstrInf); PHON -> InstrForNxtAgt PHOA; TELE -> TELA
 32A -> IntrBkSttlmDt, IntrBkSttlmAmt; 33B -> InstdAmt; 36 -> XchgRate; 71A -> ChrgBr
 71F -> ChrgsInf (Agt = sender); 71G -> ChrgsInf (Agt = receiver)
 50a/59a -> Dbtr/Cdtr (+ DbtrAcct/CdtrAcct: IBAN when the account is one, else Othr/Id);
@@ -39,7 +51,8 @@ RULES = """\
 72 /INS/ -> PrvsInstgAgt1; /INTA/ -> IntrmyAgt2; /ACC/ -> InstrForCdtrAgt; /REC/ -> InstrForNxtAgt;
   /BNF/ -> InstrForCdtrAgt, other codes -> InstrForNxtAgt (InstrInf keeps "/CODE/")
 77B /ORDERRES/ or /BENEFRES/CC//code + text -> RgltryRptg (DEBT or CRED)
-70 /INV/ -> Strd RfrdDocInf CINV; /RFB/ -> Strd CdtrRefInf SCOR; other text -> Ustrd
+70 /INV/ -> Strd RfrdDocInf CINV; /RFB/ -> Strd CdtrRefInf SCOR; other text -> Ustrd, its
+  lines joined: directly after a full 35-character line (a cut word), else with a blank
 """
 HEADER_RULES = """\
 Envelope = AppHdr (head.001.001.02) + Document. AppHdr: Fr and To = the MT sender and receiver
@@ -150,30 +163,45 @@ def party_xml(tag: str, field: tuple[str, str]) -> tuple[list[str], str | None]:
     return [el(tag, text("Nm", rest[0] if rest else "NOTPROVIDED"), *adr)], acct
 
 
+def narrative(lines: list[str]) -> str:
+    """Lines of a narrative field as one text, the way the translation rules join them: a
+    line of the full 35 characters was cut by the line width (often inside a word), so the
+    next line follows it directly; after a shorter line the writer chose to break, which
+    stands for a blank."""
+    text_ = ""
+    for i, line in enumerate(lines):
+        text_ += line if i == 0 or len(lines[i - 1]) == 35 else " " + line
+    return text_.strip()
+
+
 def remittance_xml(lines: list[str]) -> tuple[str, list[str]]:
     """The EndToEndId (/ROC/) and RmtInf of field 70. A coded line (/ROC/, /INV/, /RFB/)
-    holds one reference; other lines are the text, joined as cut (no added blank). /INV/
-    and /RFB/ make structured remittance (the text then in AddtlRmtInf), else one Ustrd."""
+    holds one reference; the other lines are the text (see :func:`narrative`). /INV/ and
+    /RFB/ make structured remittance (the text then in AddtlRmtInf), else one Ustrd. A /ROC/
+    reference longer than the 35 characters of EndToEndId becomes 34 characters and "+",
+    the whole reference then kept at the head of the text so that nothing is lost."""
     e2e, inv, ref, free = "NOTPROVIDED", [], [], []
     for line in lines:
         m = re.match(r"/(ROC|INV|RFB)/", line)
         value = line[m.end():].strip() if m else ""
         if m and m.group(1) == "ROC":
-            e2e = value[:35] or e2e
+            e2e = fit(value, 35) or e2e
+            if len(value) > 35:
+                free.insert(0, "/ROC/" + value)
         elif m and m.group(1) == "INV":
             inv.append(value.split("/")[0][:35])
         elif m:
             ref.append(value[:35])
         else:
             free.append(line)
-    words = "".join(free).strip()
+    words = fit(narrative(free), 140)
     if not inv and not ref:
-        return e2e, [el("RmtInf", text("Ustrd", words[:140]))] if words else []
+        return e2e, [el("RmtInf", text("Ustrd", words))] if words else []
     strd = [el("RfrdDocInf", el("Tp", el("CdOrPrtry", text("Cd", "CINV"))), text("Nb", n))
             for n in inv]
     strd += [el("CdtrRefInf", el("Tp", el("CdOrPrtry", text("Cd", "SCOR"))), text("Ref", r))
              for r in ref[:1]]
-    strd += [text("AddtlRmtInf", words[:140])] if words else []
+    strd += [text("AddtlRmtInf", words)] if words else []
     return e2e, [el("RmtInf", el("Strd", *strd))]
 
 
@@ -232,15 +260,39 @@ def _group_header(msg: Message, ref: str, date: str) -> str:
 
 def _payment_type(msg: Message) -> list[str]:
     codes = [v[:4] for v in msg.get("23E")]
-    parts = [el("SvcLvl", text("Cd", "SDVA"))] if "SDVA" in codes else []
+    # {111:001} in block 3 marks a SWIFT gpi payment (gCCT): the ISO service level G001.
+    svc = ["G001"] if service_type(msg) == "001" else []
+    svc += ["SDVA"] if "SDVA" in codes else []
+    parts = [el("SvcLvl", text("Cd", c)) for c in svc]
     parts += [el("CtgyPurp", text("Cd", c)) for c in ("INTC", "CORT") if c in codes][:1]
     return [el("PmtTpInf", *parts)] if parts else []
+
+
+def settlement_time_xml(msg: Message, date: str) -> list[str]:
+    """SttlmTmIndctn and SttlmTmReq from the 13C time indications: /SNDTIME/ (debited at
+    the sending central bank) -> DbtDtTm, /RNCTIME/ (credited at the receiving one) ->
+    CdtDtTm, both on the value date; /CLSTIME/ (CLS funding deadline) -> CLSTm. The offset
+    against UTC travels with the time. Other codes and malformed values (which network
+    validation rejects) have no place in the pacs.008."""
+    found: dict[str, str] = {}
+    for value in msg.get("13C"):
+        m = TIME_13C.fullmatch(value)
+        if m and m.group(1) not in found:
+            hhmm, offset = f"{m.group(2)}:{m.group(3)}:00", f"{m.group(4)}{m.group(5)}:{m.group(6)}"
+            found[m.group(1)] = hhmm + offset if m.group(1) == "CLSTIME" else (
+                f"{date}T{hhmm}{offset}")
+    indctn = [text(tag, found[code]) for tag, code in (("DbtDtTm", "SNDTIME"),
+                                                        ("CdtDtTm", "RNCTIME")) if code in found]
+    out = [el("SttlmTmIndctn", *indctn)] if indctn else []
+    return out + ([el("SttlmTmReq", text("CLSTm", found["CLSTIME"]))]
+                  if "CLSTIME" in found else [])
 
 
 def _amounts(msg: Message, sender: str, receiver: str) -> list[str]:
     v32 = msg.get("32A")[0]
     ccy, amt = amount(v32[6:])
-    out = [text("IntrBkSttlmAmt", amt, Ccy=ccy), text("IntrBkSttlmDt", _date(v32[:6]))]
+    out = [text("IntrBkSttlmAmt", amt, Ccy=ccy), text("IntrBkSttlmDt", _date(v32[:6])),
+           *settlement_time_xml(msg, _date(v32[:6]))]
     if msg.get("33B"):
         c, a = amount(msg.get("33B")[0])
         out.append(text("InstdAmt", a, Ccy=c))

@@ -39,6 +39,10 @@ CLEARING = {"USABA": "FW", "USPID": "CP", "GBDSC": "SC", "IENCC": "IE", "CACPA":
 # has no room for the second intermediary's account.
 UNCARRIED = ("UltmtDbtr", "UltmtCdtr", "InitgPty", "IntrmyAgt3", "Tax", "RltdRmtInf",
              "PrvsInstgAgt2", "PrvsInstgAgt3", "SplmtryData", "IntrmyAgt2Acct")
+# 13C codes and the pacs.008 times they carry, in the order of the message.
+TIMES_13C = (("SNDTIME", "SttlmTmIndctn/DbtDtTm"), ("RNCTIME", "SttlmTmIndctn/CdtDtTm"),
+             ("CLSTIME", "SttlmTmReq/CLSTm"))
+_ISO_TIME = re.compile(r"(?:^|T)(\d\d):(\d\d):\d\d(?:\.\d+)?(Z|[+-]\d\d:\d\d)?$")
 _TYPE_26T = re.compile(r"[A-Z0-9]{3}")
 _CODE_72 = re.compile(r"/[A-Z0-9]{1,8}/")
 
@@ -52,10 +56,12 @@ def _bic(node: ET.Element | None, path: str) -> str | None:
     return text(node, f"{path}/FinInstnId/BICFI")
 
 
-def header(sender: str, receiver: str, uetr: str | None) -> str:
-    """Blocks 1-3 in the input form: LT addresses are BIC8 + LT code + branch."""
+def header(sender: str, receiver: str, uetr: str | None, gpi: bool = False) -> str:
+    """Blocks 1-3 in the input form: LT addresses are BIC8 + LT code + branch. ``gpi`` (the
+    service level G001) adds the service type identifier {111:001}, which block 3 puts
+    before the {121:} it needs."""
     s, r = bic11(sender), bic11(receiver)
-    b3 = f"{{3:{{121:{uetr}}}}}" if uetr else ""
+    b3 = f"{{3:{'{111:001}' if gpi else ''}{{121:{uetr}}}}}" if uetr else ""
     return f"{{1:F01{s[:8]}A{s[8:]}0000000000}}{{2:I103{r[:8]}X{r[8:]}N}}{b3}"
 
 
@@ -109,6 +115,11 @@ def losses(tx: ET.Element) -> list[str]:
     out = [name for name in UNCARRIED if tx.find(name) is not None]
     if tx.find("Purp") is not None and not field_26t(tx):
         out.append("Purp")
+    # 13C has codes for the CLS time and the central-bank debit/credit times only.
+    out += [f"SttlmTmReq/{t}" for t in ("TillTm", "FrTm", "RjctTm")
+            if tx.find(f"SttlmTmReq/{t}") is not None]
+    out += [path for code, path in TIMES_13C
+            if tx.find(path) is not None and _time_13c(code, text(tx, path)) is None]
     for role in ("Dbtr", "Cdtr"):
         party, ctry = tx.find(role), text(tx, f"{role}/PstlAdr/Ctry")
         option, lines = party_lines(party, None)
@@ -154,14 +165,37 @@ def agent_option(agt: ET.Element | None, options: str,
     return None
 
 
+def service_levels(tx: ET.Element) -> list[str]:
+    """The codes of every PmtTpInf/SvcLvl."""
+    return [c.text.strip() for c in tx.findall("PmtTpInf/SvcLvl/Cd") if c.text]
+
+
+def _time_13c(code: str, value: str | None) -> str | None:
+    """One 13C value from an ISO time or date-time; None without a UTC offset the 13C
+    can hold (hours 00-13), since 13C has no place for a time of unknown zone."""
+    m = _ISO_TIME.search(value or "")
+    if m is None or (m.group(3) and m.group(3) != "Z" and m.group(3)[1:3] > "13"):
+        return None
+    offset = "+0000" if m.group(3) == "Z" else (m.group(3) or "").replace(":", "")
+    return f"/{code}/{m.group(1)}{m.group(2)}{offset}" if offset else None
+
+
+def field_13c(tx: ET.Element) -> list[str]:
+    """13C time indications: SttlmTmIndctn/DbtDtTm -> /SNDTIME/, CdtDtTm -> /RNCTIME/,
+    SttlmTmReq/CLSTm -> /CLSTIME/, time and UTC offset as given."""
+    found = (_time_13c(code, text(tx, path)) for code, path in TIMES_13C)
+    return [v for v in found if v]
+
+
 def codes_23e(tx: ET.Element) -> tuple[list[str], list[str]]:
     """23E instruction codes (with /info where the code takes one), in SWIFT order, and the
     creditor-agent texts that 23E cannot carry (they go to 72 as /ACC/)."""
     codes: dict[str, str] = {}
     to_72: list[str] = []
-    svc, ctgy = text(tx, "PmtTpInf/SvcLvl/Cd"), text(tx, "PmtTpInf/CtgyPurp/Cd")
-    if svc in SVC_23E:
-        codes[SVC_23E[svc]] = ""
+    ctgy = text(tx, "PmtTpInf/CtgyPurp/Cd")
+    for svc in service_levels(tx):  # SvcLvl repeats (G001 and SDVA may come together)
+        if svc in SVC_23E:
+            codes[SVC_23E[svc]] = ""
     if ctgy in CTGY_23E:
         codes[CTGY_23E[ctgy]] = ""
     for ins in tx.findall("InstrForCdtrAgt"):
@@ -340,7 +374,8 @@ def translate_with_losses(pacs008_xml: str) -> tuple[str, list[str]]:
         raise ValueError("no sender or receiver BIC (AppHdr Fr/To or InstgAgt/InstdAgt)")
     ref = text(tx, "PmtId/InstrId") or text(tx, "PmtId/TxId") or "NONREF"
     codes, to_acc = codes_23e(tx)
-    fields = [("20", [fit(clean(ref), 16)]), ("23B", ["CRED"])] + [("23E", [c]) for c in codes]
+    fields = [("20", [fit(clean(ref), 16)])] + [("13C", [v]) for v in field_13c(tx)]
+    fields += [("23B", ["CRED"])] + [("23E", [c]) for c in codes]
     fields += [("26T", ls) for ls in (field_26t(tx),) if ls]
     amounts = amount_fields(tx, gh, sender, receiver)
     fields += amounts
@@ -353,7 +388,9 @@ def translate_with_losses(pacs008_xml: str) -> tuple[str, list[str]]:
     fields += charge_fields(tx, amounts[0][1][0][6:9])
     fields += [(t, ls) for t, ls in (("72", field_72(tx, to_acc)), ("77B", field_77b(tx))) if ls]
     body = "\n".join(f":{tag}:" + "\n".join(lines) for tag, lines in fields)
-    return f"{header(sender, receiver, text(tx, 'PmtId/UETR'))}{{4:\n{body}\n-}}", losses(tx)
+    gpi = "G001" in service_levels(tx)
+    head = header(sender, receiver, text(tx, "PmtId/UETR"), gpi)
+    return f"{head}{{4:\n{body}\n-}}", losses(tx)
 
 
 def translate(pacs008_xml: str) -> str:

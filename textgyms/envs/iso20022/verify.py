@@ -4,8 +4,9 @@
 * A format gate: 1.0 when the answer passes :func:`mt103.validate`, 0.5 when it parses but
   breaks a format or network rule.
 * Content: the weighted mean of per-field scores over the fields of the reference (see
-  ``WEIGHTS``): exact for 20, 121 and the header BICs (BIC8 = BIC11 "XXX"); agents by option
-  and BIC (A; a //clearing line next to the BIC is optional) or by their lines (C, D);
+  ``WEIGHTS``): exact for 20, 121, the gpi {111:} (only when the reference has one) and the
+  header BICs (BIC8 = BIC11 "XXX"); agents by option and BIC (A; a //clearing line next to
+  the BIC is optional) or by their lines (C, D);
   thirds for 32A (date, currency, amount compared numerically); halves for 33B/71G
   (currency, amount); numeric for 36; multiset F1 for 23E and 71F. Free-text fields are
   compared in order (line order matters): 50a/59a lines (option F by numbered part, so a
@@ -30,12 +31,21 @@ from collections import Counter
 from decimal import Decimal, InvalidOperation
 
 from textgyms.core import Verdict
-from textgyms.envs.iso20022.mt103 import Message, base_tag, parse, parties, uetr, validate
+from textgyms.envs.iso20022.mt103 import (
+    Message,
+    base_tag,
+    parse,
+    parties,
+    service_type,
+    uetr,
+    validate,
+)
 
 WEIGHTS = {"sender": 1.0, "receiver": 1.0, "121": 1.0, "20": 1.0, "23B": 0.5, "23E": 1.0,
            "32A": 3.0, "33B": 1.0, "36": 1.0, "50": 2.0, "52": 1.0, "53": 1.0, "54": 1.0,
            "55": 1.0, "56": 1.0, "57": 1.0, "59": 2.0, "70": 1.5, "71A": 1.0, "71F": 1.0,
-           "71G": 1.0, "72": 1.0, "77B": 1.0, "13C": 0.5, "26T": 0.5, "77T": 0.5, "51A": 0.5}
+           "71G": 1.0, "72": 1.0, "77B": 1.0, "13C": 0.5, "26T": 0.5, "77T": 0.5, "51A": 0.5,
+           "111": 0.5}
 WRONG_OPTION_CAP = 0.5
 MATERIAL_CAP = 0.5
 REPEATABLE_GROUPS = ("23E", "71F", "13C")
@@ -217,6 +227,8 @@ def content(ref: Message, cand: Message) -> tuple[float, dict[str, float], int, 
     parts["sender"] = float(cs is not None and bic_key(cs) == bic_key(rs))
     parts["receiver"] = float(cr is not None and bic_key(cr) == bic_key(rr))
     parts["121"] = float(uetr(cand) is not None and uetr(cand) == uetr(ref))
+    if service_type(ref) is not None:  # {111:001}: a gpi payment (scored only when there)
+        parts["111"] = float(service_type(cand) == service_type(ref))
     rg, cg = groups(ref), groups(cand)
     for group, fields in rg.items():
         parts[group] = field_score(group, fields, cg.get(group, []))
