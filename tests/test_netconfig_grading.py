@@ -120,6 +120,14 @@ def ospf_catch_all(_d: str, text: str) -> str:
                   flags=re.M)
 
 
+def ospf_md5_everywhere(_d: str, text: str) -> str:
+    """MD5 authentication with one key on every OSPF router's interfaces: both ends agree."""
+    if "router ospf" not in text:
+        return text
+    return text.replace(" no shutdown", " ip ospf authentication message-digest\n"
+                                        " ip ospf message-digest-key 1 md5 S3cr3t\n no shutdown")
+
+
 def nat_without_overload_keyword(_d: str, text: str) -> str:
     """IOS always overloads the interface address: ``overload`` is implied."""
     return re.sub(r"(ip nat inside source list \S+ interface \S+) overload", r"\1", text)
@@ -171,15 +179,18 @@ def redistribution_options(_d: str, text: str) -> str:
 
 
 REWRITES = {
-    "redistribution": [abbreviated, with_harmless_lines, redistribution_options],
+    "redistribution": [abbreviated, with_harmless_lines, redistribution_options,
+                       ospf_md5_everywhere],
     "bgp": [abbreviated, with_harmless_lines, bgp_other_numbers],
     "fhrp": [abbreviated, with_harmless_lines, hsrp_other_numbers],
     "addressing": [abbreviated, with_harmless_lines],
     "routing": [abbreviated, with_harmless_lines, static_fully_specified, static_exit_interface,
-                static_default, ospf_interface_mode, ospf_passive_default, ospf_catch_all],
+                static_default, ospf_interface_mode, ospf_passive_default, ospf_catch_all,
+                ospf_md5_everywhere],
     "acl": [abbreviated, with_harmless_lines],
     "vlan": [abbreviated, with_harmless_lines, trunk_add],
-    "ospf_areas": [abbreviated, with_harmless_lines, ospf_interface_mode, ospf_passive_default],
+    "ospf_areas": [abbreviated, with_harmless_lines, ospf_interface_mode, ospf_passive_default,
+                   ospf_md5_everywhere],
     "nat": [abbreviated, with_harmless_lines, nat_without_overload_keyword,
             nat_pool_of_the_outside_address, nat_static_extendable],
 }
@@ -232,6 +243,13 @@ def _add_ospfv3(_d: str, text: str) -> str:
 def _one_router_in_area_1(t: NetTask) -> dict[str, str]:
     first = next(d for d, text in t.reference if " area 0" in text)
     return edit(t, lambda d, text: text.replace(" area 0", " area 1") if d == first else text)
+
+
+def _auth_on_first(t: NetTask) -> dict[str, str]:
+    """IOS refuses the adjacency when only one end authenticates."""
+    first = next(d for d, text in t.reference if "router ospf" in text)
+    return edit(t, lambda d, x: x.replace(" no shutdown", " ip ospf authentication "
+                                          "message-digest\n no shutdown") if d == first else x)
 
 
 def _same_router_id(_d: str, text: str) -> str:
@@ -307,6 +325,10 @@ def _wrong_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict
                 ("statics where OSPF", _statics_for_ospf(t)),
                 ("LANs not passive", edit(t, lambda d, x: re.sub(r"^ passive-interface .*\n?",
                                                                  "", x, flags=re.M)))]
+    if family in ("ospf_areas", "routing") and level != "easy":
+        out += [("MD5 authentication on one router only", _auth_on_first(t)),
+                ("priority 0 on every router (no DR)", edit(t, lambda d, x: x.replace(
+                    " no shutdown", " ip ospf priority 0\n no shutdown")))]
     if family == "ospf_areas":
         out += [("one router's backbone interfaces in area 1", _one_router_in_area_1(t)),
                 ("everything in area 0", edit(t, lambda d, x: re.sub(r" area \d+", " area 0", x))),

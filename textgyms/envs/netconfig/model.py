@@ -52,6 +52,11 @@ class Interface:
     ospf_area: tuple[int, int] | None = None  # ``ip ospf PID area AREA``: (pid, area)
     ospf_hello: int | None = None
     ospf_dead: int | None = None
+    ospf_auth: str | None = None  # ``ip ospf authentication [message-digest|null]``
+    ospf_key: str | None = None  # ``ip ospf authentication-key`` (simple password)
+    ospf_md5: dict[int, str] = field(default_factory=dict)  # message-digest-key ID -> key
+    ospf_priority: int | None = None  # DR election; 0: never DR (1 when unset)
+    ospf_network: str | None = None  # ``ip ospf network TYPE`` (None: by interface type)
     bandwidth: int | None = None  # kbit/s; the OSPF cost derives from it
     native_vlan: int = 1
     proxy_arp: bool = True
@@ -128,6 +133,7 @@ class Ospf:
     redistribute: dict[str, tuple[bool, int, int]] = field(default_factory=dict)
     # source ("static" | "connected") -> (subnets, metric, metric type)
     stubs: dict[int, bool] = field(default_factory=dict)  # ``area A stub``: A -> no-summary
+    area_auth: dict[int, str] = field(default_factory=dict)  # ``area A authentication``
 
     def stub_kind(self, area: int) -> int:
         """0 for a normal area, 1 for ``stub``, 2 for ``stub no-summary`` (totally stubby)."""

@@ -2,7 +2,9 @@
 area border routers, external routes from redistribution, and equal-cost multipath.
 
 * An adjacency needs the same segment, subnet, area, hello and dead intervals, no passive
-  end and different router IDs (a duplicate is logged and refused, as on IOS).
+  end, different router IDs (a duplicate is logged and refused, as on IOS), matching
+  authentication and, on a broadcast segment, a router that can be DR (see
+  :mod:`ospf_opts`).
 * Each area runs its own SPF. Intra-area routes (``O``) beat inter-area ones (``O IA``),
   which beat externals (``O E1``, then ``O E2`` by metric, ties by the cost to the ASBR).
 * An ABR (interfaces in area 0 and another area) summarises the intra-area routes of its
@@ -22,6 +24,7 @@ import ipaddress
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from textgyms.envs.netconfig import ospf_opts
 from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route, ospf_area, router_id
 
@@ -51,6 +54,8 @@ class OspfIf(NamedTuple):
     passive: bool
     timers: tuple[int, int]
     stub: int = 0  # the router's view of the area: 0 normal, 1 stub, 2 totally stubby
+    auth: ospf_opts.Auth = ("null", frozenset())  # authentication type and keys
+    dr: tuple[bool, int] = (False, 1)  # (the network elects a DR, the priority)
 
 
 def if_cost(cfg: DeviceConfig, name: str) -> int:
@@ -89,7 +94,8 @@ def ospf_interfaces(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L
             dead = (itf.ospf_dead if itf is not None else None) or 4 * hello
             passive = cfg.ospf.is_passive(i.name) or i.name.startswith("Loopback")
             out.append(OspfIf(dev, i, area, if_cost(cfg, i.name), passive, (hello, dead),
-                              cfg.ospf.stub_kind(area)))
+                              cfg.ospf.stub_kind(area), ospf_opts.auth_of(itf, cfg.ospf, area),
+                              ospf_opts.dr_role(itf, i.name)))
     return out
 
 
@@ -104,6 +110,9 @@ def adjacencies(oifs: list[OspfIf], rids: Mapping[str, int], devices) -> tuple[
     adj: dict[str, list[Adjacency]] = {d: [] for d in devices}
     logs: list[tuple[str, str]] = []
     for members in by_domain.values():
+        # A DR is elected among the routers of priority above 0 on DR networks; without one
+        # no two of them get past 2WAY.
+        dr = any(o.dr[1] > 0 for o in members if o.dr[0])
         for k, a in enumerate(members):
             for b in members[k + 1:]:
                 if a.dev == b.dev or (a.l3.net, a.l3.plen) != (b.l3.net, b.l3.plen):
@@ -113,6 +122,10 @@ def adjacencies(oifs: list[OspfIf], rids: Mapping[str, int], devices) -> tuple[
                     continue
                 if a.timers != b.timers or bool(a.stub) != bool(b.stub):
                     continue  # hellos are dropped (timers, stub flag): no log by default
+                if not ospf_opts.authenticates(a.auth, b.auth):
+                    continue  # packets fail authentication (seen only with debug)
+                if a.dr[0] and b.dr[0] and not dr:
+                    continue  # no DR: the neighbours stay 2WAY
                 if rids[a.dev] == rids[b.dev]:
                     logs += [(x.dev, _dup_log(rids[x.dev], y.l3.ip, x.l3.name))
                              for x, y in ((a, b), (b, a))]

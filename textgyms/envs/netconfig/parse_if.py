@@ -10,6 +10,7 @@ import functools
 import ipaddress
 import re
 
+from textgyms.envs.netconfig import ospf_opts
 from textgyms.envs.netconfig.model import DeviceConfig, Fhrp, Interface, Ospf
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID, IPV6_OFF, harmless
 
@@ -177,6 +178,8 @@ def iface_ospf(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool,
     ``hello-interval N``, ``dead-interval N`` or ``PID area AREA``, which starts the process
     as on IOS (OSPFv3 only once ``ipv6 unicast-routing`` is on)."""
     v = "6" if v3 else ""
+    if not v3 and w[0] in ospf_opts.OPTIONS:
+        return ospf_opts.iface_option(itf, w, neg)
     field_ = {"cost": f"ospf{v}_cost", "hello-interval": f"ospf{v}_hello",
               "dead-interval": f"ospf{v}_dead"}
     if w[0] in field_:
@@ -292,6 +295,9 @@ def ospf_cmd(dev: DeviceConfig, words: list[str], v3: bool = False) -> str | Non
         return _originate(ospf, w[2:], neg)
     elif w[0] == "area" and len(w) >= 3 and "stub".startswith(w[2]) and len(w[2]) > 1:
         return _stub(ospf, w, neg)
+    elif w[0] == "area" and len(w) >= 3 and "authentication".startswith(w[2]) and not v3:
+        area = parse_area(w[1])
+        return INVALID if area is None else ospf_opts.area_auth(ospf, area, w[3:], neg)
     elif w[0] == "redistribute" and len(w) >= 2 and w[1] in ("static", "connected"):
         return _redistribute(ospf, w[1], w[2:], neg)
     else:

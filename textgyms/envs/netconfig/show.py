@@ -65,12 +65,25 @@ def _iface_lines(itf) -> list[str]:
         lines.append(" no ip proxy-arp")
     lines += _ospf_if_lines(" ip ospf", itf.ospf_cost, itf.ospf_hello, itf.ospf_dead,
                             itf.ospf_area)
+    lines += _ospf_opt_lines(itf)
     lines += _ipv6_iface_lines(itf)
     for (proto, grp), g in sorted(itf.fhrp.items()):
         lines += _fhrp_lines(proto, grp, g)
     lines += [f" {x}" for x in itf.extra]
     lines.append(" shutdown" if itf.shutdown else " no shutdown")
     return lines + ["!"]
+
+
+def _ospf_opt_lines(itf) -> list[str]:
+    """Interface OSPF authentication, keys, priority and network type."""
+    kind = {"simple": "", "md5": " message-digest", "null": " null"}.get(itf.ospf_auth or "")
+    lines = [f" ip ospf authentication{kind}"] if kind is not None else []
+    if itf.ospf_key is not None:
+        lines.append(f" ip ospf authentication-key {itf.ospf_key}")
+    lines += [f" ip ospf message-digest-key {k} md5 {v}" for k, v in sorted(itf.ospf_md5.items())]
+    if itf.ospf_priority is not None:
+        lines.append(f" ip ospf priority {itf.ospf_priority}")
+    return lines + ([f" ip ospf network {itf.ospf_network}"] if itf.ospf_network else [])
 
 
 def _ipv6_iface_lines(itf) -> list[str]:
@@ -136,6 +149,8 @@ def _ospf_lines(ospf) -> list[str]:
         lines.append(f" auto-cost reference-bandwidth {ospf.ref_bw}")
     lines += [f" area {a} stub" + (" no-summary" if nos else "")
               for a, nos in sorted(ospf.stubs.items())]
+    lines += [f" area {a} authentication" + (" message-digest" if k == "md5" else "")
+              for a, k in sorted(ospf.area_auth.items())]
     lines += [f" {x}" for x in ospf.extra]
     for source, (subnets, metric, mtype) in sorted(ospf.redistribute.items()):
         opts = (f" metric {metric}" if metric != 20 else "") + (

@@ -110,7 +110,8 @@ INTERFACE: Tree = {
         "nat": {"inside": None, "outside": None},
         "ospf": {"cost": None, "hello-interval": None, "dead-interval": None,
                  "priority": None, "network": None, "authentication": None,
-                 "message-digest-key": None, "mtu-ignore": None},
+                 "authentication-key": None, "message-digest-key": None,
+                 "mtu-ignore": None},
         "proxy-arp": None,
         "redirects": None,
         "unreachables": None,
@@ -153,7 +154,8 @@ _HARMLESS_IF = {"duplex", "speed", "negotiation", "spanning-tree", "cdp", "lldp"
                 "load-interval", "keepalive", "media-type", "mtu", "delay", "storm-control"}
 _HARMLESS_IF_IP = {"redirects", "unreachables", "helper-address", "mtu", "tcp",
                    "directed-broadcast", "mask-reply", "virtual-reassembly"}
-_HARMLESS_OSPF_IF = {"priority", "network", "authentication", "message-digest-key", "mtu-ignore"}
+_HARMLESS_OSPF_IF = {"mtu-ignore"}  # authentication, priority and network type are modelled
+_HARMLESS_OSPF6_IF = {"priority", "network", "mtu-ignore"}  # not modelled for OSPFv3
 OSPF: Tree = {
     "network": None,
     "passive-interface": None,
@@ -242,7 +244,7 @@ def harmless(mode: str, words: list[str]) -> bool:
         if w[0] == "ip" and len(w) > 1 and w[1] in _HARMLESS_IF_IP:
             return True
         if w[0] in ("ip", "ipv6") and w[1:2] == ["ospf"] and len(w) > 2 \
-                and w[2] in _HARMLESS_OSPF_IF:
+                and w[2] in (_HARMLESS_OSPF_IF if w[0] == "ip" else _HARMLESS_OSPF6_IF):
             return True
         return w[0] == "switchport" and len(w) > 1 and w[1] in (
             "nonegotiate", "port-security", "voice", "trunk"
