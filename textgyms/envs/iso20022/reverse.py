@@ -20,6 +20,7 @@ from textgyms.envs.iso20022.charset import fit
 from textgyms.envs.iso20022.countries import ISO_COUNTRIES
 from textgyms.envs.iso20022.currencies import xml_amount
 from textgyms.envs.iso20022.mt103 import (
+    BIC_RE,
     TIME_13C,
     Message,
     parse,
@@ -90,11 +91,13 @@ def amount(text_: str) -> tuple[str, str]:
 
 
 def coded(lines: list[str]) -> list[tuple[str, str]]:
-    """72/77B/70 lines as (code, text) segments; "//" lines continue the previous one."""
+    """72/77B/70 lines as (code, text) segments; "//" lines continue the previous one,
+    directly after a full 35-character line (a cut word), else after a blank."""
     out: list[tuple[str, str]] = []
-    for line in lines:
+    for i, line in enumerate(lines):
+        blank = "" if i and len(lines[i - 1]) == 35 else " "
         if line.startswith("//") and out:
-            out[-1] = (out[-1][0], out[-1][1] + line[2:])
+            out[-1] = (out[-1][0], out[-1][1] + blank + line[2:])
             continue
         m = _CODE.match(line)
         if m:
@@ -120,6 +123,16 @@ def agent_xml(tag: str, field: tuple[str, str] | None, default: str | None) -> l
         return [el(tag, el("FinInstnId", text("BICFI", default)))] if default else []
     acct = re.fullmatch(r"/(?:[CD]/)?([^/].*)", field[1].split("\n")[0])
     return _agent(tag, field) + account_xml(tag + "Acct", acct.group(1) if acct else None)
+
+
+def named_agent_xml(tag: str, value: str | None) -> list[str]:
+    """The agent of a 72 /INS/ or /INTA/ line: its BIC, or (a name and address written out,
+    as real messages do) that text as the agent's name."""
+    if not value or not value.strip():
+        return []
+    if BIC_RE.fullmatch(bic(value)):
+        return [el(tag, el("FinInstnId", text("BICFI", bic(value))))]
+    return [el(tag, el("FinInstnId", text("Nm", value.strip()[:140])))]
 
 
 def _agent(tag: str, field: tuple[str, str]) -> list[str]:
@@ -345,15 +358,15 @@ def translate_mt(mt103: str, *, header: bool = False) -> str:
     ref_121 = uetr(msg)
     pmt_id = el("PmtId", text("InstrId", ref), text("EndToEndId", e2e), text("TxId", ref),
                 *([text("UETR", ref_121)] if ref_121 and valid_uetr(ref_121) else []))
-    bic = {c: v for c, v in info72 if c in ("INS", "INTA")}
+    named = {c: v for c, v in info72 if c in ("INS", "INTA")}
     dbtr, dacct = party_xml("Dbtr", msg.first("50"))
     cdtr, cacct = party_xml("Cdtr", msg.first("59"))
     tx = el("CdtTrfTxInf", pmt_id, *_payment_type(msg), *_amounts(msg, sender, receiver),
-            *agent_xml("PrvsInstgAgt1", None, bic.get("INS")),
+            *named_agent_xml("PrvsInstgAgt1", named.get("INS")),
             *agent_xml("InstgAgt", None, bic11(sender)), *agent_xml("InstdAgt", None,
                                                                     bic11(receiver)),
             *agent_xml("IntrmyAgt1", msg.first("56"), None),
-            *agent_xml("IntrmyAgt2", None, bic.get("INTA")),
+            *named_agent_xml("IntrmyAgt2", named.get("INTA")),
             *dbtr, *account_xml("DbtrAcct", dacct),
             *agent_xml("DbtrAgt", msg.first("52"), bic11(sender)),
             *agent_xml("CdtrAgt", msg.first("57"), bic11(receiver)),
