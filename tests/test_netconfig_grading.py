@@ -171,6 +171,45 @@ def bgp_other_numbers(_d: str, text: str) -> str:
                   r"\n no auto-summary", text, count=1, flags=re.M)
 
 
+def bgp_address_family(_d: str, text: str) -> str:
+    """The IPv4 family written out (``no bgp default ipv4-unicast``, ``activate``), with
+    harmless neighbor options and an inbound prefix-list that permits every prefix."""
+    asn = re.search(r"^router bgp (\d+)$", text, flags=re.M)
+    if not asn:
+        return text
+    peers = re.findall(r"^ neighbor (\S+) remote-as \d+$", text, flags=re.M)
+    inner = re.findall(r"^ ((?:network|neighbor \S+ (?:route-map|next-hop-self)).*)$", text,
+                       flags=re.M)
+    text = re.sub(r"^ (network|neighbor \S+ (route-map|next-hop-self)).*\n?", "", text,
+                  flags=re.M)
+    af = "".join(f"  neighbor {p} activate\n  neighbor {p} soft-reconfiguration inbound\n"
+                 f"  neighbor {p} send-community both\n  neighbor {p} prefix-list ALL in\n"
+                 for p in peers) + "".join(f"  {x}\n" for x in inner)
+    text = re.sub(r"^(router bgp \d+)$", r"\1\n no bgp default ipv4-unicast", text, flags=re.M)
+    return (text.rstrip() + f"\nrouter bgp {asn.group(1)}\n address-family ipv4 unicast\n{af}"
+            " exit-address-family\nip prefix-list ALL seq 5 permit 0.0.0.0/0 le 32")
+
+
+def hsrp_learnt_vip_and_decrement(_d: str, text: str) -> str:
+    """The standby router learns the virtual IP; tracking written with ``decrement``."""
+    if not re.search(r"^ standby \d+ priority", text, flags=re.M):
+        text = re.sub(r"^( standby \d+ ip) \S+$", r"\1", text, flags=re.M)
+    return re.sub(r"^( standby \d+ track \S+) (\d+)$", r"\1 decrement \2", text, flags=re.M)
+
+
+def redistribution_route_map(_d: str, text: str) -> str:
+    """The statics redistributed through a route-map: permit-all, or matching them."""
+    statics = re.findall(r"^ip route (\S+) (\S+) \S+", text, flags=re.M)
+    if not statics or " redistribute static" not in text:
+        return text
+    nets = [ipaddress.IPv4Network(f"{a}/{m}") for a, m in statics if a != "0.0.0.0"]
+    text = text.replace(" redistribute static subnets", " redistribute static subnets "
+                        "route-map LEGACY")
+    text += "\nroute-map LEGACY permit 10\n match ip address prefix-list LEGACY-LANS"
+    text += "".join(f"\nip prefix-list LEGACY-LANS permit {n}" for n in nets)
+    return text + "\nroute-map LEGACY permit 20\n match ip address 7\naccess-list 7 permit any"
+
+
 def redistribution_options(_d: str, text: str) -> str:
     """E1 with a metric, and an unconditional default: the same forwarding here."""
     text = text.replace(" redistribute static subnets", " redistribute static metric-type 1 "
@@ -180,9 +219,10 @@ def redistribution_options(_d: str, text: str) -> str:
 
 REWRITES = {
     "redistribution": [abbreviated, with_harmless_lines, redistribution_options,
-                       ospf_md5_everywhere],
-    "bgp": [abbreviated, with_harmless_lines, bgp_other_numbers],
-    "fhrp": [abbreviated, with_harmless_lines, hsrp_other_numbers],
+                       ospf_md5_everywhere, redistribution_route_map],
+    "bgp": [abbreviated, with_harmless_lines, bgp_other_numbers, bgp_address_family],
+    "fhrp": [abbreviated, with_harmless_lines, hsrp_other_numbers,
+             hsrp_learnt_vip_and_decrement],
     "addressing": [abbreviated, with_harmless_lines],
     "routing": [abbreviated, with_harmless_lines, static_fully_specified, static_exit_interface,
                 static_default, ospf_interface_mode, ospf_passive_default, ospf_catch_all,
@@ -346,6 +386,15 @@ def _wrong_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict
                 ("wrong remote AS", edit(t, lambda d, x: re.sub(
                     r"^( neighbor \S+ remote-as) (\d+)$", r"\1 65535", x, count=1,
                     flags=re.M)))]
+    if family == "bgp":
+        out.append(("no bgp default ipv4-unicast without activate", edit(t, lambda d, x: re.sub(
+            r"^(router bgp \d+)$", r"\1\n no bgp default ipv4-unicast", x, flags=re.M))))
+    if family == "redistribution":
+        out.append(("redistribution through a route-map that matches nothing", edit(
+            t, lambda d, x: x.replace(" redistribute static subnets", " redistribute static "
+                                      "subnets route-map NONE") + "\nroute-map NONE permit 10\n"
+                                      " match ip address prefix-list NONE\n"
+                                      "ip prefix-list NONE deny 0.0.0.0/0 le 32")))
     if family == "bgp" and level != "easy":
         out.append(("no local preference", edit(t, lambda d, x: x.replace(
             "route-map FROM-ISP1 in", "description no policy"))))

@@ -5,9 +5,11 @@
 * ``network P mask M`` originates P only if the RIB has exactly that prefix.
 * Updates: eBGP prepends the sender's AS and sets the next hop to itself; iBGP keeps both
   (``next-hop-self`` changes the next hop) and is not re-advertised to iBGP peers; a path
-  carrying the receiver's own AS is dropped. Route-maps (``match ip address prefix-list``,
-  ``set local-preference``, ``set as-path prepend``) apply in and out; an entry that does
-  not match any clause denies (the implicit deny at the end of a route-map).
+  carrying the receiver's own AS is dropped. A neighbor's prefix-list, then its route-map
+  (``match ip address prefix-list|ACL``, ``set local-preference``, ``set as-path
+  prepend``) apply in and out (see :mod:`policy`).
+* ``no bgp default ipv4-unicast``: only neighbors with ``neighbor A activate`` (in
+  ``address-family ipv4``) exchange routes; a neighbor activated for no family stays down.
 * Best path: a reachable next hop, then the highest local preference (100 by default),
   locally originated, the shortest AS path, eBGP over iBGP, the lowest router ID.
 * Installed as ``B`` with distance 20 (eBGP) or 200 (iBGP), next hop resolved recursively.
@@ -19,6 +21,7 @@ import ipaddress
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from textgyms.envs.netconfig import policy
 from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route, lookup, mask
 
@@ -82,6 +85,8 @@ def sessions(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]], 
             back = peer.bgp.neighbors.get(_addr(src))
             if back is None or back.remote_as != cfg.bgp.asn:
                 continue
+            if not (cfg.bgp.active(ip_b) and peer.bgp.active(_addr(src))):
+                continue  # no address family activated: the session never comes up
             out.append(Session(a, b, src, int(ip_b), ebgp))
     return out
 
@@ -90,21 +95,20 @@ def _addr(ip: int) -> ipaddress.IPv4Address:
     return ipaddress.IPv4Address(ip)
 
 
-def _route_map(cfg: DeviceConfig, name: str | None, path: Path) -> Path | None:
-    """``path`` through route-map ``name`` (None: denied); no route-map permits as is."""
+def _route_map(cfg: DeviceConfig, name: str | None, plist: str | None,
+               path: Path) -> Path | None:
+    """``path`` through a neighbor's prefix-list, then its route-map (None: denied); none
+    configured permits as is, and so does a prefix-list that is not defined."""
+    if plist is not None and plist in cfg.prefix_lists and \
+            not policy.prefix_list_permits(cfg, plist, path.net, path.plen):
+        return None
     if name is None:
         return path
-    for e in cfg.route_maps.get(name, []):
-        if e.prefix_list is not None:
-            entries = cfg.prefix_lists.get(e.prefix_list, [])
-            hit = next((p for p in entries if p.matches(path.net, path.plen)), None)
-            if hit is None or not hit.permit:
-                continue
-        if not e.permit:
-            return None
-        lp = e.local_pref if e.local_pref is not None else path.local_pref
-        return path._replace(local_pref=lp, as_path=e.prepend + path.as_path)
-    return None
+    e = policy.route_map_entry(cfg, name, path.net, path.plen)
+    if e is None:
+        return None
+    lp = e.local_pref if e.local_pref is not None else path.local_pref
+    return path._replace(local_pref=lp, as_path=e.prepend + path.as_path)
 
 
 def _best(paths: list[Path], reachable) -> Path | None:
@@ -167,7 +171,7 @@ def _advertise(configs, s: Session, path: Path) -> Path | None:
     if path.peer and not path.ebgp and not s.ebgp:
         return None  # iBGP split horizon
     n_out = a.bgp.neighbors[_addr(s.b_ip)]
-    out = _route_map(a, n_out.route_map_out, path)
+    out = _route_map(a, n_out.route_map_out, n_out.prefix_list_out, path)
     if out is None:
         return None
     if s.ebgp:
@@ -180,7 +184,7 @@ def _advertise(configs, s: Session, path: Path) -> Path | None:
         out = out._replace(next_hop=nh)
     out = out._replace(ebgp=s.ebgp, peer=s.a)
     n_in = b.bgp.neighbors[_addr(s.a_ip)]
-    return _route_map(b, n_in.route_map_in, out)
+    return _route_map(b, n_in.route_map_in, n_in.prefix_list_in, out)
 
 
 def to_routes(best: dict[tuple, Path], fib) -> list[Route]:

@@ -25,6 +25,21 @@ def _priority(g: Fhrp, ip: int, status, dev: str, live: bool) -> int:
     return max(0, g.priority - down)
 
 
+def _add_learners(configs: Mapping[str, DeviceConfig], groups: dict) -> None:
+    """HSRP members configured with ``standby G ip`` and no address join the group of the
+    same number on their subnet whose members configure the virtual IP (without one they
+    never learn it, and stay out)."""
+    for dev, cfg in configs.items():
+        for name, itf in cfg.interfaces.items():
+            for g in itf.fhrp.values() if itf.ip is not None else ():
+                if g.vip is None and g.learn:
+                    net = int(itf.ip.network.network_address)
+                    key = next((k for k in groups if (k[0], k[1], k[3]) ==
+                                (g.proto, g.group, net)), None)
+                    if key is not None:
+                        groups[key].append((dev, name, int(itf.ip.ip), g))
+
+
 def active(configs: Mapping[str, DeviceConfig], domain: Mapping[tuple[str, str], tuple],
            status) -> dict[tuple, tuple[str, str, int]]:
     """(broadcast domain, virtual IP) -> (device, interface, virtual IP) of the active
@@ -38,6 +53,7 @@ def active(configs: Mapping[str, DeviceConfig], domain: Mapping[tuple[str, str],
                 if g.vip is not None:
                     key = (g.proto, g.group, int(g.vip), int(itf.ip.network.network_address))
                     groups.setdefault(key, []).append((dev, name, int(itf.ip.ip), g))
+    _add_learners(configs, groups)
     out = {}
     for (_proto, _grp, vip, _net), members in groups.items():
         boot = max(members, key=lambda m: (_priority(m[3], m[2], status, m[0], False), m[2]))

@@ -23,6 +23,7 @@ class Fhrp:
     priority: int = 100
     preempt: bool = False
     track: dict[str, int] = field(default_factory=dict)  # HSRP: interface -> decrement
+    learn: bool = False  # HSRP ``standby G ip`` with no address: learnt from the active router
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,7 @@ class Ospf:
     originate: tuple[bool, int, int] | None = None  # default-information: (always, metric, type)
     redistribute: dict[str, tuple[bool, int, int]] = field(default_factory=dict)
     # source ("static" | "connected") -> (subnets, metric, metric type)
+    redistribute_maps: dict[str, str] = field(default_factory=dict)  # source -> route-map
     stubs: dict[int, bool] = field(default_factory=dict)  # ``area A stub``: A -> no-summary
     area_auth: dict[int, str] = field(default_factory=dict)  # ``area A authentication``
 
@@ -186,6 +188,9 @@ class BgpNeighbor:
     route_map_in: str | None = None
     route_map_out: str | None = None
     next_hop_self: bool = False
+    prefix_list_in: str | None = None  # ``neighbor A prefix-list NAME in``
+    prefix_list_out: str | None = None
+    activate: bool | None = None  # ``[no] neighbor A activate`` (None: the default)
 
 
 @dataclass
@@ -197,6 +202,12 @@ class Bgp:
     neighbors: dict[ipaddress.IPv4Address, BgpNeighbor] = field(default_factory=dict)
     networks: list[ipaddress.IPv4Network] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
+    default_ipv4: bool = True  # ``no bgp default ipv4-unicast``: neighbors need ``activate``
+
+    def active(self, ip: ipaddress.IPv4Address) -> bool:
+        """Whether the IPv4 unicast family is activated for neighbor ``ip``."""
+        n = self.neighbors.get(ip)
+        return n is not None and (n.activate if n.activate is not None else self.default_ipv4)
 
 
 @dataclass
@@ -206,6 +217,7 @@ class RouteMapEntry:
     seq: int
     permit: bool
     prefix_list: str | None = None
+    acl: str | None = None  # ``match ip address ACL``
     local_pref: int | None = None
     prepend: tuple[int, ...] = ()
 

@@ -24,7 +24,7 @@ import ipaddress
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from textgyms.envs.netconfig import ospf_opts
+from textgyms.envs.netconfig import ospf_opts, policy
 from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route, ospf_area, router_id
 
@@ -343,7 +343,8 @@ def redistributed(cfg: DeviceConfig, rib: list[Route], l3: list[L3If],
                   oifs: list[OspfIf]) -> list[tuple[tuple[int, int], int, int]]:
     """What an ASBR injects: statics and non-OSPF connected subnets it redistributes
     (classful networks only without ``subnets``, never the default route) and the default
-    route of ``default-information originate`` (if it has one, or ``always``)."""
+    route of ``default-information originate`` (if it has one, or ``always``); a route-map on
+    ``redistribute`` lets through only what it permits (``set`` clauses are ignored)."""
     ospf = cfg.ospf
     if ospf is None:
         return []
@@ -354,9 +355,12 @@ def redistributed(cfg: DeviceConfig, rib: list[Route], l3: list[L3If],
         if opts is None:
             continue
         subnets, metric, mtype = opts
+        rmap = ospf.redistribute_maps.get(source)
         for r in rib:
             if r.proto != code or r.plen == 0 or (code == "C" and r.iface in running):
                 continue
+            if rmap is not None and policy.route_map_entry(cfg, rmap, r.net, r.plen) is None:
+                continue  # denied by the route-map (or it is not defined)
             if subnets or classful(r.net, r.plen):
                 out.append(((r.net, r.plen), metric, mtype))
     if ospf.originate is not None:

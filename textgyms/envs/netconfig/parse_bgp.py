@@ -48,6 +48,10 @@ def bgp_cmd(dev: DeviceConfig, words: list[str]) -> str | None:
         return None
     if w[:2] == ["bgp", "router-id"] and len(w) == 3 and ip4(w[2]) is not None:
         bgp.router_id = None if neg else ip4(w[2])
+    elif w == ["bgp", "default", "ipv4-unicast"]:
+        bgp.default_ipv4 = not neg
+    elif w[0] in ("address-family", "exit-address-family"):
+        return _address_family(w, neg)
     elif w[0] == "network" and len(w) in (2, 4):
         return _network(bgp, w, neg)
     elif w[0] == "neighbor" and len(w) >= 3:
@@ -55,6 +59,17 @@ def bgp_cmd(dev: DeviceConfig, words: list[str]) -> str | None:
     else:
         return INCOMPLETE if len(w) < 3 else INVALID
     return None
+
+
+def _address_family(w: list[str], neg: bool) -> str | None:
+    """``address-family ipv4 [unicast]`` ... ``exit-address-family``: the IPv4 unicast
+    commands inside are the router-mode ones, so the parser stays in ``router bgp`` (other
+    families are not modelled, and refused)."""
+    if w[0] == "exit-address-family":
+        return None if len(w) == 1 and not neg else INVALID
+    if [x.lower() for x in w[1:]] in (["ipv4"], ["ipv4", "unicast"]) and not neg:
+        return None
+    return INCOMPLETE if len(w) == 1 else INVALID
 
 
 def _network(bgp: Bgp, w: list[str], neg: bool) -> str | None:
@@ -93,15 +108,24 @@ def _neighbor(bgp: Bgp, w: list[str], neg: bool) -> str | None:
         return None
     if n is None:
         return "% Specify remote-as or peer-group commands first"
-    if opt == "route-map" and len(w) == 5 and w[4] in ("in", "out"):
-        setattr(n, f"route_map_{w[4]}", None if neg else w[3])
+    if opt in ("route-map", "prefix-list") and len(w) == 5 and w[4] in ("in", "out"):
+        setattr(n, f"{opt.replace('-', '_')}_{w[4]}", None if neg else w[3])
     elif opt == "next-hop-self" and len(w) == 3:
         n.next_hop_self = not neg
-    elif opt in ("description", "update-source", "timers", "password", "activate"):
+    elif opt == "activate" and len(w) == 3:
+        n.activate = not neg
+    elif opt in ("description", "update-source", "timers", "password") or _harmless(w):
         bgp.extra.append(" ".join(["no", *w] if neg else w))
     else:
         return INCOMPLETE if len(w) < 4 else INVALID
     return None
+
+
+def _harmless(w: list[str]) -> bool:
+    """Neighbor options that change no route here: keeping updates for a soft reset, and
+    sending communities (no policy reads them)."""
+    return w[2:] == ["soft-reconfiguration", "inbound"] or (
+        w[2] == "send-community" and w[3:] in ([], ["both"], ["standard"], ["extended"]))
 
 
 def route_map(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, tuple | None]:
@@ -136,6 +160,8 @@ def rmap_cmd(dev: DeviceConfig, name: str, seq: int, words: list[str]) -> str | 
     w = words[1:] if neg else words
     if w[:4] == ["match", "ip", "address", "prefix-list"] and len(w) == 5:
         entry.prefix_list = None if neg else w[4]
+    elif w[:3] == ["match", "ip", "address"] and len(w) == 4:
+        entry.acl = None if neg else w[3]
     elif w[:2] == ["set", "local-preference"] and len(w) == 3 and number(w[2], 0, MAX_AS):
         entry.local_pref = None if neg else int(w[2])
     elif w[:3] == ["set", "as-path", "prepend"] and len(w) > 3:

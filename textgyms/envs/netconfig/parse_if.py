@@ -355,7 +355,8 @@ def _passive(ospf: Ospf, arg: str, neg: bool) -> str | None:
 
 
 def _metric_opts(args: list[str], allowed: tuple[str, ...]) -> dict | str:
-    """``metric N``, ``metric-type 1|2``, ``subnets``, ``always`` in any order."""
+    """``metric N``, ``metric-type 1|2``, ``subnets``, ``always``, ``route-map NAME`` in any
+    order."""
     out: dict = {}
     i = 0
     while i < len(args):
@@ -363,6 +364,9 @@ def _metric_opts(args: list[str], allowed: tuple[str, ...]) -> dict | str:
         if key in ("subnets", "always") and key in allowed:
             out[key] = True
             i += 1
+        elif key == "route-map" and key in allowed and i + 1 < len(args):
+            out[key] = args[i + 1]
+            i += 2
         elif key in ("metric", "metric-type") and i + 1 < len(args):
             value = number(args[i + 1], 1, 16777214 if key == "metric" else 2)
             if value is None:
@@ -385,12 +389,15 @@ def _originate(ospf: Ospf, args: list[str], neg: bool) -> str | None:
 
 
 def _redistribute(ospf: Ospf, source: str, args: list[str], neg: bool) -> str | None:
-    opts = _metric_opts(args, ("subnets",))
+    opts = _metric_opts(args, ("subnets", "route-map"))
     if isinstance(opts, str):
         return opts
+    ospf.redistribute_maps.pop(source, None)
     if neg:
         ospf.redistribute.pop(source, None)
         return None
+    if "route-map" in opts:
+        ospf.redistribute_maps[source] = opts["route-map"]
     ospf.redistribute[source] = (
         bool(opts.get("subnets")), opts.get("metric", 20), opts.get("metric-type", 2)
     )
@@ -427,12 +434,16 @@ def _fhrp_field(g: Fhrp, args: list[str], neg: bool) -> str | None:
     head = args[0]
     if head == "ip" and (neg or (len(args) == 2 and ip4(args[1]) is not None)):
         g.vip = None if neg else ip4(args[1])
+    elif head == "ip" and len(args) == 1 and g.proto == "hsrp":
+        g.learn = True  # no address: learnt from the active router's hellos
     elif head == "priority" and len(args) == 2 and number(args[1], 1, 254) is not None:
         g.priority = 100 if neg else int(args[1])
     elif head == "preempt":
         g.preempt = not neg
-    elif head == "track" and g.proto == "hsrp" and len(args) in (2, 3):
+    elif head == "track" and g.proto == "hsrp" and len(args) in (2, 3, 4):
         name = normalize_ifname(args[1])
+        if len(args) == 4 and "decrement".startswith(args[2]):  # IOS 12.3+ spelling
+            args = args[:2] + args[3:]
         dec = number(args[2], 1, 255) if len(args) == 3 else 10
         if name is None or dec is None:
             return INVALID

@@ -123,7 +123,7 @@ def _ipv6_global_lines(cfg: DeviceConfig) -> list[str]:
 
 def _fhrp_lines(proto: str, grp: int, g) -> list[str]:
     cmd = f" standby {grp}" if proto == "hsrp" else f" vrrp {grp}"
-    out = [f"{cmd} ip {g.vip}"] if g.vip is not None else []
+    out = [f"{cmd} ip {g.vip}"] if g.vip is not None else [f"{cmd} ip"] if g.learn else []
     if g.priority != 100:
         out.append(f"{cmd} priority {g.priority}")
     if g.preempt != (proto == "vrrp"):
@@ -154,7 +154,9 @@ def _ospf_lines(ospf) -> list[str]:
     lines += [f" {x}" for x in ospf.extra]
     for source, (subnets, metric, mtype) in sorted(ospf.redistribute.items()):
         opts = (f" metric {metric}" if metric != 20 else "") + (
-            f" metric-type {mtype}" if mtype != 2 else "") + (" subnets" if subnets else "")
+            f" metric-type {mtype}" if mtype != 2 else "") + (" subnets" if subnets else "") + (
+            f" route-map {ospf.redistribute_maps[source]}"
+            if source in ospf.redistribute_maps else "")
         lines.append(f" redistribute {source}{opts}")
     if ospf.passive_default:
         lines.append(" passive-interface default")
@@ -178,15 +180,23 @@ def _bgp_router(b) -> list[str]:
     lines = [f"router bgp {b.asn}"]
     if b.router_id is not None:
         lines.append(f" bgp router-id {b.router_id}")
-    lines += [f" {x}" for x in b.extra]
+    if not b.default_ipv4:
+        lines.append(" no bgp default ipv4-unicast")
+    # Neighbor options come after the neighbor's remote-as, or IOS refuses them.
+    per_neighbor = [x for x in b.extra if x.startswith(("neighbor ", "no neighbor "))]
+    lines += [f" {x}" for x in b.extra if x not in per_neighbor]
     lines += [f" network {n.network_address} mask {n.netmask}" for n in b.networks]
     for ip, n in b.neighbors.items():
         lines.append(f" neighbor {ip} remote-as {n.remote_as}")
-        lines += [f" neighbor {ip} route-map {m} {d}" for d, m in
-                  (("in", n.route_map_in), ("out", n.route_map_out)) if m]
+        lines += [f" neighbor {ip} {kind} {m} {d}" for kind, d, m in
+                  (("route-map", "in", n.route_map_in), ("route-map", "out", n.route_map_out),
+                   ("prefix-list", "in", n.prefix_list_in),
+                   ("prefix-list", "out", n.prefix_list_out)) if m]
+        if n.activate is not None and n.activate != b.default_ipv4:
+            lines.append(f" {'' if n.activate else 'no '}neighbor {ip} activate")
         if n.next_hop_self:
             lines.append(f" neighbor {ip} next-hop-self")
-    return lines + ["!"]
+    return lines + [f" {x}" for x in per_neighbor] + ["!"]
 
 
 def _policy_lines(cfg: DeviceConfig) -> list[str]:
@@ -202,6 +212,8 @@ def _policy_lines(cfg: DeviceConfig) -> list[str]:
             lines.append(f"route-map {name} {'permit' if e.permit else 'deny'} {e.seq}")
             if e.prefix_list:
                 lines.append(f" match ip address prefix-list {e.prefix_list}")
+            if e.acl:
+                lines.append(f" match ip address {e.acl}")
             if e.local_pref is not None:
                 lines.append(f" set local-preference {e.local_pref}")
             if e.prepend:

@@ -187,7 +187,8 @@ OSPF6: Tree = {
 _HARMLESS_OSPF = {"log-adjacency-changes", "timers", "maximum-paths", "ispf", "nsf", "bfd"}
 VLAN: Tree = {"name": None, "state": None, "exit": None}
 BGP: Tree = {"neighbor": None, "network": None, "bgp": None, "synchronization": None,
-             "auto-summary": None, "timers": None, "exit": None}
+             "auto-summary": None, "timers": None, "address-family": None,
+             "exit-address-family": None, "exit": None}
 RMAP: Tree = {"match": {"ip": {"address": {"prefix-list": None}}},
               "set": {"local-preference": None, "as-path": {"prepend": None}},
               "description": None, "exit": None}
