@@ -12,6 +12,7 @@ import pytest
 
 from textgyms.envs.netconfig.generate import LEVELS, NetTask, generate
 from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.show import render_config
 from textgyms.envs.netconfig.verify import _reference, network, verify_submission
 
 SEEDS = range(4)
@@ -354,7 +355,15 @@ def _trunk_all(_d: str, text: str) -> str:
 def _wrong_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict[str, str]]]:
     out = []
     if family == "addressing":
-        out.append(("wrong address", edit(t, _first_address_changed)))
+        out += [("wrong address", edit(t, _first_address_changed)),
+                ("an interface left shut down", edit(t, lambda d, x: x.replace(
+                    " no shutdown", " shutdown", 1)))]
+    if family == "vlan" and level == "medium":
+        out.append(("SVIs without ip routing", edit(t, lambda d, x: x.replace(
+            "\nip routing\n", "\n"))))
+    if family == "acl":
+        out.append(("ACL applied in instead of out", edit(t, lambda d, x: re.sub(
+            r"(ip access-group \S+) out", r"\1 in", x))))
     if family == "routing" and level == "easy":
         out += [("OSPF where static only", edit(t, _add_ospf)),
                 ("iBGP where static only", edit(t, _add_ibgp)),
@@ -458,3 +467,19 @@ def test_oracle_scores_one_and_the_start_at_most_a_tenth_over_many_seeds(family)
             t = task(family, level, seed)
             assert score(t, dict(t.reference)) == 1.0, (level, seed)
             assert score(t, dict(t.start)) <= 0.1, (level, seed)
+
+
+@pytest.mark.parametrize("family", CONFIG_FAMILIES)
+def test_reference_configs_round_trip_through_show_run_and_still_score_one(family):
+    """render -> reparse gives the same configuration, accepted whole, and it still scores
+    1.0: what ``show running-config`` prints is valid input that means the same."""
+    for level in LEVELS:
+        for seed in range(3):
+            t = task(family, level, seed)
+            rendered = {}
+            for d, text in t.reference:
+                out = render_config(parse_config(text, d)[0])
+                again, issues, _n = parse_config(out, d)
+                assert issues == [] and render_config(again) == out, (level, seed, d)
+                rendered[d] = out
+            assert score(t, rendered) == 1.0, (level, seed)
