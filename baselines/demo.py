@@ -4,8 +4,8 @@ SmolLM2-135M-Instruct (the offline ``smollm2-135m`` preset) plays a short Wordle
 500 most frequent answers, three guesses, and one invalid action ends the game. Three stages,
 sized to train in under 15 minutes on 2 CPU cores:
 
-1. ``textgyms export sft``: 256 distinct oracle games of the train split (the test split's
-   answers never appear), in chat format (:mod:`textgyms.export`).
+1. ``textgyms export sft``: every distinct oracle game of the train split (394, one per train
+   answer; the test split's answers never appear), in chat format (:mod:`textgyms.export`).
 2. ``baselines/sft.py --data``: one pass of assistant-only cross-entropy over those games. The
    model learns the action format, the solver's opening word and a valid second word.
 3. ``baselines/grpo.py``: GRPO on the env's own reward, sampling at temperature 0.7; each turn
@@ -44,11 +44,11 @@ class Args:
     """registered textgyms env id"""
     env_kwargs: str = VARIANT
     """the demo variant (JSON)"""
-    sft_episodes: int = 256
+    sft_episodes: int = 394
     """distinct oracle games of the train split for SFT (of 394, one per train answer)"""
     sft_lr: float = 1e-4
     """SFT learning rate"""
-    steps: int = 16
+    steps: int = 13
     """GRPO steps"""
     num_groups: int = 2
     """GRPO tasks per step"""
