@@ -42,9 +42,9 @@ FAMILIES = {
     "Search": "textgyms/Search-v0",
     "Code": "textgyms/Code-v0",
     "NetConfig": "textgyms/NetConfig-v2",
-    "ISO20022": "textgyms/ISO20022-MT103-v1",
+    "ISO20022": "textgyms/ISO20022-MT103-v2",
 }
-MIXTURE = "textgyms/Wordle-v0*2,textgyms/Search-v0,textgyms/NetConfig-v2,textgyms/ISO20022-MT103-v1"
+MIXTURE = "textgyms/Wordle-v0*2,textgyms/Search-v0,textgyms/NetConfig-v2,textgyms/ISO20022-MT103-v2"
 
 
 def script(env_id: str) -> list[str]:

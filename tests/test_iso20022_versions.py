@@ -312,7 +312,7 @@ def test_what_the_mt103_cannot_carry_is_reported():
     assert xsd.validate_xml(with_ultimate) == []
     mt, losses = translate_with_losses(with_ultimate)
     assert losses == ["UltmtDbtr"] and "PARENT" not in mt
-    env = gym.make("textgyms/ISO20022-MT103-v1", difficulty=1)
+    env = gym.make("textgyms/ISO20022-MT103-v2", difficulty=1)
     env.reset(seed=0)
     *_, info = env.step(env.unwrapped.solve(env.unwrapped.task)[0])
     assert info["translation_loss"] == []

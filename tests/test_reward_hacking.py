@@ -37,7 +37,7 @@ Actions = Callable[[Any], list[str]]  # the unwrapped env (task in progress) -> 
 
 SEARCH = {"corpus": "fictionweb", "pages": 1500}
 CODE = {"test_timeout": 0.5, "run_timeout": 2.0}  # loops cost their timeout: keep them short
-ISO = "textgyms/ISO20022-MT103-v1"
+ISO = "textgyms/ISO20022-MT103-v2"
 
 
 @dataclass(frozen=True)

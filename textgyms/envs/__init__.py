@@ -18,7 +18,7 @@ gymnasium.register(
 )
 
 gymnasium.register(
-    id="textgyms/ISO20022-MT103-v1",
+    id="textgyms/ISO20022-MT103-v2",
     entry_point="textgyms.envs.iso20022.env:Iso20022Env",
     kwargs={},
     order_enforce=False,

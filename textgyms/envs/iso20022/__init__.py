@@ -1,4 +1,4 @@
-"""ISO 20022 pacs.008 <-> SWIFT MT103 translation (``textgyms/ISO20022-MT103-v1`` and
+"""ISO 20022 pacs.008 <-> SWIFT MT103 translation (``textgyms/ISO20022-MT103-v2`` and
 ``textgyms/MT103ToISO20022-v1``).
 
 Public API: :func:`translate` (pacs.008.001.08-.13 -> MT103), :func:`translate_mt` (MT103 ->

@@ -1,4 +1,4 @@
-"""``textgyms/ISO20022-MT103-v1``: translate an ISO 20022 pacs.008 into a SWIFT MT103.
+"""``textgyms/ISO20022-MT103-v2``: translate an ISO 20022 pacs.008 into a SWIFT MT103.
 
 The agent sees a pacs.008.001.08 FI-to-FI customer credit transfer (CBPR+ usage; at level 4
 sometimes inside a business application header envelope) and answers with the equivalent
