@@ -10,10 +10,17 @@ import pytest
 
 from textgyms.envs.netconfig import faults
 from textgyms.envs.netconfig.checks import normalize_item
+from textgyms.envs.netconfig.checks import run as run_checks
 from textgyms.envs.netconfig.generate import generate
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.scenario import build
 from textgyms.envs.netconfig.show import render_config
+from textgyms.envs.netconfig.task import NetTask
+from textgyms.envs.netconfig.verify import verify_submission
+from textgyms.errors import ConfigError
+
+PROTOCOL_CAUSES = ("redistribute_no_subnets", "default_not_originated", "bgp_missing_network",
+                   "hsrp_wrong_priority")
 
 
 @pytest.mark.parametrize("cause", faults.CAUSES)
@@ -27,6 +34,80 @@ def test_every_cause_breaks_its_network_and_is_labelled(cause):
     others = [d for d in faulty if d != dev]
     for d in others:
         assert faulty[d] == render_config(parse_config(sc.reference[d], d)[0])
+
+
+def _submit(t: NetTask, configs) -> float:
+    return verify_submission(t, "\n".join(f"! device {d}\n{x}" for d, x in configs)).score
+
+
+def _broken_requirements(cause: str, sc, faulty: dict[str, str]) -> set[str]:
+    """The stated requirement kinds the faulty network violates, read from its failing
+    checks (each check comes from one requirement of the base family)."""
+    net = build(sc.topo.kinds, sc.topo.links, {**sc.fixed_configs(), **faulty})
+    failing = [c for c, ok, _m in run_checks(net, sc.checks, None, ("collateral",))
+               if not ok]
+    kinds = set()
+    for c in failing:
+        if c["g"] == "routing" and c["prefix"] == "0.0.0.0/0":
+            kinds.add("default_route")
+        elif c["g"] == "routing" and c["prefix"].startswith("10.250."):
+            kinds.add("legacy")
+        elif c["g"] in ("routing", "reach") and cause == "bgp_missing_network":
+            kinds.add("bgp")
+        elif c["g"] == "fhrp" and c["fail"] is None:
+            kinds.add("fhrp")
+    return kinds
+
+
+@pytest.mark.parametrize("cause", PROTOCOL_CAUSES)
+def test_protocol_faults_break_a_stated_requirement_over_many_seeds(cause):
+    """The fault is the one named (the faulty device's config lost or changed exactly that
+    setting) and it violates the requirement the base states for it."""
+    want = {"redistribute_no_subnets": "legacy", "default_not_originated": "default_route",
+            "bgp_missing_network": "bgp", "hsrp_wrong_priority": "fhrp"}[cause]
+    for level in ("easy", "medium", "hard"):
+        for seed in range(12):
+            base, sc, labels, faulty, _ = faults.inject(np.random.default_rng(seed), level, 1,
+                                                        cause)
+            dev = labels[0]["device"]
+            assert any(r["type"] == want for r in sc.reqs), (level, seed)
+            assert want in _broken_requirements(cause, sc, faulty), (level, seed)
+            ref = render_config(parse_config(sc.reference[dev], dev)[0])
+            changed = set(faulty[dev].splitlines()) ^ set(ref.splitlines())
+            marker = {"redistribute_no_subnets": "redistribute static",
+                      "default_not_originated": "default-information originate",
+                      "bgp_missing_network": " network ",
+                      "hsrp_wrong_priority": " priority "}[cause]
+            assert changed and all(marker in ln for ln in changed), (level, seed, changed)
+
+
+@pytest.mark.parametrize("cause", PROTOCOL_CAUSES)
+def test_protocol_fault_repairs_score_one_and_the_start_at_most_a_tenth(cause):
+    for level in ("easy", "medium", "hard"):
+        for seed in range(10):
+            t = faults.repair(np.random.default_rng(seed), level, cause)
+            assert json.loads(t.answer)[0]["cause"] == cause
+            assert _submit(t, t.reference) == 1.0, (level, seed)
+            assert _submit(t, t.start) <= 0.1, (level, seed)
+
+
+@pytest.mark.parametrize("cause", PROTOCOL_CAUSES)
+def test_protocol_fault_diagnosis_names_device_component_and_cause(cause):
+    for seed in range(10):
+        t = faults.diagnosis(np.random.default_rng(seed), "medium", cause)
+        label = json.loads(t.answer)
+        assert label["cause"] == cause and cause in t.context
+        answer = {"device": label["device"], "component": label["components"][0],
+                  "cause": cause}
+        assert verify_submission(t, json.dumps(answer)).score == 1.0
+        other = next(c for c in faults.CAUSES if c != cause)
+        wrong = verify_submission(t, json.dumps({**answer, "cause": other}))
+        assert wrong.score < 1.0 and wrong.parts["cause"] == 0.0
+
+
+def test_an_unknown_cause_is_refused_with_the_valid_ones():
+    with pytest.raises(ConfigError, match="redistribute_no_subnets"):
+        faults.repair(np.random.default_rng(0), "easy", "no_such_cause")
 
 
 def test_syslog_reports_shutdown_and_lost_adjacencies():

@@ -1,12 +1,13 @@
 """Fault injection for the repair and root-cause diagnosis families.
 
-A working scenario (static or OSPF routing, ACL, VLAN or NAT) is broken by 1-3 faults from a
-closed set of causes; the first cause is drawn uniformly. A fault must matter: the broken
-network must fail at least one behavioural check (ping, flow, route, translation), and those
-failures are the symptoms the prompt shows. Repair asks for fixed configs (devices without a
-fault are locked); diagnosis asks for ``{device, component, cause}`` given the symptoms and
-the syslog messages the devices would have logged when the fault happened (both derived from
-the simulator).
+A working scenario (static or OSPF routing, ACL, VLAN, NAT, multi-area OSPF, BGP, HSRP,
+redistribution into OSPF, IPv6) is broken by 1-3 faults from a closed set of causes (the
+protocol ones live in :mod:`protofaults`); the first cause is drawn uniformly. A fault must
+matter: the broken network must fail at least one behavioural check (ping, flow, route,
+translation), and those failures are the symptoms the prompt shows. Repair asks for fixed
+configs (devices without a fault are locked); diagnosis asks for ``{device, component,
+cause}`` given the symptoms and the syslog messages the devices would have logged when the
+fault happened (both derived from the simulator).
 """
 
 from __future__ import annotations
@@ -17,16 +18,26 @@ import json
 
 import numpy as np
 
-from textgyms.envs.netconfig import areas, checks, families, gateways, ipv6tasks, peering
+from textgyms.envs.netconfig import (
+    areas,
+    checks,
+    families,
+    gateways,
+    ipv6tasks,
+    peering,
+    redistribution,
+)
 from textgyms.envs.netconfig.acl import difference
 from textgyms.envs.netconfig.l3tasks import routing
 from textgyms.envs.netconfig.model import Acl, DeviceConfig, V6Addr
 from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.protofaults import PROTOCOL_FAULTS
 from textgyms.envs.netconfig.routing import ospf_area
 from textgyms.envs.netconfig.scenario import Scenario, build, fill_expectations
 from textgyms.envs.netconfig.show import render_config
 from textgyms.envs.netconfig.sim import Network
 from textgyms.envs.netconfig.task import NetTask, freeze
+from textgyms.errors import ConfigError
 
 CAUSES = (
     "wrong_mask",
@@ -38,7 +49,11 @@ CAUSES = (
     "vlan_missing_on_trunk",
     "nat_sides_swapped",
     "bgp_remote_as",
+    "bgp_missing_network",
     "hsrp_no_preempt",
+    "hsrp_wrong_priority",
+    "redistribute_no_subnets",
+    "default_not_originated",
     "ipv6_routing_off",
     "ipv6_wrong_prefix",
     "ospfv3_missing_area",
@@ -181,29 +196,6 @@ def nat_sides_swapped(rng, cfgs, kinds):
     }
 
 
-def bgp_remote_as(rng, cfgs, kinds):
-    """A neighbor configured with the wrong remote AS: the session never comes up."""
-    dev = _pick(rng, [d for d, c in sorted(cfgs.items()) if c.bgp and c.bgp.neighbors])
-    if dev is None:
-        return None
-    nbrs = sorted(cfgs[dev].bgp.neighbors.values(), key=lambda n: int(n.ip))
-    n = nbrs[int(rng.integers(len(nbrs)))]
-    n.remote_as = (n.remote_as or 0) % 65000 + 1
-    return {"device": dev, "cause": "bgp_remote_as", "components": ["router bgp"]}
-
-
-def hsrp_no_preempt(rng, cfgs, kinds):
-    """The standby router loses ``preempt``: tracking on the active one no longer hands over."""
-    picks = [(d, n, k) for d, c in sorted(cfgs.items()) for n, i in sorted(c.interfaces.items())
-             for k, g in sorted(i.fhrp.items()) if g.preempt and g.priority == 100 and not g.track]
-    pick = _pick(rng, picks)
-    if pick is None:
-        return None
-    d, n, k = pick
-    cfgs[d].interfaces[n].fhrp[k].preempt = False
-    return {"device": d, "cause": "hsrp_no_preempt", "components": [n]}
-
-
 def ipv6_routing_off(rng, cfgs, kinds):
     """``ipv6 unicast-routing`` missing on a static-routed router: it neither forwards IPv6
     nor sends router advertisements (OSPFv3 routers are left alone: IOS would refuse their
@@ -264,8 +256,7 @@ FAULTS = {
         area_mismatch,
         vlan_missing_on_trunk,
         nat_sides_swapped,
-        bgp_remote_as,
-        hsrp_no_preempt,
+        *PROTOCOL_FAULTS,
         ipv6_routing_off,
         ipv6_wrong_prefix,
         ospfv3_missing_area,
@@ -279,8 +270,10 @@ BASES = {  # base scenario -> the faults that apply to it
     "vlan": ("vlan_missing_on_trunk", "interface_shutdown", "wrong_mask"),
     "nat": ("nat_sides_swapped", "interface_shutdown"),
     "ospf_areas": ("area_mismatch", "passive_ospf", "interface_shutdown"),
-    "bgp": ("bgp_remote_as", "interface_shutdown"),
-    "fhrp": ("hsrp_no_preempt", "interface_shutdown"),
+    "bgp": ("bgp_remote_as", "bgp_missing_network", "interface_shutdown"),
+    "fhrp": ("hsrp_no_preempt", "hsrp_wrong_priority", "interface_shutdown"),
+    "redistribution": ("redistribute_no_subnets", "default_not_originated", "missing_route",
+                       "passive_ospf", "interface_shutdown"),
     "ipv6_static": ("ipv6_routing_off", "ipv6_wrong_prefix", "interface_shutdown"),
     "ospfv3": ("ospfv3_missing_area", "ospfv3_no_router_id", "ipv6_wrong_prefix",
                "interface_shutdown"),
@@ -300,6 +293,8 @@ def _base(rng: np.random.Generator, level: str, cause: str) -> tuple[str, Scenar
         return name, peering.peering(rng, level)
     if name == "fhrp":
         return name, gateways.fhrp(rng, "medium" if level != "hard" else "hard")
+    if name == "redistribution":  # medium and up have the default route a fault can drop
+        return name, redistribution.redistribution(rng, "medium" if level != "hard" else "hard")
     if name in ("ipv6_static", "ospfv3"):  # IPv6-only networks: the two lower levels
         return name, ipv6tasks.ipv6(rng, "easy" if name == "ipv6_static" else "medium")
     return name, getattr(families, name)(rng, "medium" if level != "hard" else "hard")
@@ -334,6 +329,8 @@ def inject(rng: np.random.Generator, level: str, count: int, cause: str | None =
     """A base scenario and ``count`` faults that break it (the first is ``cause``, by default
     drawn uniformly from :data:`CAUSES`): (base, scenario, labels, faulty configs, symptom
     messages)."""
+    if cause is not None and cause not in CAUSES:
+        raise ConfigError(f"unknown fault cause {cause!r}; choose one of: {', '.join(CAUSES)}")
     first = str(rng.choice(CAUSES)) if cause is None else cause
     for _attempt in range(1000):
         base, sc = _base(rng, level, first)
@@ -350,10 +347,11 @@ def inject(rng: np.random.Generator, level: str, count: int, cause: str | None =
     raise RuntimeError("no breaking fault found in 1000 draws (a generator bug)")
 
 
-def repair(rng: np.random.Generator, level: str) -> NetTask:
-    """Fix 1 (easy), 2 (medium) or 3 (hard) injected faults; untouched devices are locked."""
+def repair(rng: np.random.Generator, level: str, cause: str | None = None) -> NetTask:
+    """Fix 1 (easy), 2 (medium) or 3 (hard) injected faults, the first of them ``cause``
+    (default: drawn uniformly); untouched devices are locked."""
     count = {"easy": 1, "medium": 2, "hard": 3}[level]
-    _base_name, sc, labels, faulty, fails = inject(rng, level, count)
+    _base_name, sc, labels, faulty, fails = inject(rng, level, count, cause)
     faulted = {x["device"] for x in labels}
     locked = sorted(d for d in faulty if d not in faulted)
     sc.start = faulty
@@ -419,9 +417,10 @@ def _ospfv3_down(before: Network, after: Network) -> list[tuple[str, str]]:
     return out
 
 
-def diagnosis(rng: np.random.Generator, level: str) -> NetTask:
-    """Find the root cause of one injected fault: answer ``{device, component, cause}``."""
-    _base_name, sc, labels, faulty, fails = inject(rng, level, 1)
+def diagnosis(rng: np.random.Generator, level: str, cause: str | None = None) -> NetTask:
+    """Find the root cause of one injected fault (``cause``, by default drawn uniformly):
+    answer ``{device, component, cause}``."""
+    _base_name, sc, labels, faulty, fails = inject(rng, level, 1, cause)
     fixed = sc.fixed_configs()
     before = build(sc.topo.kinds, sc.topo.links, {**fixed, **sc.reference})
     after = build(sc.topo.kinds, sc.topo.links, {**fixed, **faulty})

@@ -1,0 +1,112 @@
+"""Fault causes in the routing protocols and gateway redundancy: BGP, HSRP and
+redistribution into OSPF.
+
+Each cause takes the parsed configurations of a working network (``cfgs``, changed in place)
+and returns the fault's label ``{device, cause, components}``, or None when the network has
+nothing of that kind to break. Whether the fault shows in the network's behaviour is decided
+by :mod:`faults`, which owns the closed set of causes; this module imports no family.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from textgyms.envs.netconfig.model import DeviceConfig, Fhrp
+
+Label = dict[str, object]
+Configs = dict[str, DeviceConfig]
+
+
+def _pick(rng: np.random.Generator, items: list):
+    return items[int(rng.integers(len(items)))] if items else None
+
+
+def bgp_remote_as(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """A neighbor configured with the wrong remote AS: the session never comes up."""
+    dev = _pick(rng, [d for d, c in sorted(cfgs.items()) if c.bgp and c.bgp.neighbors])
+    if dev is None:
+        return None
+    nbrs = sorted(cfgs[dev].bgp.neighbors.values(), key=lambda n: int(n.ip))
+    n = nbrs[int(rng.integers(len(nbrs)))]
+    n.remote_as = (n.remote_as or 0) % 65000 + 1
+    return {"device": dev, "cause": "bgp_remote_as", "components": ["router bgp"]}
+
+
+def bgp_missing_network(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """A ``network`` statement removed: the session is up but the LAN is never advertised,
+    so the peers have no route back to it."""
+    dev = _pick(rng, [d for d, c in sorted(cfgs.items()) if c.bgp and c.bgp.networks])
+    if dev is None:
+        return None
+    nets = cfgs[dev].bgp.networks
+    nets.pop(int(rng.integers(len(nets))))
+    return {"device": dev, "cause": "bgp_missing_network", "components": ["router bgp"]}
+
+
+def hsrp_no_preempt(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """The standby router loses ``preempt``: tracking on the active one no longer hands over."""
+    picks = [(d, n, k) for d, c in sorted(cfgs.items()) for n, i in sorted(c.interfaces.items())
+             for k, g in sorted(i.fhrp.items()) if g.preempt and g.priority == 100 and not g.track]
+    pick = _pick(rng, picks)
+    if pick is None:
+        return None
+    d, n, k = pick
+    cfgs[d].interfaces[n].fhrp[k].preempt = False
+    return {"device": d, "cause": "hsrp_no_preempt", "components": [n]}
+
+
+def _hsrp_groups(cfgs: Configs) -> list[list[tuple[str, str, Fhrp]]]:
+    """The members (device, interface, group) of each HSRP group configured with its
+    virtual IP on every member, in a stable order."""
+    groups: dict[tuple, list] = {}
+    for d, c in sorted(cfgs.items()):
+        for n, itf in sorted(c.interfaces.items()):
+            for g in itf.fhrp.values():
+                if g.proto == "hsrp" and g.vip is not None:
+                    groups.setdefault((g.group, int(g.vip)), []).append((d, n, g))
+    return [m for _k, m in sorted(groups.items()) if len(m) >= 2]
+
+
+def hsrp_wrong_priority(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """A priority that makes the wrong router active: the intended active router's priority
+    lowered below its peer's, or the peer's raised above it (HSRP elects the highest
+    priority; both ends preempt in these networks, so the wrong one keeps the role)."""
+    groups = [m for m in _hsrp_groups(cfgs)
+              if len({g.priority for _d, _n, g in m}) == len(m)]  # a strict winner
+    members = _pick(rng, groups)
+    if members is None:
+        return None
+    ranked = sorted(members, key=lambda m: m[2].priority, reverse=True)
+    (wd, wn, win), (ld, ln, lose) = ranked[0], ranked[1]
+    if rng.random() < 0.5:  # lower the intended active router (a priority above 0 kept)
+        win.priority = int(rng.integers(max(1, lose.priority - 30), lose.priority))
+        return {"device": wd, "cause": "hsrp_wrong_priority", "components": [wn]}
+    lose.priority = int(rng.integers(win.priority + 1, min(255, win.priority + 50) + 1))
+    return {"device": ld, "cause": "hsrp_wrong_priority", "components": [ln]}
+
+
+def redistribute_no_subnets(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """``redistribute static`` without ``subnets``: classic IOS then injects classful
+    networks only, and the legacy /24s (subnets of 10/8) stay out of OSPF."""
+    dev = _pick(rng, [d for d, c in sorted(cfgs.items()) if c.ospf is not None
+                      and c.ospf.redistribute.get("static", (False,))[0]])
+    if dev is None:
+        return None
+    _subnets, metric, mtype = cfgs[dev].ospf.redistribute["static"]
+    cfgs[dev].ospf.redistribute["static"] = (False, metric, mtype)
+    return {"device": dev, "cause": "redistribute_no_subnets", "components": ["router ospf"]}
+
+
+def default_not_originated(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """``default-information originate`` missing on the Internet edge: OSPF never carries a
+    static default route by itself, so no other router learns one."""
+    dev = _pick(rng, [d for d, c in sorted(cfgs.items()) if c.ospf is not None
+                      and c.ospf.originate is not None])
+    if dev is None:
+        return None
+    cfgs[dev].ospf.originate = None
+    return {"device": dev, "cause": "default_not_originated", "components": ["router ospf"]}
+
+
+PROTOCOL_FAULTS = (bgp_remote_as, bgp_missing_network, hsrp_no_preempt, hsrp_wrong_priority,
+                   redistribute_no_subnets, default_not_originated)
