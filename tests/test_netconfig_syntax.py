@@ -4,10 +4,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 from test_netconfig_ios import _active, _bgp_net, _gateway_pair, _gi, _via, square
 
 from textgyms.envs.netconfig.checks import failed
+from textgyms.envs.netconfig.generate import generate
 from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.prompt import render_prompt
 from textgyms.envs.netconfig.show import render_config
 
 SYNTAX = """hostname R1
@@ -98,3 +101,19 @@ def test_redistribute_through_a_route_map():
     assert externals("route-map M deny 10\n match ip address 9\naccess-list 9 permit "
                      "172.20.5.0\nroute-map M permit 20\n") == {"192"}
     assert externals("") == set()  # an undefined route-map redistributes nothing
+
+
+def test_the_prompt_dialect_names_the_accepted_syntax():
+    """The dialect summary the agent reads lists what the parser accepts here, OSPF
+    authentication and priority included, so a model is not steered away from valid IOS."""
+    dialect = render_prompt(generate(np.random.default_rng(0), "routing", "easy"))
+    dialect = " ".join(dialect.split("Dialect:")[1].split("Tools")[0].split())
+    for words in ("address-family ipv4", "activate", "prefix-list", "redistribute [subnets] "
+                  "[route-map]", "standby G ip [A]", "track IF [decrement] N",
+                  "authentication [message-digest]", "message-digest-key", "priority"):
+        assert words in dialect, words
+    ospf = ("hostname R1\ninterface Gi0/1\n ip address 10.0.0.1 255.255.255.252\n"
+            " ip ospf authentication message-digest\n ip ospf message-digest-key 1 md5 K\n"
+            " ip ospf priority 0\nrouter ospf 1\n area 0 authentication\n"
+            " network 10.0.0.0 0.0.0.3 area 0\n")
+    assert parse_config(ospf, "R1")[1] == [] and parse_config(SYNTAX, "R1")[1] == []

@@ -83,12 +83,15 @@ def render_prompt(task: NetTask) -> str:
 _HOW = """\
 Dialect: IOS-lite, a strict subset of Cisco IOS (hostname; interface with ip address, \
 [no] shutdown, description, ip access-group, ip nat inside|outside, switchport mode/access \
-vlan/trunk allowed vlan/native vlan, encapsulation dot1Q, ip ospf cost|PID area A, standby \
-ip|priority|preempt|track; vlan/name; \
+vlan/trunk allowed vlan/native vlan, encapsulation dot1Q, ip ospf cost|priority|PID area \
+A|authentication [message-digest]|authentication-key|message-digest-key, standby G ip [A] \
+(no A: learnt)|priority|preempt|track IF [decrement] N; vlan/name; \
 ip routing; ip route (next hop, exit interface or both, distance, name); router ospf with \
-network/passive-interface [default]/router-id/redistribute/default-information originate; \
-router bgp with neighbor remote-as/route-map/next-hop-self and network mask; route-map \
-(match ip address prefix-list, set local-preference, set as-path prepend); ip prefix-list; \
+network/passive-interface [default]/router-id/area A authentication/redistribute [subnets] \
+[route-map]/default-information originate; router bgp with neighbor \
+remote-as/route-map/prefix-list/next-hop-self/activate and network mask, also inside \
+address-family ipv4 ... exit-address-family; route-map (match ip address prefix-list or ACL, \
+set local-preference, set as-path prepend); ip prefix-list; \
 standard and extended ACLs, numbered or named; ip nat pool; ip nat inside source \
 list|static, with pools, overload, port forwarding and extendable). Keywords may be \
 abbreviated as IOS allows. Interfaces are enabled unless `shutdown`.
