@@ -24,6 +24,9 @@ every debtor, customers that are not banks. Levels are cumulative:
 * L4: a previous instructing agent (multi-hop), reimbursement agents (cover method), a second
   intermediary agent, regulatory reporting, envelopes with head.001.001.02-.04 and
   namespace prefixes.
+
+The MT103 -> pacs.008 tasks (:func:`generate_mt`) add, at L3+, the SWIFT gpi service level
+G001 and settlement time indications (13C); the pacs.008 -> MT103 tasks never draw them.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from textgyms.core import Task
 from textgyms.envs.iso20022 import banks, names
 from textgyms.envs.iso20022.charset import clean
 from textgyms.envs.iso20022.currencies import quantize, xml_amount
+from textgyms.envs.iso20022.timezones import CLS_COUNTRY, utc_offset
 from textgyms.envs.iso20022.xmlbuild import el, text
 from textgyms.envs.iso20022.xsd import HEAD_NS, PACS_NS, PACS_VERSIONS
 
@@ -407,8 +411,9 @@ def _group_header(p: dict) -> str:
               el("SttlmInf", *sttlm))
 
 
-def _payment_type(ins: dict) -> list[str]:
-    parts = []
+def _payment_type(ins: dict, gpi: bool = False) -> list[str]:
+    # SWIFT gpi (G001) comes first: the MT103 -> pacs.008 rules put it before SDVA.
+    parts = [el("SvcLvl", text("Cd", "G001"))] if gpi else []
     if ins["svclvl"]:
         parts.append(el("SvcLvl", text("Cd", ins["svclvl"])))
     if ins["ctgy"]:
@@ -419,6 +424,7 @@ def _payment_type(ins: dict) -> list[str]:
 def _amount_block(p: dict) -> list[str]:
     a, b = p["amount"], p["bics"]
     out = [_amount("IntrBkSttlmAmt", a["ccy"], a["settle"]), text("IntrBkSttlmDt", p["date"])]
+    out += _settlement_times(p)
     if a["instd"]:
         out.append(_amount("InstdAmt", *a["instd"]))
     if a["rate"] is not None:
@@ -428,6 +434,17 @@ def _amount_block(p: dict) -> list[str]:
     by = b["instd"] if a["bearer"] == "DEBT" else b["instg"]
     out += [el("ChrgsInf", _amount("Amt", a["ccy"], c), agent("Agt", by)) for c in a["charges"]]
     return out
+
+
+def _settlement_times(p: dict) -> list[str]:
+    """SttlmTmIndctn (the debit and credit times at the central banks) and SttlmTmReq (the
+    CLS time) of ``p["times"]`` (see :func:`draw_gpi_and_times`); none for most payments."""
+    times = p.get("times") or {}
+    indctn = [text(tag, f"{p['date']}T{times[code]}")
+              for tag, code in (("DbtDtTm", "SNDTIME"), ("CdtDtTm", "RNCTIME")) if code in times]
+    out = [el("SttlmTmIndctn", *indctn)] if indctn else []
+    return out + ([el("SttlmTmReq", text("CLSTm", times["CLSTIME"]))]
+                  if "CLSTIME" in times else [])
 
 
 def _agents_block(p: dict) -> list[str]:
@@ -479,7 +496,8 @@ def document_xml(p: dict) -> str:
     ids, b = p["ids"], p["bics"]
     pmt_id = el("PmtId", text("InstrId", ids["instr"]), text("EndToEndId", ids["e2e"]),
                 text("TxId", ids["tx"]), text("UETR", ids["uetr"]))
-    tx = el("CdtTrfTxInf", pmt_id, *_payment_type(p["instructions"]), *_amount_block(p),
+    tx = el("CdtTrfTxInf", pmt_id, *_payment_type(p["instructions"], p.get("gpi", False)),
+            *_amount_block(p),
             *_agents_block(p), party_xml("Dbtr", p["dbtr"]), account("DbtrAcct", p["dbtr"]),
             agent("DbtrAgt", b["dbtr_agt"]), agent("CdtrAgt", b["cdtr_agt"], p["cdtr_agt_id"]),
             party_xml("Cdtr", p["cdtr"]), account("CdtrAcct", p["cdtr"]), *_tail_block(p))
@@ -528,10 +546,40 @@ def generate(rng: np.random.Generator, level: int, *, rule_card: bool | None = N
 def generate_mt(rng: np.random.Generator, level: int, *, header: bool = False) -> MtTask:
     """A task of the MT103 -> pacs.008 direction: a random payment of ``level`` as an MT103
     (the reference translation of a generated pacs.008, so every field and network rule
-    holds) and its reference pacs.008.001.08 (with ``header``: in an envelope with its
-    head.001.001.02 business application header)."""
+    holds; at L3+ sometimes with {111:001} and 13C, see :func:`draw_gpi_and_times`) and its
+    reference pacs.008.001.08 (with ``header``: in an envelope with its head.001.001.02
+    business application header)."""
     from textgyms.envs.iso20022.reverse import translate_mt
     from textgyms.envs.iso20022.translate import translate
 
-    mt = translate(to_xml(draw_payment(rng, level)))
+    p = draw_payment(rng, level)
+    p.update(draw_gpi_and_times(rng, p))
+    mt = translate(to_xml(p))
     return MtTask(level, mt, translate_mt(mt, header=header))
+
+
+def draw_gpi_and_times(rng: np.random.Generator, p: dict) -> dict[str, Any]:
+    """What only the MT103 -> pacs.008 tasks draw, at L3+: the SWIFT gpi service level
+    (``gpi``: {111:001} in the MT103) and 13C time indications (``times``: code -> "HH:MM:SS"
+    + UTC offset). Drawn after the payment, from the same ``rng``, so that the pacs.008 ->
+    MT103 tasks (which never call this) keep their messages. SNDTIME is a local time at the
+    central bank of the sender (the instructing agent), RNCTIME at the receiver's, CLSTIME
+    in CLS's time zone (CET); each during business hours."""
+    if p["level"] < 3:
+        return {}
+    out: dict[str, Any] = {"gpi": chance(rng, 0.5)}
+    if not chance(rng, 0.35):
+        return out
+    month = int(p["date"][5:7])
+    r = p["routing"]
+    places = {"SNDTIME": (r["instg"][4:6], 7), "RNCTIME": (r["instd"][4:6], 9),
+              "CLSTIME": (CLS_COUNTRY, 6)}
+    codes = [c for c, odds in (("SNDTIME", 0.5), ("RNCTIME", 0.4), ("CLSTIME", 0.25))
+             if chance(rng, odds)] or [pick(rng, tuple(places))]
+    times = {}
+    for code in codes:
+        country, first_hour = places[code]
+        hour, minute = first_hour + int(rng.integers(0, 9)), int(rng.integers(0, 60))
+        times[code] = f"{hour:02d}:{minute:02d}:00{utc_offset(country, month)}"
+    out["times"] = times
+    return out

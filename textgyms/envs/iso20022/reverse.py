@@ -176,14 +176,16 @@ def party_xml(tag: str, field: tuple[str, str]) -> tuple[list[str], str | None]:
     return [el(tag, text("Nm", rest[0] if rest else "NOTPROVIDED"), *adr)], acct
 
 
-def narrative(lines: list[str]) -> str:
+def narrative(lines: list[str], prefix: str = "") -> str:
     """Lines of a narrative field as one text, the way the translation rules join them: a
     line of the full 35 characters was cut by the line width (often inside a word), so the
     next line follows it directly; after a shorter line the writer chose to break, which
-    stands for a blank."""
+    stands for a blank. A ``prefix`` that starts a line (the "//" of 77B continuation lines)
+    is dropped from the text but counts in the line's length."""
     text_ = ""
     for i, line in enumerate(lines):
-        text_ += line if i == 0 or len(lines[i - 1]) == 35 else " " + line
+        body = line[len(prefix):] if prefix and line.startswith(prefix) else line
+        text_ += body if i == 0 or len(lines[i - 1]) == 35 else " " + body
     return text_.strip()
 
 
@@ -248,8 +250,8 @@ def regulatory_xml(msg: Message) -> list[str]:
     m = re.match(r"/(ORDERRES|BENEFRES)/([A-Z]{2})//([^\n]*)((?:\n.*)*)", values[0])
     if m is None:
         return []
-    info = "".join(line[2:] if line.startswith("//") else line
-                   for line in m.group(4).split("\n") if line)
+    # Continuation lines join as those of 70 do (see :func:`narrative`).
+    info = narrative([line for line in m.group(4).split("\n") if line], "//")
     dtls = el("Dtls", text("Ctry", m.group(2)), *([text("Cd", m.group(3)[:10])]
                                                   if m.group(3) else []),
               *(text("Inf", info[i:i + 35]) for i in range(0, len(info), 35)))
