@@ -5,12 +5,15 @@ unchanged and an empty submission stay under the stated bounds."""
 from __future__ import annotations
 
 import ipaddress
+import json
 import re
 
 import numpy as np
 import pytest
 
+from textgyms.envs.netconfig.acl import evaluate
 from textgyms.envs.netconfig.generate import LEVELS, NetTask, generate
+from textgyms.envs.netconfig.model import PROTO_NUM
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.show import render_config
 from textgyms.envs.netconfig.verify import _reference, network, verify_submission
@@ -352,6 +355,49 @@ def _trunk_all(_d: str, text: str) -> str:
     return re.sub(r"switchport trunk allowed vlan .*", "switchport trunk allowed vlan all", text)
 
 
+def _acl_entry_lines(text: str) -> list[int]:
+    """Indices of a config's ACL entry lines, in entry order (numbered or in a named block)."""
+    lines, out, named = text.splitlines(), [], False
+    for k, ln in enumerate(lines):
+        if not ln.startswith(" "):
+            named = ln.startswith("ip access-list ")
+        if ln.startswith("access-list ") or (named and re.match(r" (permit|deny) ", ln)):
+            out.append(k)
+    return out
+
+
+def _flow_decisions(t: NetTask, text: str, dev: str) -> list[bool]:
+    """What the ACL applied on the server LAN decides for each of the task's flows towards
+    that LAN (the only packets an outbound ACL there sees), by first match."""
+    eq = next(c for c in json.loads(t.checks) if c["g"] == "acl_equiv")
+    cfg = parse_config(text, dev)[0]
+    acl = cfg.acls.get(getattr(cfg.interfaces[eq["if"]], f"acl_{eq['dir']}"))
+    lan = ipaddress.IPv4Network(eq["subnet"])
+    return [evaluate(acl, (int(ipaddress.IPv4Address(c["src"])),
+                           int(ipaddress.IPv4Address(c["dst"])), PROTO_NUM[c["proto"]], 49152,
+                           int(c["dport"]), c["est"]))[0]
+            for c in json.loads(t.checks) if c["g"] in ("flows", "boundary", "collateral")
+            and ipaddress.IPv4Address(c["dst"]) in lan]
+
+
+def _acl_rules_swapped(t: NetTask) -> dict[str, str] | None:
+    """The first swap of two ACL rules (the closest pairs first; the catch-all ``permit``
+    counts as a rule) that changes a decision on the task's flows, or None when no swap
+    does (then a wrong order is not observable by the flows and the variant is not used:
+    the guard that keeps the test from depending on which policy a seed draws)."""
+    dev, text = next((d, x) for d, x in t.reference if "access-list" in x)
+    want = _flow_decisions(t, text, dev)
+    idx = _acl_entry_lines(text)
+    pairs = sorted(((a, b) for a in idx for b in idx if a < b), key=lambda p: (p[1] - p[0], p))
+    for a, b in pairs:
+        lines = text.splitlines()
+        lines[a], lines[b] = lines[b], lines[a]
+        swapped = "\n".join(lines)
+        if _flow_decisions(t, swapped, dev) != want:
+            return {**dict(t.reference), dev: swapped}
+    return None
+
+
 def _wrong_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict[str, str]]]:
     out = []
     if family == "addressing":
@@ -423,6 +469,9 @@ def _wrong_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict
     if family == "acl":
         out += [("permit any", edit(t, _permit_all_acl)),
                 ("ACL not applied", edit(t, _acl_not_applied))]
+        swapped = _acl_rules_swapped(t)
+        if swapped is not None:
+            out.append(("two ACL rules in the wrong order", swapped))
     if family == "nat":
         out += [("no outside interface", edit(t, _no_nat_outside)),
                 ("NAT ACL permits only the PCs' own addresses", _nat_acl_host_only(t)),
@@ -445,6 +494,22 @@ def test_violated_requirements_unchanged_and_empty_stay_under_the_bounds(family,
         assert score(t, {d: f"hostname {d}" for d, _ in t.start}) <= 0.1
         for name, configs in _wrong_variants(family, level, t):
             assert score(t, configs) <= 0.5, (name, seed)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_acl_rules_in_the_wrong_order_stay_under_half(level):
+    """Order decides an ACL (first match): two adjacent rules swapped so that some flow of
+    the task is decided differently score at most 0.5, on every seed where such a swap
+    exists; enough seeds have one that the check is never vacuous."""
+    used = 0
+    for seed in range(30):
+        t = task("acl", level, seed)
+        swapped = _acl_rules_swapped(t)
+        if swapped is None:
+            continue
+        used += 1
+        assert score(t, swapped) <= 0.5, seed
+    assert used >= 5, used
 
 
 def test_repair_and_the_gate_give_partial_credit_densely():
