@@ -18,7 +18,7 @@ from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.show import render_config
 from textgyms.envs.netconfig.verify import _reference, network, verify_submission
 
-SEEDS = range(4)
+SEEDS = range(10)
 CONFIG_FAMILIES = ("addressing", "routing", "acl", "vlan", "nat", "ospf_areas", "fhrp", "bgp",
                    "redistribution")
 
