@@ -9,6 +9,7 @@ import json
 import re
 from decimal import Decimal
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -16,6 +17,7 @@ import textgyms.envs.iso20022 as iso
 from textgyms.envs.iso20022 import xsd
 from textgyms.envs.iso20022.mt103 import parse, parties, uetr, validate_text
 from textgyms.envs.iso20022.mx import load, text
+from textgyms.envs.iso20022.translate import translate_with_losses
 
 REAL = Path(__file__).parent / "golden" / "iso20022" / "real"
 MX = sorted(p for p in REAL.glob("*.xml") if "pacs.008.001.07" not in p.name)
@@ -83,11 +85,84 @@ def test_real_pacs008_translate_to_valid_mt103(path):
     assert f"{amount.group(1)}{amount.group(2).replace('.', ',')}" in mt
 
 
+class MxOutcome(NamedTuple):
+    """What a real pacs.008 input must give: an XSD error naming what is wrong (None: valid
+    against its version's XSD), and either the ValueError of ``translate`` (``refused``) or
+    the validator codes of the translation and the translation losses."""
+
+    xsd_error: str | None
+    refused: str | None = None
+    mt_codes: frozenset[str] = frozenset()
+    losses: tuple[str, ...] = ()
+
+
+# Every pacs.008 in inputs/, with why it gives what it gives. A message without a UETR
+# translates to an MT103 without {121:}, which the validator rejects (U01): CBPR+ and FIN
+# both require it, and a translator cannot invent a tracking id.
+MX_OUTCOMES = {
+    "mx20022_pacs_008_001_13_minimal.xml": MxOutcome(None),
+    "mx20022_cbpr_missing_bic.xml": MxOutcome(None, losses=("GrpHdr/InstgAgt",)),  # Fr is
+    # the sender; the InstgAgt named by Nm alone (CBPR+ wants its BIC) is reported lost
+    "mx20022_cbpr_invalid_missing_uetr.xml": MxOutcome(None, mt_codes=frozenset({"U01"})),
+    "paymsg_mx_full_valid.xml": MxOutcome(None, losses=("Purp",)),  # SUPP is no 26T code
+    "paymsg_mx_usd_wire.xml": MxOutcome(None, mt_codes=frozenset({"U01"}), losses=("Purp",)),
+    # paymsg calls it valid, but SttlmInf is mandatory in the XSD; it has no UETR either
+    "paymsg_mx_minimal_valid.xml": MxOutcome("SttlmInf", mt_codes=frozenset({"U01"})),
+    "paymsg_mx_invalid_bad_currency.xml": MxOutcome(
+        "SttlmInf", mt_codes=frozenset({"U01", "T52"})),  # XYZ: the XSD checks only [A-Z]{3}
+    "paymsg_mx_invalid_missing_element.xml": MxOutcome("GrpHdr", refused="no GrpHdr"),
+    "paymsg_mx_multi_transaction.xml": MxOutcome(  # ClrSys/Cd TARGET2: 3 characters at most
+        "maxLength", refused="holds 3 transactions"),
+    # AdrLine before Ctry breaks the XSD's order; the MT103 of it is valid all the same
+    "paymsg_mx_sepa_credit.xml": MxOutcome("Ctry", losses=("Purp",)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MX_OUTCOMES))
+def test_real_pacs008_inputs_translate_or_fail_clearly(name):
+    xml = (INPUTS / name).read_text(encoding="utf-8")
+    expected = MX_OUTCOMES[name]
+    load(xml)  # reading never raises on a supported version, valid or not
+    errors = xsd.validate_xml(xml)
+    assert (errors == []) == (expected.xsd_error is None), errors
+    assert expected.xsd_error is None or any(expected.xsd_error in e for e in errors), errors
+    if expected.refused:
+        with pytest.raises(ValueError, match=expected.refused):
+            iso.translate(xml)
+        return
+    mt, lost = translate_with_losses(xml)
+    assert {i.code for i in validate_text(mt)} == expected.mt_codes, validate_text(mt)
+    assert lost == list(expected.losses)
+    if not expected.mt_codes:  # and back: the MT103 gives an XSD-valid pacs.008.001.08
+        assert xsd.validate_xml(iso.translate_mt(mt)) == []
+    amount = re.search(r'<IntrBkSttlmAmt Ccy="(\w{3})">([\d.]+)<', xml)
+    assert f"{amount.group(1)}{amount.group(2).replace('.', ',')}" in mt
+
+
+def test_every_real_pacs008_input_has_an_expected_outcome():
+    assert sorted(p.name for p in INPUTS.glob("*.xml")) == sorted(MX_OUTCOMES)
+
+
+def test_the_real_pacs008_inputs_show_the_rules_at_work():
+    full = iso.translate((INPUTS / "paymsg_mx_full_valid.xml").read_text(encoding="utf-8"))
+    # DEBT with charges of both agents: their sum is 71G, never 71F (network rule E13).
+    assert ":71A:OUR\n:71G:USD100,00\n" in full and ":71F:" not in full
+    assert ":56A:CITIUS33XXX\n:57A:BOFAUS3NXXX\n" in full  # 57A stays after a 56A
+    assert ":23E:PHOB/Phone beneficiary at +1-212-5+\n" in full  # 30 characters of InstrInf
+    sepa = iso.translate((INPUTS / "paymsg_mx_sepa_credit.xml").read_text(encoding="utf-8"))
+    assert "Societe Exemple SARL\n15 Avenue des Champs-Elysees\n75008 Paris\nFR\n" in sepa
+    header = (INPUTS / "mx20022_cbpr_missing_bic.xml").read_text(encoding="utf-8")
+    assert iso.translate(header).startswith("{1:F01AAAAGB2LAXXX")  # the AppHdr's Fr
+
+
 def input_messages() -> list[tuple[str, str]]:
-    """(file name, message) of every real input; a Prowide .rje file holds several messages
-    separated by "$", received ones preceded by their ACK (block 1 F21 + block 4 177/451)."""
+    """(file name, message) of every real MT103 input; a Prowide .rje file holds several
+    messages separated by "$", received ones preceded by their ACK (block 1 F21 + block 4
+    177/451)."""
     out = []
     for path in sorted(INPUTS.iterdir()):
+        if path.suffix == ".xml":
+            continue
         raw = path.read_text(encoding="utf-8")
         parts = raw.split("$") if path.suffix == ".rje" else [raw]
         out += [(path.name, re.sub(r"^\{1:F21[^}]*\}\{4:\{177:[^}]*\}\{451:[^}]*\}\}", "",
@@ -98,10 +173,6 @@ def input_messages() -> list[tuple[str, str]]:
 def test_real_inputs_parse_validate_and_translate_without_surprises():
     seen, results = set(), {}
     for name, message in input_messages():
-        if name.endswith(".xml"):
-            mt = iso.translate(message)
-            assert validate_text(mt) == [], name
-            continue
         msg = parse(message)  # None for the one malformed message, never an exception
         issues = {i.code for i in validate_text(message) or []}
         results.setdefault(name, []).append((msg is not None, issues))

@@ -15,7 +15,7 @@ from decimal import Decimal
 
 from textgyms.envs.iso20022.charset import chunks, clean, fit, safe_line
 from textgyms.envs.iso20022.currencies import mt_amount, mt_decimal
-from textgyms.envs.iso20022.mx import load, text
+from textgyms.envs.iso20022.mx import Loaded, load, text
 
 EU_RULE = frozenset(
     "AD AT BE BG BV CH CY CZ DE DK EE ES FI FR GB GF GI GP GR HR HU IE IS IT LI LT LU LV MC "
@@ -109,9 +109,20 @@ def field_26t(tx: ET.Element) -> list[str]:
     return [prtry] if prtry and _TYPE_26T.fullmatch(prtry) else []
 
 
-def losses(tx: ET.Element) -> list[str]:
-    """The elements of ``tx`` no MT103 field carries: :data:`UNCARRIED`, a purpose that is
-    not a 26T code, and the country of a 50K/59 party whose lines leave it no room."""
+def unnamed_agents(gh: ET.Element | None, tx: ET.Element) -> list[str]:
+    """The instructing and instructed agents given without a BIC (CBPR+ requires one): the
+    MT103 header names banks by BIC only, so what identifies such an agent (a name, a
+    clearing member id) has no place; the sender or receiver is then the header's Fr/To or
+    the next agent with a BIC (see :func:`translate_with_losses`)."""
+    return [f"{scope}{role}" for node, scope in ((gh, "GrpHdr/"), (tx, ""))
+            if node is not None for role in ("InstgAgt", "InstdAgt")
+            if node.find(role) is not None and _bic(node, role) is None]
+
+
+def losses(tx: ET.Element, gh: ET.Element | None = None) -> list[str]:
+    """The elements of ``tx`` (and its group header ``gh``) no MT103 field carries:
+    :data:`UNCARRIED`, a purpose that is not a 26T code, the country of a 50K/59 party whose
+    lines leave it no room, and instructing/instructed agents without a BIC."""
     out = [name for name in UNCARRIED if tx.find(name) is not None]
     if tx.find("Purp") is not None and not field_26t(tx):
         out.append("Purp")
@@ -125,7 +136,7 @@ def losses(tx: ET.Element) -> list[str]:
         option, lines = party_lines(party, None)
         if ctry and option == "" and ctry not in lines[-1:]:
             out.append(f"{role}/PstlAdr/Ctry")
-    return out
+    return out + unnamed_agents(gh, tx)
 
 
 def _account(tx: ET.Element, path: str) -> str | None:
@@ -358,20 +369,32 @@ def agent_fields(tx: ET.Element, gh: ET.Element, sender: str, receiver: str) -> 
     return out
 
 
-def translate_with_losses(pacs008_xml: str) -> tuple[str, list[str]]:
-    """The MT103 (blocks 1-4, LF line ends) of a pacs.008 and the names of the elements of
-    the message that no MT103 field carries."""
-    loaded = load(pacs008_xml)
-    tx = loaded.doc.find("FIToFICstmrCdtTrf/CdtTrfTxInf")
+def _transaction(loaded: Loaded) -> tuple[ET.Element, ET.Element, str, str]:
+    """The one transaction of a pacs.008, its group header, and the MT sender and receiver:
+    the header's Fr/To, else the instructing/instructed agents, else the debtor/creditor
+    agents. Raises ``ValueError`` for what no MT103 can be made of."""
+    txs = loaded.doc.findall("FIToFICstmrCdtTrf/CdtTrfTxInf")
     gh = loaded.doc.find("FIToFICstmrCdtTrf/GrpHdr")
-    if tx is None or gh is None:
+    if not txs or gh is None:
         raise ValueError("the Document has no GrpHdr or CdtTrfTxInf")
+    if len(txs) > 1:  # translating the first alone would drop the others silently
+        raise ValueError(f"the pacs.008 holds {len(txs)} transactions (CdtTrfTxInf); an MT103 "
+                         "carries one (CBPR+ allows one per message): split it first")
+    tx = txs[0]
     sender = (loaded.head_from or _bic(tx, "InstgAgt") or _bic(gh, "InstgAgt")
               or _bic(tx, "DbtrAgt") or "")
     receiver = (loaded.head_to or _bic(tx, "InstdAgt") or _bic(gh, "InstdAgt")
                 or _bic(tx, "CdtrAgt") or "")
     if not sender or not receiver:
         raise ValueError("no sender or receiver BIC (AppHdr Fr/To or InstgAgt/InstdAgt)")
+    return tx, gh, sender, receiver
+
+
+def translate_with_losses(pacs008_xml: str) -> tuple[str, list[str]]:
+    """The MT103 (blocks 1-4, LF line ends) of a pacs.008 and the names of the elements of
+    the message that no MT103 field carries."""
+    loaded = load(pacs008_xml)
+    tx, gh, sender, receiver = _transaction(loaded)
     ref = text(tx, "PmtId/InstrId") or text(tx, "PmtId/TxId") or "NONREF"
     codes, to_acc = codes_23e(tx)
     fields = [("20", [fit(clean(ref), 16)])] + [("13C", [v]) for v in field_13c(tx)]
@@ -390,7 +413,7 @@ def translate_with_losses(pacs008_xml: str) -> tuple[str, list[str]]:
     body = "\n".join(f":{tag}:" + "\n".join(lines) for tag, lines in fields)
     gpi = "G001" in service_levels(tx)
     head = header(sender, receiver, text(tx, "PmtId/UETR"), gpi)
-    return f"{head}{{4:\n{body}\n-}}", losses(tx)
+    return f"{head}{{4:\n{body}\n-}}", losses(tx, gh)
 
 
 def translate(pacs008_xml: str) -> str:
