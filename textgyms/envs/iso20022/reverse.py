@@ -19,7 +19,7 @@ from decimal import Decimal
 from textgyms.envs.iso20022.charset import fit
 from textgyms.envs.iso20022.countries import ISO_COUNTRIES
 from textgyms.envs.iso20022.currencies import xml_amount
-from textgyms.envs.iso20022.mt103 import (
+from textgyms.envs.iso20022.mtparse import (
     BIC_RE,
     TIME_13C,
     Message,
