@@ -12,18 +12,23 @@ the median over repeats of:
 * XSD validation of generated messages, lxml (used by the tests) against xmlschema (peer);
 * the floor of any translator: ``xml.etree.ElementTree.fromstring`` of the same messages.
 
-Usage: ``.venv/bin/python benchmarks/bench_iso20022.py [--quick]``; writes
-``benchmarks/results/iso20022.json`` and ``.md``; the table shows the previous results file's
-number of each operation next to the new one (the run before a change is "today's number").
+Usage: ``.venv/bin/python benchmarks/bench_iso20022.py [--quick] [--out DIR]``; writes
+``iso20022.json`` and ``.md`` to ``DIR`` (default ``benchmarks/results``; a smoke run can
+write elsewhere and leave the recorded results alone). The table shows the number each
+operation had in the results file it replaces ("today's number" before a change) and says
+which run that was: its kind (full or quick), size, date and the code it measured, recorded
+in each results file as ``run``.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import platform
 import re
 import statistics
+import subprocess
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
@@ -103,11 +108,40 @@ def run(quick: bool) -> dict:
         "XSD validation, lxml": rate(xsd.validate_xml, xmls, repeats),
         "XSD validation, xmlschema (peer)": rate(peer.is_valid, docs[: max(20, n // 10)], 1),
     }
+    run_info = {"date": datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
+                "code": code_version()}
     return {"n": n, "repeats": repeats, "ops_per_cpu_second": ops,
-            "python": platform.python_version(), "quick": quick}
+            "python": platform.python_version(), "quick": quick, "run": run_info}
+
+
+def code_version() -> str:
+    """The commit the run measures ("HEAD 1a2b3c4", "+ uncommitted changes" when the work
+    tree differs), or "unknown" outside a git checkout."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, check=True,
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=root, check=True, capture_output=True, text=True,
+                               timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return f"HEAD {head}" + (" + uncommitted changes" if dirty else "")
+
+
+def run_label(res: dict | None) -> str:
+    """Which run a results dict is: kind, size, date and code (what is recorded of it)."""
+    if not res or not res.get("ops_per_cpu_second"):
+        return "none (no earlier results file)"
+    kind = "quick" if res.get("quick") else "full"
+    run_info = res.get("run") or {}
+    when = run_info.get("date", "date not recorded")
+    code = run_info.get("code", "code not recorded")
+    return f"the {kind} run of {res.get('n', '?')} messages of {when}, code {code}"
 
 
 def markdown(res: dict, previous: dict | None = None) -> str:
+    """The results table; the "previous run" column is ``previous``'s (named under it)."""
     ops = res["ops_per_cpu_second"]
     before = (previous or {}).get("ops_per_cpu_second", {})
     lines = ["| operation | ops per CPU-second (median) | previous run | vs target 1,000/s "
@@ -122,20 +156,28 @@ def markdown(res: dict, previous: dict | None = None) -> str:
         lines.append(f"| {name} | {value:,.0f} | {old} | {vs_target} | {vs_peer} |")
     kind = "quick" if res["quick"] else "full"
     return (f"### ISO 20022 benchmark ({kind}: {res['n']} messages, levels 1-4, median of "
-            f"{res['repeats']})\n\n" + "\n".join(lines) + "\n")
+            f"{res['repeats']})\n\nThis run: {run_label(res)}.\n"
+            f"Previous run (the column next to it): {run_label(previous)}.\n\n"
+            + "\n".join(lines) + "\n")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer messages and repeats")
-    res = run(parser.parse_args().quick)
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / "iso20022.json"
+    parser.add_argument("--out", type=Path, default=RESULTS,
+                        help="directory for iso20022.json/.md (default: benchmarks/results)")
+    args = parser.parse_args()
+    res = run(args.quick)
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "iso20022.json"
     previous = json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
-    res["previous"] = {"ops_per_cpu_second": (previous or {}).get("ops_per_cpu_second", {})}
+    # The replaced run is kept whole enough to name it (kind, size, date, code) next to its
+    # numbers, so the comparison column always says what it compares with.
+    res["previous"] = {k: (previous or {}).get(k) for k in ("n", "quick", "run")}
+    res["previous"]["ops_per_cpu_second"] = (previous or {}).get("ops_per_cpu_second", {})
     path.write_text(json.dumps(res, indent=2) + "\n", encoding="utf-8")
     text = markdown(res, previous)
-    (RESULTS / "iso20022.md").write_text(text, encoding="utf-8")
+    (args.out / "iso20022.md").write_text(text, encoding="utf-8")
     print(text)
 
 
