@@ -130,12 +130,12 @@ def parse(
     """Parse one tool call from ``text``; when several appear, ``rule`` picks one."""
     entry = _TOOLSETS.get(id(tools))  # inlined _toolset/_simple_call: this runs every step
     if entry is not None and entry[0] is tools and len(text) < 512:
+        call = _plain_call(text, entry[2])
+        if call is not None:
+            return call
         m = entry[1][2].fullmatch(text)
         if m is not None:  # the whole action is one call of a one-string-argument tool
-            name, body = m.group(1, 2)
-            name = name.lower()
-            args = {entry[2][name]: body.strip()}
-            return _new_tuple(ToolCall, (name, args, "tag", m.start(1) - 1))
+            return _simple_call(m, entry[1][0])
     calls = parse_all(text, tools)
     if isinstance(calls, ParseError):
         return calls
@@ -163,9 +163,44 @@ def parse_all(text: str, tools: Sequence[ToolSpec]) -> list[ToolCall] | ParseErr
 
 def _simple_call(m: re.Match[str], by_name: Mapping[str, ToolSpec]) -> ToolCall:
     """The call matched by a toolset's simple regex (same result as the full scan)."""
-    name = m.group(1).lower()
-    args = {by_name[name].params[0].name: m.group(2).strip()}
-    return _new_tuple(ToolCall, (name, args, "tag", m.start(1) - 1))
+    spec = _tool(by_name, m.group(1))
+    args = {spec.params[0].name: m.group(2).strip()}
+    return _new_tuple(ToolCall, (spec.name, args, "tag", m.start(1) - 1))
+
+
+def _plain_call(text: str, plain: Mapping[str, tuple[str, str, str]]) -> ToolCall | None:
+    """The call when ``text`` is exactly ``<name>content</name>`` of a one-string-argument tool,
+    in the tool's own spelling and without surrounding space (what policies nearly always
+    send); else None. The same call as the simple regex gives for such text, from a few string
+    operations instead of a regex match (about a third of a step's parsing cost)."""
+    end = text.find(">")
+    found = plain.get(text[: end + 1])
+    if found is None:
+        return None
+    name, main, close = found
+    if not text.endswith(close):
+        return None
+    body = text[end + 1 : len(text) - len(close)]
+    # The characters the simple regex refuses in a content (tags, fences, JSON).
+    if "<" in body or ">" in body or "`" in body or "{" in body:
+        return None
+    value = body.strip()
+    if not value:
+        return None
+    return _new_tuple(ToolCall, (name, {main: value}, "tag", 0))
+
+
+def _tool(tools: Mapping[str, ToolSpec], matched: str) -> ToolSpec:
+    """The tool a tag name matched by the toolset regexes stands for.
+
+    The regexes match names case-insensitively with Unicode case folding, under which "ſ"
+    (long s) matches "s" and "K" (Kelvin sign) matches "k"; ``str.lower`` maps neither, so
+    such a name is resolved by the same case-insensitive comparison the regex made.
+    """
+    spec = tools.get(matched.lower())
+    if spec is None:
+        spec = next(t for n, t in tools.items() if re.fullmatch(re.escape(n), matched, re.I))
+    return spec
 
 
 # --- XML-style tags -------------------------------------------------------------------------
@@ -173,8 +208,9 @@ def _simple_call(m: re.Match[str], by_name: Mapping[str, ToolSpec]) -> ToolCall:
 _ATTR = re.compile(r"""([A-Za-z_][\w-]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""")
 _FENCE = re.compile(r"^```[\w+.-]*[ \t]*\n(.*?)\n?```$", re.S)
 _Toolset = tuple[dict[str, ToolSpec], re.Pattern[str], re.Pattern[str]]
-# id(tools) -> (tools, toolset, {tool name: name of its main argument})
-_TOOLSETS: dict[int, tuple[Sequence[ToolSpec], _Toolset, dict[str, str]]] = {}
+# id(tools) -> (tools, toolset, {"<name>": (name, main argument, "</name>")} of the tools the
+# simple regex serves)
+_TOOLSETS: dict[int, tuple[Sequence[ToolSpec], _Toolset, dict[str, tuple[str, str, str]]]] = {}
 _NEVER = re.compile(r"(?!)(x)(x)")
 
 
@@ -191,11 +227,12 @@ def _toolset(tools: Sequence[ToolSpec]) -> _Toolset:
     if entry is None or entry[0] is not tools:  # ids are reused once an object is freed
         names = "|".join(re.escape(t.name) for t in sorted(tools, key=lambda t: -len(t.name)))
         tag_re = re.compile(rf"<(/?)({names})(?=[\s/>])([^<>]*)>", re.IGNORECASE)
-        simple = [
-            re.escape(t.name)
+        simple_tools = [
+            t
             for t in tools
             if len(t.params) == 1 and t.params[0].type == "string" and t.params[0].enum is None
         ]
+        simple = [re.escape(t.name) for t in simple_tools]
         simple_re = (
             re.compile(
                 rf"\s*<({'|'.join(simple)})>([^<>`{{]*[^<>`{{\s][^<>`{{]*)</\1>\s*", re.IGNORECASE
@@ -203,8 +240,8 @@ def _toolset(tools: Sequence[ToolSpec]) -> _Toolset:
             if simple
             else _NEVER
         )
-        mains = {t.name: t.params[0].name for t in tools if t.params}
-        entry = (tools, ({t.name: t for t in tools}, tag_re, simple_re), mains)
+        plain = {f"<{t.name}>": (t.name, t.params[0].name, f"</{t.name}>") for t in simple_tools}
+        entry = (tools, ({t.name: t for t in tools}, tag_re, simple_re), plain)
         if len(_TOOLSETS) > 256:
             _TOOLSETS.clear()
         _TOOLSETS[id(tools)] = entry
@@ -222,13 +259,13 @@ def _tag_calls(
         closing, name, attrs = m.groups()
         name = name.lower()
         if not closing and attrs.endswith("/"):
-            call = _make_call(tools[name], "", attrs, m.start())
+            call = _make_call(_tool(tools, name), "", attrs, m.start())
             calls, error = _collect(calls, call, error)
         elif not closing:
             open_tag = (name, m.start(), m.end(), attrs)
         elif open_tag is not None and open_tag[0] == name:
             body = text[open_tag[2] : m.start()]
-            call = _make_call(tools[name], body, open_tag[3], open_tag[1])
+            call = _make_call(_tool(tools, name), body, open_tag[3], open_tag[1])
             calls, error = _collect(calls, call, error)
             open_tag = None
     if open_tag is not None and error is None:

@@ -32,6 +32,7 @@ import inspect
 import math
 import re
 import string
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple
@@ -178,18 +179,20 @@ class Turn(NamedTuple):
     penalty: float = 0.0
 
 
-@dataclass
 class _Episode:
-    """Book-keeping of the episode in progress (owned by TextEnv, not by families)."""
+    """Book-keeping of the episode in progress (owned by TextEnv, not by families).
 
-    task: Task
-    state: Any
-    messages: list[dict[str, str]]
-    task_id: str = ""
-    turn: int = 0
-    invalid: int = 0
-    paid: float = 0.0  # dense shaping paid so far
-    done: bool = False
+    A slotted class with a plain ``__init__`` rather than a dataclass: one is built on every
+    reset and its fields are read and written on every step.
+    """
+
+    __slots__ = ("task", "state", "messages", "task_id", "turn", "invalid", "paid", "done")
+
+    def __init__(self, task: Task, state: Any, messages: list[dict[str, str]], task_id: str):
+        self.task, self.state, self.messages, self.task_id = task, state, messages, task_id
+        self.turn = self.invalid = 0  # agent actions / invalid ones so far
+        self.paid = 0.0  # dense shaping paid so far
+        self.done = False
 
 
 class TextEnv(gym.Env[str, str]):
@@ -241,7 +244,7 @@ class TextEnv(gym.Env[str, str]):
         self.observation_space = TextSpace(max_obs_chars)
         self.action_space = TextSpace(max_action_chars)
         self._ep: _Episode | None = None
-        self._seeder: tuple | None = None  # PCG64, Generator and state dicts, re-used by reset
+        self._seeder: _Seeder | None = None  # re-used by every reset(seed=...)
 
     # --- hooks ------------------------------------------------------------------------------
     def generate(self, rng: np.random.Generator) -> Task:
@@ -311,26 +314,30 @@ class TextEnv(gym.Env[str, str]):
         task = _task_option(options) if options else None
         if task is None:
             task = self.generate(self.np_random)
-        obs = self._clip(self.prompt(task))
-        self._ep = _Episode(
-            task, self.init_state(task), [{"role": "user", "content": obs}], task.task_id
-        )
-        info = self._info(None, "prompt")
-        info[TOOLS] = _schemas(type(self))
+        obs = self.prompt(task)
+        if len(obs) > self.observation_space.max_length:
+            obs = self._clip(obs)
+        messages = [{"role": "user", "content": obs}]
+        task_id = task.task_id
+        self._ep = _Episode(task, self.init_state(task), messages, task_id)
+        # The standard keys (see _info), built inline: this runs on every reset.
+        info = {
+            TASK_ID: task_id,
+            TURN: 0,
+            ERROR: None,
+            OBS_KIND: "prompt",
+            MESSAGES: list(messages),
+            TOOLS: _schemas(type(self)),
+        }
         return obs, info
 
     def _reseed(self, seed: int) -> None:
-        """Seed ``np_random`` as :func:`seeded_generator` does, re-using this env's PCG64,
-        Generator and state dicts: a reset builds none of them (about a fifth of its cost)."""
-        if self._seeder is None:
-            bits = np.random.PCG64(0)
-            inner = {"state": 0, "inc": 1}
-            outer = {"bit_generator": "PCG64", "state": inner, "has_uint32": 0, "uinteger": 0}
-            self._seeder = (bits, np.random.Generator(bits), inner, outer)
-        bits, generator, inner, outer = self._seeder
-        inner["state"], inner["inc"] = _seed_words(seed)
-        bits.state = outer
-        self._np_random, self._np_random_seed = generator, seed
+        """Seed ``np_random`` as :func:`seeded_generator` does, re-using this env's PCG64 and
+        Generator (see :class:`_Seeder`)."""
+        seeder = self._seeder
+        if seeder is None:
+            seeder = self._seeder = _Seeder()
+        self._np_random, self._np_random_seed = seeder.seed(seed), seed
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """One agent action. Never raises on agent text; raises ResetNeeded when misused."""
@@ -370,11 +377,12 @@ class TextEnv(gym.Env[str, str]):
         self, ep: _Episode, action: str, turn: Turn
     ) -> tuple[str, float, bool, bool, dict]:
         """Apply the invalid-action policy and the turn limit, then pay the reward."""
-        ep.invalid += turn.error is not None
-        terminated, verdict, obs = turn.terminated, turn.verdict, turn.observation
-        if not terminated and turn.error is not None and ep.invalid >= self.max_invalid:
-            terminated, verdict = True, self.final_verdict(ep.state)
-            obs += f"\nToo many invalid actions ({ep.invalid}); the episode is over."
+        obs, shaping, terminated, verdict, error, kind, extra, penalty = turn  # one unpacking
+        if error is not None:
+            ep.invalid += 1
+            if not terminated and ep.invalid >= self.max_invalid:
+                terminated, verdict = True, self.final_verdict(ep.state)
+                obs += f"\nToo many invalid actions ({ep.invalid}); the episode is over."
         truncated = not terminated and ep.turn >= self.max_turns
         if truncated:
             verdict = self.final_verdict(ep.state)
@@ -383,17 +391,18 @@ class TextEnv(gym.Env[str, str]):
             obs = self._clip(obs)
         if len(action) > self.max_action_chars:  # keep the transcript inside the spaces
             action = _clip_text(action, self.max_action_chars)
-        ep.messages += ({"role": "assistant", "content": action}, {"role": "user", "content": obs})
+        messages = ep.messages
+        messages += ({"role": "assistant", "content": action}, {"role": "user", "content": obs})
         # The standard keys (see _info), built inline: this runs on every step.
         info = {
             TASK_ID: ep.task_id,
             TURN: ep.turn,
-            ERROR: turn.error,
-            OBS_KIND: turn.obs_kind,
-            MESSAGES: list(ep.messages),
+            ERROR: error,
+            OBS_KIND: kind,
+            MESSAGES: list(messages),
         }
-        if turn.info:
-            info.update(turn.info)
+        if extra:
+            info.update(extra)
         if terminated or truncated:
             if verdict is None:
                 raise VerifierError(
@@ -401,14 +410,14 @@ class TextEnv(gym.Env[str, str]):
                 )
             reward = self._finish(ep, verdict, info)
         elif self.reward_mode == "dense":
-            reward = float(turn.reward)
+            reward = float(shaping)
             ep.paid += reward
         else:
             reward = 0.0
-        if turn.error is not None:
+        if error is not None:
             reward -= self.invalid_penalty
-        if turn.penalty:
-            reward -= turn.penalty
+        if penalty:
+            reward -= penalty
         return obs, reward, terminated, truncated, info
 
     def _finish(self, ep: _Episode, verdict: Verdict, info: dict[str, Any]) -> float:
@@ -467,6 +476,84 @@ def _task_option(options: dict[str, Any]) -> Task | None:
     return task
 
 
+class _Seeder:
+    """One env's PCG64 and Generator, re-seeded in place by every ``reset(seed=...)``.
+
+    ``seed(s)`` leaves the generator exactly where :func:`seeded_generator` starts. Building a
+    PCG64 and a Generator per reset, or even assigning ``PCG64.state`` (a dict parsed into four
+    numpy integers), costs more than the rest of a Wordle reset, so where numpy keeps the
+    128-bit state and increment in the native little-endian layout, the 32 hash bytes are
+    written straight into that state: they already are the little-endian state and increment.
+    The layout is checked once against the ``state`` setter when the seeder is built; anywhere
+    it differs, the setter is used. A seeder pickles as a new one (memory views do not pickle).
+    """
+
+    __slots__ = ("bits", "generator", "_words", "_buffer", "_state")
+
+    def __init__(self) -> None:
+        self.bits = np.random.PCG64(0)
+        self.generator = np.random.Generator(self.bits)
+        inner = {"state": 0, "inc": 1}
+        self._state = {"bit_generator": "PCG64", "state": inner, "has_uint32": 0, "uinteger": 0}
+        self._words = self._buffer = None
+        views = _native_views(self.bits)
+        if views is not None and self._writes_like_setter(*views):
+            self._words, self._buffer = views
+
+    def __reduce__(self) -> tuple[type, tuple]:
+        return _Seeder, ()
+
+    def seed(self, seed: int) -> np.random.Generator:
+        """The generator, seeded with ``seed`` (validated as :func:`seeded_generator` does)."""
+        digest = _seed_digest(seed)
+        words = self._words
+        if words is None:
+            inner = self._state["state"]
+            inner["state"] = int.from_bytes(digest[:16], "little")
+            inner["inc"] = int.from_bytes(digest[16:], "little") | 1
+            self.bits.state = self._state
+        else:
+            words[:] = digest
+            words[16] |= 1  # the increment is odd (its lowest bit is the first byte's)
+            self._buffer[:] = _NO_BUFFERED_UINT32
+        return self.generator
+
+    def _writes_like_setter(self, words: memoryview, buffer: memoryview) -> bool:
+        """Whether writing into ``words`` and ``buffer`` sets the state the setter sets."""
+        digest = _seed_digest(0xC0FFEE)
+        expected = seeded_generator(0xC0FFEE).bit_generator.state
+        self.bits.state = {**self._state, "has_uint32": 1, "uinteger": 7}
+        words[:] = digest
+        words[16] |= 1
+        buffer[:] = _NO_BUFFERED_UINT32
+        return self.bits.state == expected
+
+
+# has_uint32 = 0 and uinteger = 0: no half-used 64-bit draw is pending.
+_NO_BUFFERED_UINT32 = bytes(8)
+
+
+def _native_views(bits: np.random.PCG64) -> tuple[memoryview, memoryview] | None:
+    """Writable views of a PCG64's 32 bytes of state and increment and of the 8 bytes after
+    its state pointer (``has_uint32``, ``uinteger``), where numpy's C layout allows; else None.
+
+    numpy's ``pcg64_state`` is ``{pcg64_random_t *pcg_state; int has_uint32; uint32_t
+    uinteger;}``; whether the 128-bit words are native integers is what the caller checks.
+    """
+    if sys.byteorder != "little":
+        return None
+    try:
+        import ctypes
+
+        address = bits.ctypes.state_address
+        pointer = ctypes.c_void_p.from_address(address).value
+        words = (ctypes.c_ubyte * 32).from_address(pointer)
+        buffer = (ctypes.c_ubyte * 8).from_address(address + ctypes.sizeof(ctypes.c_void_p))
+        return memoryview(words).cast("B"), memoryview(buffer).cast("B")
+    except Exception:  # no ctypes, or a numpy without this interface: use the setter
+        return None
+
+
 @functools.cache
 def _schemas(cls: type[TextEnv]) -> list[dict[str, Any]]:
     """The tool schemas of an env class, built once (shared: treat ``info["tools"]`` as
@@ -474,13 +561,19 @@ def _schemas(cls: type[TextEnv]) -> list[dict[str, Any]]:
     return tool_schemas(cls.tools)
 
 
-def _seed_words(seed: int) -> tuple[int, int]:
-    """PCG64 (state, increment) for ``seed``: the 256-bit blake2b hash of the seed."""
+def _seed_digest(seed: int) -> bytes:
+    """The 256-bit blake2b hash of a validated seed: PCG64's state (first 16 bytes) and
+    increment (last 16, lowest bit then set), both little-endian."""
     if type(seed) is not int and (isinstance(seed, bool) or not isinstance(seed, np.integer)):
         raise ConfigError(f"seed must be a non-negative int, got {seed!r}")
     if not 0 <= seed < 1 << 128:
         raise ConfigError(f"seed must be an int in [0, 2**128), got {seed!r}")
-    digest = hashlib.blake2b(int(seed).to_bytes(16, "little"), digest_size=32).digest()
+    return hashlib.blake2b(int(seed).to_bytes(16, "little"), digest_size=32).digest()
+
+
+def _seed_words(seed: int) -> tuple[int, int]:
+    """PCG64 (state, increment) for ``seed``: the 256-bit blake2b hash of the seed."""
+    digest = _seed_digest(seed)
     return int.from_bytes(digest[:16], "little"), int.from_bytes(digest[16:], "little") | 1
 
 

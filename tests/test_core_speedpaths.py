@@ -1,0 +1,143 @@
+"""The fast paths of the core loop give exactly what the general paths give.
+
+The parser's plain-tag path against the regex and the full scan, the in-place reseeding of
+``np_random`` against :func:`seeded_generator` and the ``state`` setter, and Wordle's fused
+scoring against the rules. Speed itself is measured in ``benchmarks/``, never here.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import textgyms  # noqa: F401  (registers the ids)
+from textgyms import actions
+from textgyms.actions import Param, ParseError, ToolSpec, parse, parse_all
+from textgyms.core import _Seeder, seeded_generator
+
+TOOLS = (
+    ToolSpec("guess", "Guess.", (Param("word"),)),
+    ToolSpec("search", "Search.", (Param("query"),)),
+    ToolSpec("open", "Open.", (Param("url"), Param("line", "integer", required=False))),
+    ToolSpec("back", "Back."),
+)
+
+# Text shaped like a tag call, with the characters that decide which path serves it.
+PIECES = "<guess> </guess> <GUESS> </Guess> <search> </search> <open> </open> <back/> crane"
+pieces = st.sampled_from(
+    [*PIECES.split(), " ", "\n", "\u00a0", "<", ">", "`", "{", "}", '"name"', "ſ", "K", "x"]
+)
+texts = st.lists(pieces, max_size=8).map("".join)
+
+
+def full_scan(text: str, tools: tuple[ToolSpec, ...]) -> actions.ToolCall | ParseError:
+    """The last call by the general tag and JSON scan, with no fast path."""
+    by_name, tag_re, _ = actions._toolset(tools)
+    tag_calls, tag_err = actions._tag_calls(text, by_name, tag_re)
+    json_calls, json_err = actions._json_calls(text, by_name)
+    calls = tag_calls + json_calls
+    if tag_calls and json_calls:  # parse_all's order: by position only when forms mix
+        calls.sort(key=lambda c: c.start)
+    if calls:
+        return calls[-1]
+    if tag_err or json_err:
+        return ParseError("invalid", f"{tag_err or json_err} {actions.valid_forms(tools)}")
+    return ParseError("format", f"No tool call found. {actions.valid_forms(tools)}")
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=texts)
+def test_parse_equals_the_full_scan(text):
+    assert parse(text, TOOLS) == full_scan(text, TOOLS)
+
+
+@settings(max_examples=200, deadline=None)
+@given(body=st.text(max_size=20), name=st.sampled_from(["guess", "search"]))
+def test_plain_tag_path_equals_the_simple_regex(body, name):
+    text = f"<{name}>{body}</{name}>"
+    entry = actions._TOOLSETS.get(id(TOOLS))
+    plain = actions._plain_call(text, entry[2]) if entry else None
+    m = actions._toolset(TOOLS)[2].fullmatch(text)
+    expected = actions._simple_call(m, actions._toolset(TOOLS)[0]) if m else None
+    if plain is not None:  # the plain path serves a subset of what the regex serves
+        assert plain == expected
+    if m is not None:
+        assert parse(text, TOOLS) == expected == parse_all(text, TOOLS)[-1]
+
+
+@pytest.mark.parametrize(
+    "text", ["<gueſs>crane</gueſs>", "x <gueſs>crane</gueſs>", "<GUEſS>crane</GUEſS> ok"]
+)
+def test_unicode_case_folded_tag_names_are_the_tool(text):
+    # The tag regex matches "ſ" as "s" (Unicode case folding); str.lower does not map it, and
+    # resolving the name by lower() raised KeyError from env.step on agent text.
+    call = parse(text, TOOLS)
+    assert call == actions.ToolCall("guess", {"word": "crane"}, "tag", call.start)
+    env = gym.make("textgyms/Wordle-v0")
+    env.reset(seed=0)
+    *_, info = env.step(text)
+    assert info["error"] is None and info["guesses"] == 1
+
+
+def test_kelvin_sign_names_the_tool_back():
+    assert parse("<bac\u212a/>", TOOLS) == actions.ToolCall("back", {}, "tag", 0)
+
+
+SEEDS = [0, 1, 7, 2**31 - 1, 2**64 + 3, 2**127, 2**128 - 1, np.int64(5), np.uint32(9)]
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_seeder_state_equals_seeded_generator(native):
+    seeder = _Seeder()
+    if not native:
+        seeder._words = seeder._buffer = None  # the state-setter path
+    for seed in SEEDS:
+        generator = seeder.seed(seed)
+        assert generator.bit_generator.state == seeded_generator(seed).bit_generator.state
+        # A half-used 64-bit draw must not leak into the next seed's stream.
+        generator.integers(0, 2**32, dtype=np.uint32)
+        assert generator.bit_generator.state["has_uint32"] == 1
+    for seed in SEEDS:
+        seeder.seed(seed).integers(0, 10, size=3, dtype=np.uint32)
+        a = seeder.seed(seed).integers(0, 2**32, size=5, dtype=np.uint32)
+        b = seeded_generator(seed).integers(0, 2**32, size=5, dtype=np.uint32)
+        assert np.array_equal(a, b)
+
+
+def test_native_seeding_is_used_where_the_layout_allows():
+    # This machine (x86-64/aarch64 numpy) has the native layout; elsewhere the setter serves.
+    import sys
+
+    if sys.byteorder == "little":
+        assert _Seeder()._words is not None
+
+
+def test_env_reseeds_after_pickling():
+    env = gym.make("textgyms/Wordle-v0").unwrapped
+    env.reset(seed=3)
+    first = env.np_random.random(3)
+    copy = pickle.loads(pickle.dumps(env))
+    copy.reset(seed=3)
+    assert np.array_equal(copy.np_random.random(3), first)
+    assert copy.task == env.task
+
+
+def test_reset_info_and_episode_fields():
+    env = gym.make("textgyms/Wordle-v0").unwrapped
+    obs, info = env.reset(seed=11)
+    assert info == {
+        "task_id": env.task.task_id,
+        "turn": 0,
+        "error": None,
+        "obs_kind": "prompt",
+        "messages": [{"role": "user", "content": obs}],
+        "tools": env.tools[0].schema() and [env.tools[0].schema()],
+    }
+    assert info["messages"] is not env._ep.messages  # a copy: the next step must not change it
+    env.step("<guess>crane</guess>")
+    assert len(info["messages"]) == 1 and len(env._ep.messages) == 3
