@@ -137,7 +137,7 @@ class Task:
             # __dict__ holds exactly the fields, in definition order, until the cache is added.
             blob = f"{type(self).__name__}{tuple(self.__dict__.values())!r}".encode()
             cached = hashlib.blake2b(blob, digest_size=8).hexdigest()
-            object.__setattr__(self, "_task_id", cached)  # frozen: not a field, just a cache
+            self.__dict__["_task_id"] = cached  # frozen: not a field, just a cache
         return cached
 
 

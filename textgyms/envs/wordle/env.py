@@ -29,12 +29,17 @@ import numpy as np
 from textgyms.actions import Param, ParseError, ToolSpec, parse
 from textgyms.core import TextEnv, Turn, Verdict, check_choice
 from textgyms.envs.wordle import solver, words
-from textgyms.envs.wordle.generate import SPLITS, WordleTask, answer_pool, generate
+from textgyms.envs.wordle.generate import (
+    SPLITS,
+    WordleTask,
+    answer_pool,
+    draw_secret,
+    make_task,
+)
 from textgyms.envs.wordle.rules import GRAY, GREEN, YELLOW, hard_mode_violation
 from textgyms.envs.wordle.verify import partial_credit, score_history
 
 GUESS = ToolSpec("guess", "Guess the secret word.", (Param("word", "string", "your guess"),))
-MARKS = {2: "G", 1: "Y", 0: "_"}
 EXAMPLE = {4: "lion", 5: "crane", 6: "planet", 7: "example"}
 
 
@@ -64,46 +69,64 @@ class WordleState:
     def add(self, guess: str) -> str:
         """Record a valid guess; return the board (see :func:`render_board`)."""
         fb, line, found, grays, greens = scored_line(guess, self.task.secret)
-        self.history.append((guess, fb))
-        self.board += f"{len(self.history)}. {line}\n"
+        history = self.history
+        history.append((guess, fb))
+        self.board += f"{len(history)}. {line}\n"
         self.found.update(found)
         self.grays.update(grays)
         self.greens.update(greens)
         return render_board(self)
 
 
-@lru_cache(maxsize=1 << 16)
 def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, str, str, tuple[int, ...]]:
     """The feedback of a guess, its board line (without its number), its found letters, its
     gray letters and its green positions, in one pass (the two-pass rule of
     :func:`rules.feedback`, fused with the rendering because an env step needs all of them).
-    Cached: pairs recur in RL."""
-    unmatched = [s for g, s in zip(guess, secret) if g != s]  # copies left for yellows
-    marks: list[int] = []
-    found = grays = ""
+
+    The marks are built as a string ("GY__G"), and everything that depends on the marks
+    alone comes from a table of the patterns seen so far (at most 3**7), so a step spends one
+    loop over the letters. Not memoised per (guess, secret): in play most pairs are new, and
+    a miss in a cache of pairs costs more than this loop saves on a hit.
+    """
+    spare = [s for g, s in zip(guess, secret) if g != s]  # secret letters left for yellows
+    marks = found = grays = ""
     for g, s in zip(guess, secret):
         if g == s:
-            marks.append(GREEN)
+            marks += "G"
             found += g
-        elif g in unmatched:
-            marks.append(YELLOW)
+        elif g in spare:
+            marks += "Y"
             found += g
-            unmatched.remove(g)
+            spare.remove(g)
         else:
-            marks.append(GRAY)
+            marks += "_"
             grays += g
-    fb = tuple(marks)
-    text = _MARK_TEXT.get(fb) or _mark_text(fb)
-    greens = tuple(i for i, m in enumerate(marks) if m == GREEN)
-    return fb, f"{' '.join(guess.upper())}   {text}", found, grays, greens
+    fb, text, greens = _PATTERNS.get(marks) or _pattern(marks)
+    spaced = _SPACED.get(guess) or _spaced(guess)
+    return fb, f"{spaced}   {text}", found, grays, greens
 
 
-_MARK_TEXT: dict[tuple[int, ...], str] = {}  # at most 3**7 entries
+# marks ("GY__G") -> (feedback tuple, board text "G Y _ _ G", green positions)
+_PATTERNS: dict[str, tuple[tuple[int, ...], str, tuple[int, ...]]] = {}
+_MARK_VALUES = {"G": GREEN, "Y": YELLOW, "_": GRAY}
 
 
-def _mark_text(fb: tuple[int, ...]) -> str:
-    text = _MARK_TEXT[fb] = " ".join([MARKS[m] for m in fb])
+# guess -> its letters upper-cased and spaced ("C R A N E"); guesses come from the word list
+_SPACED: dict[str, str] = {}
+
+
+def _spaced(guess: str) -> str:
+    if len(_SPACED) >= 1 << 16:  # more than any word list holds: bound it all the same
+        _SPACED.clear()
+    text = _SPACED[guess] = " ".join(guess.upper())
     return text
+
+
+def _pattern(marks: str) -> tuple[tuple[int, ...], str, tuple[int, ...]]:
+    greens = tuple(i for i, m in enumerate(marks) if m == "G")
+    entry = (tuple(_MARK_VALUES[m] for m in marks), " ".join(marks), greens)
+    _PATTERNS[marks] = entry
+    return entry
 
 
 class WordleEnv(TextEnv):
@@ -134,17 +157,13 @@ class WordleEnv(TextEnv):
         turns = max_guesses + max_invalid if max_turns is None else max_turns
         super().__init__(max_turns=turns, max_invalid=max_invalid, max_obs_chars=4096, **kwargs)
         self._valid = words.guesses(length)  # looked up on every step
+        self._pool = answer_pool(length, vocab, split)  # drawn from on every reset
 
     def generate(self, rng: np.random.Generator) -> WordleTask:
-        """A secret drawn uniformly from the variant's answer pool."""
-        return generate(
-            rng,
-            length=self.length,
-            vocab=self.vocab,
-            split=self.split,
-            max_guesses=self.max_guesses,
-            hard_mode=self.hard_mode,
-        )
+        """A secret drawn uniformly from the variant's answer pool (as :func:`generate` draws,
+        with the pool looked up once per env rather than once per reset)."""
+        secret = draw_secret(rng, self._pool)
+        return make_task(secret, self.length, self.max_guesses, self.hard_mode, self.vocab)
 
     def prompt(self, task: WordleTask) -> str:
         """The rules of the variant and the action format."""
@@ -173,17 +192,19 @@ class WordleEnv(TextEnv):
                     "feedback",
                     self._extra(state),
                 )
-        dense = self.reward_mode == "dense"  # the potential is only worth computing then
-        before = partial_credit(task.secret, state.history) if dense else 0.0
-        obs = state.add(word)
+        if self.reward_mode == "dense":  # the potential is only worth computing then
+            before = partial_credit(task.secret, state.history)
+            obs = state.add(word)
+            shaping = partial_credit(task.secret, state.history) - before
+        else:
+            obs, shaping = state.add(word), 0.0
         used = len(state.history)
-        over = word == task.secret or used >= task.max_guesses
-        verdict = self.final_verdict(state) if over else None
-        if verdict is not None:
+        verdict = None
+        if word == task.secret or used >= task.max_guesses:
+            verdict = self.final_verdict(state)
             obs += f"\n{verdict.feedback}"
-        shaping = partial_credit(task.secret, state.history) - before if dense else 0.0
         extra = {"guesses": used, "guesses_left": task.max_guesses - used}
-        return Turn(obs, shaping, over, verdict, None, "tool", extra)
+        return Turn(obs, shaping, verdict is not None, verdict, None, "tool", extra)
 
     def final_verdict(self, state: WordleState) -> Verdict:
         secret = state.task.secret

@@ -57,10 +57,14 @@ def generate(
 ) -> WordleTask:
     """Draw a secret uniformly from the variant's answer pool using only ``rng``."""
     pool = answer_pool(length, vocab, split)  # positional: an lru_cache with kwargs is slower
+    return make_task(draw_secret(rng, pool), length, max_guesses, hard_mode, vocab)
+
+
+def draw_secret(rng: np.random.Generator, pool: tuple[str, ...]) -> str:
+    """A word of ``pool`` drawn uniformly with one number of ``rng``."""
     # floor(U * n) with a 53-bit uniform U: uniform to within 2**-40 for these pool sizes, and
     # three times cheaper than rng.integers, which matters in a reset of a few microseconds.
-    secret = pool[int(rng.random() * len(pool))]
-    return make_task(secret, length, max_guesses, hard_mode, vocab)
+    return pool[int(rng.random() * len(pool))]
 
 
 @lru_cache(maxsize=1 << 15)
