@@ -424,17 +424,14 @@ class TextEnv(gym.Env[str, str]):
         """Close the episode and put the verdict in ``info``; return the final reward, which
         tops the dense shaping already paid up to the final score."""
         ep.done = True
-        info.update(
-            {
-                SCORE: float(verdict.score),
-                SOLVED: bool(verdict.solved),
-                PARTS: {k: float(v) for k, v in verdict.parts.items()},
-            }
-        )
+        score = float(verdict.score)
+        info[SCORE] = score
+        info[SOLVED] = bool(verdict.solved)
+        info[PARTS] = {k: float(v) for k, v in verdict.parts.items()}
         if info[ERROR] is None:
             info[ERROR] = verdict.error
         info["feedback"] = verdict.feedback
-        return float(verdict.score) - ep.paid
+        return score - ep.paid
 
     def _info(self, error: str | None, kind: ObsKind, extra: Mapping[str, Any] = {}) -> dict:
         """The standard info keys of the current step, plus the family's ``extra`` keys."""

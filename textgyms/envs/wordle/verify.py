@@ -78,4 +78,4 @@ def score_history(
         "letters": letters,
         "efficiency": efficiency,
     }
-    return Verdict(score=score, solved=solved, feedback=feedback_text, parts=parts)
+    return Verdict(score, solved, feedback_text, parts)
