@@ -181,13 +181,14 @@ def _plain_call(text: str, plain: Mapping[str, tuple[str, str, str]]) -> ToolCal
     if not text.endswith(close):
         return None
     body = text[end + 1 : len(text) - len(close)]
-    # The characters the simple regex refuses in a content (tags, fences, JSON).
-    if "<" in body or ">" in body or "`" in body or "{" in body:
-        return None
-    value = body.strip()
-    if not value:
-        return None
-    return _new_tuple(ToolCall, (name, {main: value}, "tag", 0))
+    if not body.isalpha():  # one word (the common case) needs none of the checks below
+        # The characters the simple regex refuses in a content (tags, fences, JSON).
+        if "<" in body or ">" in body or "`" in body or "{" in body:
+            return None
+        body = body.strip()
+        if not body:
+            return None
+    return _new_tuple(ToolCall, (name, {main: body}, "tag", 0))
 
 
 def _tool(tools: Mapping[str, ToolSpec], matched: str) -> ToolSpec:

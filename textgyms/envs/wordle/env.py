@@ -88,19 +88,23 @@ def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, str, str
     loop over the letters. Not memoised per (guess, secret): in play most pairs are new, and
     a miss in a cache of pairs costs more than this loop saves on a hit.
     """
-    spare = [s for g, s in zip(guess, secret) if g != s]  # secret letters left for yellows
+    spare = None  # the secret's letters left for yellows, listed once a letter may need them
     marks = found = grays = ""
     for g, s in zip(guess, secret):
         if g == s:
             marks += "G"
             found += g
-        elif g in spare:
-            marks += "Y"
-            found += g
-            spare.remove(g)
-        else:
-            marks += "_"
-            grays += g
+            continue
+        if g in secret:
+            if spare is None:
+                spare = [b for a, b in zip(guess, secret) if a != b]
+            if g in spare:
+                marks += "Y"
+                found += g
+                spare.remove(g)
+                continue
+        marks += "_"
+        grays += g
     fb, text, greens = _PATTERNS.get(marks) or _pattern(marks)
     spaced = _SPACED.get(guess) or _spaced(guess)
     return fb, f"{spaced}   {text}", found, grays, greens
