@@ -107,7 +107,8 @@ def test_eval_refuses_to_mix_runs(tmp_path, capsys):
         )
         == 2
     )
-    assert "different policy" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "different policy (name: 'oracle' != 'random')" in err  # the differing field only
 
 
 @pytest.mark.parametrize(

@@ -554,8 +554,17 @@ def _check_resume(out: Path, old: dict[str, Any], meta: dict[str, Any]) -> None:
                 f"({'; '.join(diff)}){hint}"
             )
     if old.get("policy") != meta["policy"]:
-        raise ConfigError(f"{out} holds a run with a different policy ({old['policy']!r}){hint}")
+        diff = _policy_diff(old.get("policy"), meta["policy"])
+        raise ConfigError(f"{out} holds a run with a different policy ({diff}){hint}")
     meta["created"] = old["created"]
+
+
+def _policy_diff(old: Any, new: Any) -> str:
+    """What differs between two policy specs, field by field (a spec holds the model path and
+    every sampling parameter: printing both whole buries the one that changed)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        return "; ".join(protocol_diff(old, new))
+    return f"{old!r} != {new!r}"
 
 
 def _progress(total: int, initial: int, enabled: bool) -> Any:
