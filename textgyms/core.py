@@ -309,8 +309,10 @@ class TextEnv(gym.Env[str, str]):
         """Start an episode: a task drawn from ``np_random``, or ``options={"task": task}``."""
         if seed is None:
             super().reset(seed=seed)
-        else:
-            self._reseed(seed)
+        else:  # as seeded_generator(seed), re-using this env's PCG64 and Generator
+            if self._seeder is None:
+                self._seeder = _Seeder()
+            self._np_random, self._np_random_seed = self._seeder.seed(seed), seed
         task = _task_option(options) if options else None
         if task is None:
             task = self.generate(self.np_random)
@@ -330,14 +332,6 @@ class TextEnv(gym.Env[str, str]):
             TOOLS: _schemas(type(self)),
         }
         return obs, info
-
-    def _reseed(self, seed: int) -> None:
-        """Seed ``np_random`` as :func:`seeded_generator` does, re-using this env's PCG64 and
-        Generator (see :class:`_Seeder`)."""
-        seeder = self._seeder
-        if seeder is None:
-            seeder = self._seeder = _Seeder()
-        self._np_random, self._np_random_seed = seeder.seed(seed), seed
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """One agent action. Never raises on agent text; raises ResetNeeded when misused."""
