@@ -141,3 +141,24 @@ def test_reset_info_and_episode_fields():
     assert info["messages"] is not env._ep.messages  # a copy: the next step must not change it
     env.step("<guess>crane</guess>")
     assert len(info["messages"]) == 1 and len(env._ep.messages) == 3
+
+
+# Words over a 3-letter alphabet: repeated letters everywhere, so every branch of the fused
+# marking (green, yellow while copies are left, gray once they are used up) is exercised.
+def small_words(n: int) -> st.SearchStrategy[str]:
+    return st.text(alphabet="abc", min_size=n, max_size=n)
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), n=st.integers(4, 7))
+def test_fused_wordle_marking_equals_the_rules(data, n):
+    from textgyms.envs.wordle.env import scored_line
+    from textgyms.envs.wordle.rules import feedback
+
+    guess, secret = data.draw(small_words(n)), data.draw(small_words(n))
+    fb, line, found, grays, greens = scored_line(guess, secret)
+    assert fb == feedback.__wrapped__(guess, secret)
+    assert line == f"{' '.join(guess.upper())}   {' '.join('_YG'[m] for m in fb)}"
+    assert found == "".join(c for c, m in zip(guess, fb) if m)
+    assert grays == "".join(c for c, m in zip(guess, fb) if not m)
+    assert greens == tuple(i for i, m in enumerate(fb) if m == 2)
