@@ -1,4 +1,5 @@
-"""Hardening of issue 20: one submission must not hurt the parent, other episodes or later runs.
+"""Hardening found needed by an adversarial review: one submission must not hurt the parent,
+other episodes or later runs.
 
 Each class of defect has several variants here, and the sandbox tests run under both
 confinement modes (the ``mode`` fixture of the attack suite: Landlock and seccomp, then
@@ -347,7 +348,7 @@ def test_code_env_reports_the_disk_limit(mode):  # noqa: F811
 
 
 
-# --- outcomes are labelled by what stopped the run (issue 18) ---------------------------------
+# --- outcomes are labelled by what stopped the run -------------------------------------------
 
 _STOPPED = {
     "memory_limit": "x = bytearray(2 << 30)",

@@ -1,4 +1,4 @@
-"""IPv6 (issue 22): the parser as IOS takes IPv6, the IPv6 plane of the simulator (longest
+"""IPv6: the parser as IOS takes IPv6, the IPv6 plane of the simulator (longest
 prefix match, ECMP, link-local next hops, router advertisements, OSPFv3 areas and router
 IDs), the IOS-format tools, and the ``ipv6`` family graded on behaviour: the oracle and
 IOS-equivalent rewrites score 1.0, each violated requirement at most 0.5, an unchanged or

@@ -453,7 +453,7 @@ SEARCH_PROBES = [
     ),
 ]
 
-# Issue 20: a results page with more than one page of hits ends in a "Next page:
+# Found by the adversarial review: a results page with more than one page of hits ends in a "Next page:
 # search(query=...)" line that repeats the query. The backend reads only the first 32 words of a
 # query, so 32 filler words push the guessed answer out of the search and leave it in that line
 # alone. Every tool path that can show the line is probed, in text and json renders.
@@ -484,7 +484,7 @@ for _name, _steps in NEXT_PAGE_ECHOES.items():
             (0, 1, 2), lambda u, steps=_steps: [*steps(u), f"<answer>{_gold(u)}</answer>"],
             "Guess, then make a results page repeat the guess in its next-page line and reach "
             "that line (find, open, back): only lines the world served are evidence, the echo "
-            "line never (hole found and fixed, issue 20).", error="ungrounded",
+            "line never (hole found by the adversarial review, fixed).", error="ungrounded",
         ))  # fmt: skip
 
 
@@ -1288,7 +1288,7 @@ def test_search_evidence_excludes_echoes() -> None:
 @pytest.mark.parametrize("name", sorted(NEXT_PAGE_ECHOES))
 def test_next_page_echo_probes_reach_the_echo(name: str, monkeypatch) -> None:
     """The next-page probes are sharp: with the echo line counted as evidence (what the code did
-    before issue 20), the same actions score 1.0."""
+    before the hardening), the same actions score 1.0."""
     from textgyms.envs.search.browser import View
 
     monkeypatch.setattr(View, "served", lambda self, indices: [self.lines[i] for i in indices])

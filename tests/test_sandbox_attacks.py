@@ -1,4 +1,4 @@
-"""The attack suite of issue 4: agent code that tries to cheat or break out of the sandbox.
+"""The attack suite: agent code that tries to cheat or break out of the sandbox.
 
 Every attack either scores 0 when submitted through ``textgyms/Code-v0`` or is blocked when
 run (the success marker never appears). CI runs as root: the sandbox must hold as root too.

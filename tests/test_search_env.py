@@ -547,7 +547,7 @@ def _fts5_env():
     return make(backend="fts5")
 
 
-# Page values that broke `open` before issue 20 (non-ASCII digits, numbers too large for the
+# Page values that broke `open` before the hardening (non-ASCII digits, numbers too large for the
 # engines, signs, spaces), and any text or integer besides.
 _PAGE_VALUES = st.one_of(
     st.sampled_from(["%C2%B2", "²", "٣", "１", "9" * 30, "-1", "0", "+2", " 3", "1e3", "", "101"]),
