@@ -5,7 +5,7 @@ Measures, in operations per CPU-second (``time.process_time``: the machine is sh
 the median over repeats of:
 
 * generation of a pacs.008 (payment draw + XML), translation to MT103, verification
-  (``score``), and the MT103 parser + validator, against the issue's target of 1,000/CPU-s;
+  (``score``), and the MT103 parser + validator, against the target of 1,000/CPU-s;
 * a full env episode (reset: generation, translation and prompt; then the oracle answer, scored);
 * the other direction: ``translate_mt`` (MT103 -> pacs.008.001.08), ``score_mx`` (XSD gate and
   element-path scoring) of an exact and a near-miss answer, and its env episode;
@@ -42,7 +42,7 @@ from textgyms.envs.iso20022.mt103 import validate_text
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGET = 1000.0
-# The operations the issue sets the 1,000/CPU-s target for.
+# The operations with a 1,000/CPU-s target.
 TARGETED = ("generate", "translate", "score (exact)", "score (near miss)",
             "translate_mt (MT103 -> pacs.008)", "score_mx (exact)", "score_mx (near miss)")
 

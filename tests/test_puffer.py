@@ -14,7 +14,7 @@ from textgyms.errors import ConfigError
 from textgyms.wrappers import puffer
 
 ENV_IDS = textgyms.env_ids()
-WORDLE = "textgyms/Wordle-v0"  # the PPO run the issue asks for
+WORDLE = "textgyms/Wordle-v0"  # the PPO run of the PufferLib adapter
 MP = {"backend": "Multiprocessing", "overwork": True}  # 2-core test machines
 
 

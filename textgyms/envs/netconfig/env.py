@@ -108,7 +108,7 @@ class NetConfigEnv(TextEnv):
     """NetConfig; see the module docstring for kwargs, tools and scoring."""
 
     tools = TOOLS
-    # One variant per family (the issue's "conformance for every family"), levels mixed.
+    # One variant per family (so conformance covers every family), levels mixed.
     conformance_variants = tuple(
         {"family": f, "difficulty": lvl}
         for f, lvl in zip(FAMILIES, ("easy", "hard", "medium", "hard", "medium", "medium",
