@@ -270,6 +270,51 @@ def test_seccomp_program_is_well_formed():
     assert ins[-1][0] == 0x06 and ins[-2][0] == 0x06  # ends in returns
 
 
+def _run_bpf(prog: bytes, nr: int, args: tuple[int, ...] = (0,) * 6) -> int:
+    """What the seccomp program returns for syscall ``nr`` (x86_64) with ``args``: a tiny
+    interpreter of the instructions confine's assembler emits."""
+    import struct
+
+    data = struct.pack("=iI", nr, confine._AUDIT_ARCH_X86_64) + struct.pack("=Q", 0)
+    data += b"".join(struct.pack("=Q", a) for a in (list(args) + [0] * 6)[:6])
+    ins = [struct.unpack("=HBBI", prog[i : i + 8]) for i in range(0, len(prog), 8)]
+    pc, acc = 0, 0
+    while True:
+        code, jt, jf, k = ins[pc]
+        if code == confine._RET_K:
+            return k
+        if code == confine._LD_W_ABS:
+            acc, pc = struct.unpack_from("=I", data, k)[0], pc + 1
+            continue
+        hit = {confine._JEQ_K: acc == k, confine._JGE_K: acc >= k,
+               confine._JSET_K: bool(acc & k)}[code]  # fmt: skip
+        pc += 1 + (jt if hit else jf)
+
+
+def test_seccomp_program_decides_every_syscall_as_the_tables_say():
+    prog = confine._bpf_program()
+    eperm, allow = confine._RET_ERRNO | confine._EPERM, confine._RET_ALLOW
+    denied = set(confine._DENIED_X86_64.values())
+    self_only = set(confine._SELF_ONLY_X86_64.values())
+    special = denied | self_only | {confine._CLONE, confine._CLONE3, confine._SETPRIORITY,
+                                    confine._IOPRIO_SET}  # fmt: skip
+    for nr in range(512):
+        want = eperm if nr in denied else allow if nr not in special else None
+        if want is not None:
+            assert _run_bpf(prog, nr) == want, nr
+    for nr in self_only:
+        assert _run_bpf(prog, nr, (0,)) == allow and _run_bpf(prog, nr, (1234,)) == eperm
+    assert _run_bpf(prog, confine._CLONE3) == confine._RET_ERRNO | confine._ENOSYS
+    assert _run_bpf(prog, confine._CLONE, (confine._CLONE_THREAD | 0x100,)) == allow
+    assert _run_bpf(prog, confine._CLONE, (0x11,)) == eperm  # SIGCHLD: a fork
+    assert _run_bpf(prog, confine._SETPRIORITY, (0, 0)) == allow
+    assert _run_bpf(prog, confine._SETPRIORITY, (0, 99)) == eperm
+    assert _run_bpf(prog, confine._SETPRIORITY, (2, 0)) == eperm  # PRIO_USER
+    assert _run_bpf(prog, confine._IOPRIO_SET, (1, 0)) == allow
+    assert _run_bpf(prog, confine._IOPRIO_SET, (2, 0)) == eperm
+    assert _run_bpf(prog, 0x40000000 + 1) == eperm  # x32
+
+
 def test_no_child_outlives_a_killed_server():
     sandbox = Sandbox()
     pid = sandbox.ping()
