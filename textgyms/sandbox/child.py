@@ -70,13 +70,20 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"[:500]
 
 
-def run(request: dict[str, Any], result_fd: int) -> int:
-    """Execute ``request`` (op ``run`` or ``call``); return the exit status."""
+def prepare() -> None:
+    """What does not depend on the request: the standard streams on descriptors 0-2 and the
+    alarm handler. Called before the request arrives, so that a child forked ahead does it
+    while the previous run is still going, off the path of the next one."""
     sys.stdout = io.TextIOWrapper(io.FileIO(1, "w", closefd=False), "utf-8", "backslashreplace")
     sys.stderr = io.TextIOWrapper(io.FileIO(2, "w", closefd=False), "utf-8", "backslashreplace")
     sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False), "utf-8")
     sys.argv = [FILENAME]
     signal.signal(signal.SIGALRM, _on_alarm)
+
+
+def run(request: dict[str, Any], result_fd: int) -> int:
+    """Execute ``request`` (op ``run`` or ``call``) in a :func:`prepare`d process; return the
+    exit status."""
     code = request["code"]
     linecache.cache[FILENAME] = (len(code), None, code.splitlines(True), FILENAME)
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}

@@ -176,6 +176,7 @@ def _child_main(pipes: list, conf: Any) -> None:
             os.dup2(fd, target)
         os.close(req_w)  # so that a server that dies leaves this child an end of file
         confine.die_with_parent()
+        child.prepare()
         request = protocol.recv(5)
         if request is None:  # the server discarded this child
             os._exit(0)
