@@ -76,6 +76,8 @@ class ServerProcess:
         self._stderr.join(timeout=5)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
+        if self.proc.stderr is not None and not self._stderr.is_alive():
+            self.proc.stderr.close()  # drained to its end: the server has exited
         return int(self.proc.returncode)
 
     def __enter__(self) -> ServerProcess:
