@@ -284,6 +284,14 @@ class TextEnv(gym.Env[str, str]):
         """sha256 of every data file the family reads (recorded in leaderboard metadata)."""
         return {}
 
+    @classmethod
+    def prefetch(cls, envs: Sequence[TextEnv], actions: Sequence[str]) -> None:
+        """Called by the vector backends just before they step ``envs`` (envs of this class
+        in one process, two or more) with ``actions``, so that a family can do the slow
+        lookups those steps will make in one batched call (Search runs their index searches
+        together, on every core). It may only warm caches: the steps' results must be what
+        they would be without it. The default does nothing."""
+
     # --- public API -------------------------------------------------------------------------
     @property
     def task(self) -> Task:

@@ -132,8 +132,26 @@ def _reset_runners(
     return obs, [0.0] * n, [False] * n, [False] * n, infos
 
 
+def _prefetch(runners: Sequence[_EnvRunner], actions: Sequence[str]) -> None:
+    """Let each env class with two or more envs about to step batch their slow lookups
+    (``TextEnv.prefetch``); a runner that only resets this step is left out."""
+    groups: dict[Any, tuple[list[gym.Env], list[str]]] = {}
+    for runner, action in zip(runners, actions):
+        env = runner.env.unwrapped
+        hook = getattr(type(env), "prefetch", None)
+        if hook is not None and not runner.pending_reset:
+            envs, acts = groups.setdefault(hook, ([], []))
+            envs.append(env)
+            acts.append(action)
+    for hook, (envs, acts) in groups.items():
+        if len(envs) > 1:
+            hook(envs, acts)
+
+
 def _step_runners(runners: Sequence[_EnvRunner], actions: Sequence[str]) -> _Result:
-    """Step every runner with its action."""
+    """Step every runner with its action (after the envs' batched prefetch)."""
+    if len(runners) > 1:
+        _prefetch(runners, actions)
     out: _Result = ([], [], [], [], [])
     for runner, action in zip(runners, actions):
         for column, value in zip(out, runner.step(action)):

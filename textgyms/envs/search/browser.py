@@ -11,10 +11,12 @@ API-like object) and ``http`` (a raw response with HTML).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import html
 import json
 import re
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +54,11 @@ _BOILER = (
     "Cookie notice: this site uses cookies to improve your experience. [Accept] [Decline]",
 )
 _ANCHOR = re.compile(r"\[(\d+): ([^\]]+)\]")
+# Results pages rendered in this process, per on-disk index (the backend's path names the world
+# and the index), k, query, page and site: an index never changes once built, so the memo is
+# exact. Bounded (a page is about 3 KB).
+_PAGES: OrderedDict[tuple, View] = OrderedDict()
+_PAGES_MAX = 1024
 _STOP = frozenset("the and was what which who how many with from that this name".split())
 
 
@@ -174,7 +181,24 @@ class Browser:
         return 503 if h & 1 else 429
 
     def results(self, query: str, page: int = 1, site: str | None = None) -> Response:
-        """The results page of ``query`` (``page`` is 1-based)."""
+        """The results page of ``query`` (``page`` is 1-based), rendered once per process for
+        an on-disk index (the members of a GRPO group repeat each other's queries)."""
+        url = results_url(query, page, site)
+        path = getattr(self.backend, "path", None)
+        if path is None:  # in-memory or remote index: nothing to key a memo by
+            return Response(200, url, self._results_view(query, page, site, url))
+        key = (self.backend.name, path, self.k, query, page, site)
+        view = _PAGES.get(key)
+        if view is None:
+            view = _PAGES[key] = self._results_view(query, page, site, url)
+            if len(_PAGES) > _PAGES_MAX:
+                _PAGES.popitem(last=False)
+        else:
+            _PAGES.move_to_end(key)
+        # a View of its own (the page stack sets its line); the lists are shared, never mutated
+        return Response(200, url, dataclasses.replace(view))
+
+    def _results_view(self, query: str, page: int, site: str | None, url: str) -> View:
         from textgyms.envs.search.backends import query_terms
 
         hits = self.backend.search(query, self.k, (page - 1) * self.k, site)
@@ -186,7 +210,6 @@ class Browser:
             rows.append({"n": n, "title": p.title, "host": p.host, "url": p.url, "snippet": snip})
             lines += [f"[{n}: {p.title}]", f"    {p.host} | {p.url}", f"    {snip}"]
             links.append(p.url)
-        url = results_url(query, page, site)
         more = hits.total > page * self.k
         head = f'Search results for "{query}": about {hits.total:,} results (page {page})'
         if not rows:
@@ -195,7 +218,7 @@ class Browser:
         if more:
             lines.append(f'Next page: search(query="{query}", page={page + 1})')
         meta = {"query": query, "page": page, "total": hits.total, "next": more}
-        return Response(200, url, View(url, head, lines, links, 0, rows, meta, echo))
+        return View(url, head, lines, links, 0, rows, meta, echo)
 
     def results_text(self, query: str) -> str:
         """The first results page of ``query`` as text (what the generation filters check)."""

@@ -28,6 +28,7 @@ Family info keys: ``url`` (the page shown, if any), ``status`` (its HTTP status)
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +37,8 @@ import numpy as np
 from textgyms.actions import Param, ParseError, ToolCall, ToolSpec, parse, tool_schemas
 from textgyms.core import TOOLS, TextEnv, Turn, Verdict, check_choice
 from textgyms.envs.search import corpora
+from textgyms.envs.search.backends import Request
+from textgyms.envs.search.backends import prefetch as prefetch_searches
 from textgyms.envs.search.browser import (
     NOISE_LEVELS,
     RENDER_MODES,
@@ -108,6 +111,15 @@ def search_problem(query: str, page: Any) -> str | None:
     if isinstance(page, bool) or not isinstance(page, int) or not 1 <= page <= 100:
         return "page must be an integer from 1 to 100."
     return None
+
+
+def _search_args(call: ToolCall) -> tuple[str, Any, str | None, str | None]:
+    """A ``search`` call's query, page and site (a blank site is none), and what is wrong
+    with them (or None)."""
+    args = call.args
+    query, page, site = str(args["query"]).strip(), args.get("page", 1), args.get("site")
+    site = str(site).strip() or None if site else None
+    return query, page, site, search_problem(query, page)
 
 
 def _check_ints(**values: tuple[Any, int]) -> None:
@@ -307,13 +319,10 @@ class SearchEnv(TextEnv):
         return self.browser.show(resp)
 
     def _search(self, state: SearchState, call: ToolCall) -> tuple[str, str | None, int | None]:
-        args = call.args
-        query, page, site = str(args["query"]).strip(), args.get("page", 1), args.get("site")
-        problem = search_problem(query, page)
+        query, page, site, problem = _search_args(call)
         if problem:
             return f"search: {problem}", "invalid", None
         state.searches += 1
-        site = str(site).strip() or None if site else None
         url = results_url(query, page, site)
         failed = self._transient(state, url)
         if self.search_only:
@@ -330,6 +339,40 @@ class SearchEnv(TextEnv):
             )
         resp = self.browser.results(query, page, site)
         return self._push(state, resp), None, 200
+
+    def _search_request(self, action: str) -> Request | None:
+        """The index request ``step(action)`` would make now: a valid ``search`` call that
+        does not hit a transient error, or None."""
+        ep = self._ep
+        if ep is None or ep.done or type(action) is not str or len(action) > self.max_action_chars:
+            return None
+        call = parse(action, self.active_tools)
+        if isinstance(call, ParseError) or call.name != "search":
+            return None
+        query, page, site, problem = _search_args(call)
+        if problem:
+            return None
+        state, url = ep.state, results_url(query, page, site)
+        if self.browser.transient(state.task.task_id, url, state.attempts.get(url, 0)):
+            return None
+        if self.search_only:  # the Search-R1 tool: the top k, no pages, no site
+            return (query, self.k, 0, None)
+        return (query, self.k, (page - 1) * self.k, site)
+
+    @classmethod
+    def prefetch(cls, envs: Sequence[TextEnv], actions: Sequence[str]) -> None:
+        """Run the index searches the coming steps of ``envs`` will make in one batch per
+        index (one thread per core on tantivy), so that the steps find them in the results
+        memo; repeated queries of a GRPO group run once."""
+        batches: dict[tuple, tuple[Any, list[Request]]] = {}
+        for env, action in zip(envs, actions):
+            request = env._search_request(action)  # type: ignore[attr-defined]
+            if request is not None:
+                backend = env.browser.backend  # type: ignore[attr-defined]
+                key = (backend.name, getattr(backend, "path", None))
+                batches.setdefault(key, (backend, []))[1].append(request)
+        for backend, requests in batches.values():
+            prefetch_searches(backend, requests)
 
     def _transient(self, state: SearchState, url: str) -> int:
         """The transient status (503/429) of this request of ``url``, or 0; counts attempts."""

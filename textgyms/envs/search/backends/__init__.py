@@ -19,6 +19,7 @@ import shutil
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
@@ -34,6 +35,7 @@ __all__ = [
     "build_atomic",
     "cached_search",
     "search_many",
+    "prefetch",
 ]
 
 BACKENDS = ("tantivy", "fts5", "elasticsearch")
@@ -103,8 +105,7 @@ def cached_search(
     """
     if backend.path is None:
         return search(query, k, offset, site)
-    # the backend's own path object: every key shares it instead of holding a copy of the string
-    key = (backend.name, backend.path, tuple(query_terms(query)), k, offset, site or None)
+    key = _memo_key(backend, (query, k, offset, site))
     hits = _RESULTS.get(key)
     if hits is None:
         hits = search(query, k, offset, site)
@@ -116,12 +117,76 @@ def cached_search(
     return Hits(list(hits.doc_ids), hits.total)
 
 
-def search_many(
-    backend: Backend, requests: Sequence[tuple[str, int, int, str | None]]
-) -> list[Hits]:
+Request = tuple[str, int, int, str | None]  # (query, k, offset, site)
+
+
+def _memo_key(backend: Any, request: Request) -> tuple:
+    """The memo key of a request: the backend's own path object (every key shares it instead
+    of holding a copy of the string) and the query's terms, which are all it ranks on."""
+    query, k, offset, site = request
+    return (backend.name, backend.path, tuple(query_terms(query)), k, offset, site or None)
+
+
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+
+
+def _pool() -> ThreadPoolExecutor | None:
+    """This process's search threads (one per usable core), or None on one core. Made again
+    after a fork: a pool's threads do not survive into the child."""
+    global _POOL
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    if (cores or 1) < 2:
+        return None
+    if _POOL is None or _POOL[0] != os.getpid():
+        _POOL = (os.getpid(), ThreadPoolExecutor(cores, thread_name_prefix="textgyms-search"))
+    return _POOL[1]
+
+
+def prefetch(backend: Any, requests: Sequence[Request]) -> int:
+    """Put the results of ``requests`` (e.g. every search of one vector step) into the
+    process-wide memo, so the searches the envs then make are memo hits; returns how many
+    distinct requests ran.
+
+    Requests already memoised, and repeats within the batch, are not run again. A backend that
+    releases the GIL while it searches (``threadsafe = True``: tantivy) runs the rest on one
+    thread per core; the others run them one after the other. Results are exactly what
+    ``backend.search`` returns one by one: the memo is keyed as :func:`cached_search` keys it.
+    Backends without a memo (in-memory or remote indexes) are left alone.
+    """
+    if getattr(backend, "path", None) is None:
+        return 0
+    todo: dict[tuple, Request] = {}
+    for request in requests:
+        key = _memo_key(backend, request)
+        if key not in _RESULTS and key not in todo:
+            todo[key] = request
+    pool = _pool() if getattr(backend, "threadsafe", False) and len(todo) > 1 else None
+    found = (
+        pool.map(lambda r: backend.search_uncached(*r), todo.values())
+        if pool is not None
+        else (backend.search_uncached(*r) for r in todo.values())
+    )
+    for key, hits in zip(todo, found):
+        _RESULTS[key] = hits
+    while len(_RESULTS) > _RESULTS_MAX:
+        _RESULTS.popitem(last=False)
+    return len(todo)
+
+
+def search_many(backend: Any, requests: Sequence[Request]) -> list[Hits]:
     """The results of several ``(query, k, offset, site)`` requests (e.g. the searches of one
-    vector step): each distinct request runs once, in order, and the same request gets equal
-    results, identical to calling ``backend.search`` one by one."""
+    vector step) in one batched call: equal to calling ``backend.search`` one by one.
+
+    A backend with its own batch call (Elasticsearch's ``_msearch``) gets the whole batch; an
+    on-disk index runs each distinct request once (see :func:`prefetch`); an in-memory index
+    answers each distinct request in turn.
+    """
+    own = getattr(backend, "search_many", None)
+    if own is not None:
+        return own(list(requests))
+    if getattr(backend, "path", None) is not None and len(requests) <= _RESULTS_MAX:
+        prefetch(backend, requests)
+        return [backend.search(*r) for r in requests]
     done: dict[tuple, Hits] = {}
     out = []
     for query, k, offset, site in requests:

@@ -31,6 +31,7 @@ class FTS5Backend:
     """BM25 (FTS5's ``bm25()``) over ``title`` and ``text``; ties broken by rowid."""
 
     name = "fts5"
+    threadsafe = False  # an SQLite connection serves the thread that opened it
 
     def __init__(self, conn: sqlite3.Connection, path: Path | None) -> None:
         self._conn, self.path = conn, path

@@ -50,6 +50,9 @@ class TantivyBackend:
     """BM25 over title and text with tantivy; ties broken by doc id."""
 
     name = "tantivy"
+    # tantivy releases the GIL while it searches, and a searcher may serve several threads at
+    # once: the searches of one vector step can run on every core (see ``prefetch``).
+    threadsafe = True
 
     def __init__(self, index: Any, path: Path | None) -> None:
         self._index, self.path = index, path
