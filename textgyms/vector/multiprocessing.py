@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from textgyms.cpus import usable_cpus
 from textgyms.errors import BackendError, ConfigError, WorkerDiedError
 from textgyms.vector.base import (
     Batch,
@@ -75,9 +76,13 @@ def _worker_main(
     stride: int,
     autoreset: str,
     inherited: list[Connection],
+    threads: int = 1,
 ) -> None:
-    """Entry point of a worker process: build ``count`` envs, then serve commands."""
+    """Entry point of a worker process: build ``count`` envs, then serve commands.
+    ``threads``: this worker's share of the cores, the ``TEXTGYMS_THREADS`` its envs may use
+    for batched work (unless the user set that variable)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (it closes us)
+    os.environ.setdefault("TEXTGYMS_THREADS", str(threads))
     for other in inherited:  # fork only: parent ends of pipes must not keep each other alive
         other.close()
     runners: list[_EnvRunner] = []
@@ -177,7 +182,7 @@ class MultiprocessingVecEnv(VecEnv):
         env_kwargs, ladders)."""
         self._workers: list[_Worker] = []
         super().__init__(env_id, num_envs, **common)
-        self.num_workers = choose_workers(self.num_envs, num_workers, os.cpu_count() or 1)
+        self.num_workers = choose_workers(self.num_envs, num_workers, usable_cpus())
         self.envs_per_worker = self.num_envs // self.num_workers
         if self.batch_size % self.envs_per_worker:
             raise ConfigError(
@@ -223,6 +228,7 @@ class MultiprocessingVecEnv(VecEnv):
                     self.num_groups,
                     self.autoreset,
                     inherited,
+                    max(1, usable_cpus() // self.num_workers),
                 ),
             )
             process.start()

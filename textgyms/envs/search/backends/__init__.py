@@ -23,6 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
+from textgyms.cpus import thread_budget
 from textgyms.errors import ConfigError, IndexCorruptError
 
 __all__ = [
@@ -127,19 +128,42 @@ def _memo_key(backend: Any, request: Request) -> tuple:
     return (backend.name, backend.path, tuple(query_terms(query)), k, offset, site or None)
 
 
-_POOL: tuple[int, ThreadPoolExecutor] | None = None
+_POOL: tuple[int, ThreadPoolExecutor, int] | None = None  # (pid, pool, its threads)
+_PARALLEL_MIN = 4  # fewer searches than this are not worth a thread handoff (~70 us a VM)
 
 
-def _pool() -> ThreadPoolExecutor | None:
-    """This process's search threads (one per usable core), or None on one core. Made again
-    after a fork: a pool's threads do not survive into the child."""
+def _pool() -> tuple[ThreadPoolExecutor, int] | None:
+    """This process's helper search threads (its thread budget, less the caller), or None on
+    a budget of one. Made again after a fork: a pool's threads do not survive into the child."""
     global _POOL
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    if (cores or 1) < 2:
+    helpers = thread_budget() - 1
+    if helpers < 1:
         return None
-    if _POOL is None or _POOL[0] != os.getpid():
-        _POOL = (os.getpid(), ThreadPoolExecutor(cores, thread_name_prefix="textgyms-search"))
-    return _POOL[1]
+    if _POOL is None or _POOL[0] != os.getpid() or _POOL[2] != helpers:
+        pool = ThreadPoolExecutor(helpers, thread_name_prefix="textgyms-search")
+        _POOL = (os.getpid(), pool, helpers)
+    return _POOL[1], _POOL[2]
+
+
+def _run_all(backend: Any, requests: list[Request], parallel: bool) -> list[Hits]:
+    """``backend.search_uncached`` of each request; with ``parallel``, the requests are split
+    into one contiguous share per core and the caller runs the first share itself (one handoff
+    per helper thread, not one per request)."""
+    helpers = _pool() if parallel and len(requests) >= _PARALLEL_MIN else None
+    if helpers is None:
+        return [backend.search_uncached(*r) for r in requests]
+    pool, threads = helpers
+    size = -(-len(requests) // (threads + 1))
+    chunks = [requests[i : i + size] for i in range(0, len(requests), size)]
+
+    def run(chunk: list[Request]) -> list[Hits]:
+        return [backend.search_uncached(*r) for r in chunk]
+
+    futures = [pool.submit(run, chunk) for chunk in chunks[1:]]
+    out = run(chunks[0])
+    for future in futures:
+        out += future.result()
+    return out
 
 
 def prefetch(backend: Any, requests: Sequence[Request]) -> int:
@@ -148,10 +172,10 @@ def prefetch(backend: Any, requests: Sequence[Request]) -> int:
     distinct requests ran.
 
     Requests already memoised, and repeats within the batch, are not run again. A backend that
-    releases the GIL while it searches (``threadsafe = True``: tantivy) runs the rest on one
-    thread per core; the others run them one after the other. Results are exactly what
-    ``backend.search`` returns one by one: the memo is keyed as :func:`cached_search` keys it.
-    Backends without a memo (in-memory or remote indexes) are left alone.
+    releases the GIL while it searches (``threadsafe = True``: tantivy) runs the rest on every
+    core; the others run them one after the other. Results are exactly what ``backend.search``
+    returns one by one: the memo is keyed as :func:`cached_search` keys it. Backends without a
+    memo (in-memory or remote indexes) are left alone.
     """
     if getattr(backend, "path", None) is None:
         return 0
@@ -160,12 +184,7 @@ def prefetch(backend: Any, requests: Sequence[Request]) -> int:
         key = _memo_key(backend, request)
         if key not in _RESULTS and key not in todo:
             todo[key] = request
-    pool = _pool() if getattr(backend, "threadsafe", False) and len(todo) > 1 else None
-    found = (
-        pool.map(lambda r: backend.search_uncached(*r), todo.values())
-        if pool is not None
-        else (backend.search_uncached(*r) for r in todo.values())
-    )
+    found = _run_all(backend, list(todo.values()), getattr(backend, "threadsafe", False))
     for key, hits in zip(todo, found):
         _RESULTS[key] = hits
     while len(_RESULTS) > _RESULTS_MAX:
