@@ -1,11 +1,13 @@
 """Search backends: agreement, ties, filters, paging, the cache, and clear infrastructure errors."""
 
+import time
+
 import gymnasium as gym
 import pytest
 
 import textgyms  # noqa: F401  (registers the ids)
 from textgyms.envs.search import corpora
-from textgyms.envs.search.backends import Doc, index_path, open_backend
+from textgyms.envs.search.backends import Doc, build_atomic, index_path, open_backend
 from textgyms.envs.search.backends.elastic import ElasticBackend
 from textgyms.envs.search.backends.fts5 import FTS5Backend
 from textgyms.envs.search.backends.tantivy_backend import TantivyBackend
@@ -85,6 +87,32 @@ def test_index_is_built_once_atomically_then_opened_read_only(tmp_path, name):
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no temporary dir left
     again = open_backend(name, None, path)  # no docs: must open what is there
     assert again.search("word7", 1).doc_ids == first.search("word7", 1).doc_ids == [7]
+
+
+def test_builders_starting_at_once_build_an_index_once(tmp_path):
+    """Sessions of a server (threads) or workers of a vector starting together on a cold
+    cache: one builds, the others wait for it and open its index."""
+    import threading
+
+    final, built, start = tmp_path / "idx", [], threading.Barrier(8)
+
+    def build(tmp):
+        built.append(tmp)
+        (tmp / "data").write_text("x")
+        time.sleep(0.05)  # long enough for every other builder to reach the lock
+
+    def builder():
+        start.wait()
+        build_atomic(final, build)
+
+    threads = [threading.Thread(target=builder) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(built) == 1
+    assert (final / "COMPLETE").exists() and (final / "data").read_text() == "x"
+    assert [p.name for p in tmp_path.iterdir()] == ["idx"]
 
 
 @pytest.mark.parametrize("name", ["tantivy", "fts5"])

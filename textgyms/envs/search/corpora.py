@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +25,7 @@ SAMPLE_CORPUS, SAMPLE_QA = DATA / "sample_corpus.jsonl", DATA / "sample_qa.jsonl
 TEST_SEED_OFFSET = 1_000_003  # test worlds use other seeds than train worlds
 CORPORA = ("fictionweb", "geoweb", "sample", "<path to corpus.jsonl>")
 DISTRACTOR_LEVEL = 3  # the noise level from which FictionWeb has stale and conflicting pages
+_WORLD_LOCK = threading.Lock()  # one world build at a time per process
 
 
 @dataclass(frozen=True)
@@ -36,8 +38,9 @@ class CorpusSpec:
     grounded: bool
 
     def world(self) -> World:
-        """The world (built once per process)."""
-        return load_world(self.kind, self.params)
+        """The world (built once per process, even when many threads ask at once)."""
+        with _WORLD_LOCK:  # lru_cache alone lets every waiting thread build its own copy
+            return load_world(self.kind, self.params)
 
     def task(
         self,

@@ -11,6 +11,7 @@ are broken by doc id, so results are deterministic.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import os
@@ -217,21 +218,29 @@ def search_many(backend: Any, requests: Sequence[Request]) -> list[Hits]:
 
 
 def build_atomic(final: Path, build) -> None:
-    """Run ``build(tmpdir)`` and rename the result to ``final``; a concurrent builder that
-    loses the race discards its copy."""
+    """Run ``build(tmpdir)`` and rename the result to ``final``, once: builders (the threads
+    of a server's sessions, the workers of a vector, other processes) take turns on a lock of
+    the directory that holds the indexes, and those that get it after the first find the index
+    built and return (before, 256 sessions starting at once built it 256 times). A builder
+    that crashed leaves no index, so the next one builds it."""
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=final.name + ".tmp-", dir=final.parent))
+    # flock locks belong to each open of the directory, so threads of one process take turns
+    # too; locking the directory leaves no lock files behind
+    fd = os.open(final.parent, os.O_RDONLY)
     try:
-        build(tmp)
-        (tmp / "COMPLETE").write_text("ok\n")
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        if (final / "COMPLETE").exists():
+            return
+        tmp = Path(tempfile.mkdtemp(prefix=final.name + ".tmp-", dir=final.parent))
         try:
+            build(tmp)
+            (tmp / "COMPLETE").write_text("ok\n")
             os.rename(tmp, final)
-        except OSError:
-            if not (final / "COMPLETE").exists():
-                raise
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
     finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        os.close(fd)  # releases the lock
 
 
 @functools.cache
