@@ -8,7 +8,11 @@ On a FictionWeb world (100k pages; ``--quick``: 10k pages) this measures:
   env), and ``open`` / ``find`` tool calls: median CPU time per call (``time.process_time`` over
   batches of calls) and calls per CPU-second, for the tantivy and the FTS5 backend;
 * top-10 retrieval alone, side by side on the same pages and queries, for tantivy, FTS5,
-  ``rank-bm25`` (BM25Okapi) and ``bm25s``: median CPU ms per query and ratios against tantivy;
+  ``rank-bm25`` (BM25Okapi) and ``bm25s``: CPU ms per query and ratios against tantivy, for
+  entity-name queries (two or three words), whole questions (about 20 words) and all of them;
+* the searches of one vector step of 16 envs (every env its own task, or GRPO groups of four):
+  wall ms one by one vs as one batch before the step (distinct requests once, one thread per
+  core), results checked equal;
 * two worker processes sharing one on-disk tantivy index (each opens it read-only): search tool
   calls per wall second in total.
 
@@ -108,6 +112,19 @@ def tool_calls(env, queries: list[str]) -> dict:
     }
 
 
+def _kinds(fn, queries: list[str]) -> dict[str, float]:
+    """CPU ms per query of ``fn``: the median batch of entity-name queries, of whole-question
+    queries (the first and second half of ``queries``), and the mean over all of them (the two
+    kinds cost very differently, so one median over both would sit between them)."""
+    half = len(queries) // 2
+    names, questions = _batches(fn, queries[:half]), _batches(fn, queries[half:])
+    return {
+        "names_ms": statistics.median(names) * 1e3,
+        "questions_ms": statistics.median(questions) * 1e3,
+        "mean_ms": statistics.mean(names + questions) * 1e3,
+    }
+
+
 def peers(world, queries: list[str], k: int = 10) -> dict:
     """Top-k retrieval alone on the same documents and queries."""
     from textgyms.envs.search import corpora
@@ -118,22 +135,20 @@ def peers(world, queries: list[str], k: int = 10) -> dict:
     out: dict[str, dict] = {}
     tv = TantivyBackend.in_memory(docs)
     # search_uncached: the index itself, as the peers have no results memo.
-    out["tantivy"] = _stats(_batches(lambda q: tv.search_uncached(q, k), queries))
+    out["tantivy"] = _kinds(lambda q: tv.search_uncached(q, k), queries)
     fts = FTS5Backend.in_memory(docs)
-    out["fts5"] = _stats(_batches(lambda q: fts.search_uncached(q, k), queries))
+    out["fts5"] = _kinds(lambda q: fts.search_uncached(q, k), queries)
     corpus = [f"{d.title}\n{d.text}" for d in docs]
     try:
         import bm25s
 
         retriever = bm25s.BM25()
         retriever.index(bm25s.tokenize(corpus, show_progress=False), show_progress=False)
-        out["bm25s"] = _stats(
-            _batches(
-                lambda q: retriever.retrieve(
-                    bm25s.tokenize([q], show_progress=False), k=k, show_progress=False
-                ),
-                queries,
-            )
+        out["bm25s"] = _kinds(
+            lambda q: retriever.retrieve(
+                bm25s.tokenize([q], show_progress=False), k=k, show_progress=False
+            ),
+            queries,
         )
     except Exception as exc:  # a peer that fails is recorded, the others still measured
         out["bm25s"] = {"error": repr(exc)}
@@ -141,16 +156,49 @@ def peers(world, queries: list[str], k: int = 10) -> dict:
         from rank_bm25 import BM25Okapi
 
         okapi = BM25Okapi([_tok(c) for c in corpus])
-        few = queries[: max(10, len(queries) // 10)]  # it scores every document per query
-        out["rank_bm25"] = _stats(
-            _batches(lambda q: okapi.get_top_n(_tok(q), corpus, n=k), few, batch=5)
-        )
+        # it scores every document per query: a tenth of each kind
+        half, tenth = len(queries) // 2, max(10, len(queries) // 20)
+        few = queries[:tenth] + queries[half : half + tenth]
+        out["rank_bm25"] = _kinds(lambda q: okapi.get_top_n(_tok(q), corpus, n=k), few)
     except Exception as exc:
         out["rank_bm25"] = {"error": repr(exc)}
-    base = out["tantivy"]["median_ms"]
+    base = out["tantivy"]
     for v in out.values():
-        if "median_ms" in v:
-            v["x_slower_than_tantivy"] = v["median_ms"] / base
+        if "mean_ms" in v:
+            v["x_slower_than_tantivy"] = {m: v[m] / base[m] for m in base if m.endswith("_ms")}
+    return out
+
+
+def vector_steps(env, queries: list[str], envs: int = 16, reps: int = 15) -> dict:
+    """The searches of one vector step of ``envs`` Search envs, on the env's on-disk tantivy
+    index, from an empty results memo: run one by one, as each env's step makes them, or as
+    one batch before the step (``prefetch``: distinct requests once, one thread per core).
+    Wall ms per step (the batch uses several cores), medians over ``reps`` steps of new
+    queries, taking turns so machine load hits both alike; results checked equal."""
+    from textgyms.envs.search import backends
+
+    backend, k = env.browser.backend, env.k
+    out = {}
+    for group in (1, 4):  # every env its own task / GRPO groups of four on one task
+        one, batch = [], []
+        for r in range(reps):
+            distinct = queries[(r * envs) % len(queries) :][: envs // group]
+            requests = [(q, k, 0, None) for q in distinct for _ in range(group)]
+            results = []
+            for mode, times in (("one", one), ("batch", batch)):
+                backends._RESULTS.clear()
+                t = time.perf_counter()
+                if mode == "batch":
+                    backends.prefetch(backend, requests)
+                results.append([backend.search(*q) for q in requests])
+                times.append(time.perf_counter() - t)
+            assert results[0] == results[1], "batched search differs from one-by-one"
+        key = f"{envs} envs, groups of {group}"
+        out[key] = {
+            "one_by_one_ms": statistics.median(one) * 1e3,
+            "batched_ms": statistics.median(batch) * 1e3,
+            "speedup": statistics.median(one) / statistics.median(batch),
+        }
     return out
 
 
@@ -165,11 +213,12 @@ def _worker(pages: int, queries: list[str], seconds: float, barrier, out) -> Non
     state, n = env.state, 0
     barrier.wait()
     end = time.perf_counter() + seconds
-    from textgyms.envs.search import backends
+    from textgyms.envs.search import backends, browser
 
     while time.perf_counter() < end:
-        if n % len(queries) == 0:  # every pass runs the index: no results memo from the last
+        if n % len(queries) == 0:  # every pass runs the index and renders: no memo from the last
             backends._RESULTS.clear()
+            browser._PAGES.clear()
         env.respond(state, f"<search>{queries[n % len(queries)]}</search>")
         n += 1
     out.put(n)
@@ -216,12 +265,25 @@ def write(result: dict) -> None:
         "| 2 worker processes sharing one index: search calls per wall-s (total) | "
         f"{two['calls_per_s_total']:,.0f} |"
     )
-    rows += ["", "| top-10 retrieval | median ms / query | x tantivy |", "|---|---|---|"]
+    rows += [
+        "",
+        "| top-10 retrieval, CPU ms / query (x tantivy) | entity names | whole questions"
+        " | all (mean) |",
+        "|---|---|---|---|",
+    ]
     for name, s in pr.items():
-        if "median_ms" in s:
-            rows.append(f"| {name} | {s['median_ms']:.3f} | {s['x_slower_than_tantivy']:.1f} |")
-        else:
-            rows.append(f"| {name} | failed: {s['error']} | |")
+        if "mean_ms" not in s:
+            rows.append(f"| {name} | failed: {s['error']} | | |")
+            continue
+        x = s["x_slower_than_tantivy"]
+        cells = [f"{s[m]:.3f} ({x[m]:.1f})" for m in ("names_ms", "questions_ms", "mean_ms")]
+        rows.append(f"| {name} | {' | '.join(cells)} |")
+    rows += ["", "| searches of one vector step (wall ms) | one by one | batched | speedup |"]
+    rows.append("|---|---|---|---|")
+    for name, v in result["vector_steps"].items():
+        rows.append(
+            f"| {name} | {v['one_by_one_ms']:.2f} | {v['batched_ms']:.2f} | {v['speedup']:.2f}x |"
+        )
     (RESULTS / "search.md").write_text("\n".join(rows) + "\n")
     print("\n".join(rows))
 
@@ -249,6 +311,7 @@ def main() -> None:
         "build_s": built["build_s"],
         "tool_calls": calls,
         "retrieval_top10": peers(world, queries),
+        "vector_steps": vector_steps(env, queries),
         "single_worker": shared_index(pages, queries, 2.0 if args.quick else 5.0, 1),
         "shared_index": shared_index(pages, queries, 2.0 if args.quick else 5.0, 2),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
