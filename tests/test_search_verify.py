@@ -4,7 +4,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from textgyms.envs.search.verify import MAX_ANSWER_CHARS, answer_penalty, f1, grade, normalize
+from textgyms.envs.search.verify import (
+    MAX_ANSWER_CHARS,
+    answer_penalty,
+    f1,
+    fold_accents,
+    grade,
+    normalize,
+)
 
 GOLD = ("Shifemhaven", "Shifemhaven (city, 1257)")
 
@@ -106,3 +113,19 @@ def test_grade_is_total_and_bounded(answer):
     v = grade(answer, GOLD, seen=" shifemhaven ")
     assert 0.0 <= v.score <= 1.0
     assert v.score < 1.0 or normalize(answer) == "shifemhaven" or "1257" in normalize(answer)
+
+
+def _fold_slowly(text: str) -> str:
+    import unicodedata
+
+    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
+    return "".join(c for c in text if not unicodedata.combining(c))
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)) | st.text())
+def test_folding_ascii_as_is_equals_the_full_unicode_path(text):
+    assert fold_accents(text) == _fold_slowly(text)
+
+
+def test_folding_drops_accents_and_compatibility_forms():
+    assert fold_accents("Zürich ﬁle Ⅻ café") == "Zurich file XII cafe"

@@ -51,10 +51,25 @@ _MULTI = re.compile(r"(?:\bor\b|\band/or\b|;|/|\|)|,(?!\d{3}\b)|\n", re.IGNORECA
 _AND_LIST = re.compile(r",.*\band\b", re.IGNORECASE)
 
 
+def fold_accents(text: str) -> str:
+    """``text`` in compatibility form (NFKC, then NFKD) with its combining marks dropped.
+
+    ASCII text is returned as it is (every normal form leaves ASCII unchanged and no ASCII
+    character combines), and text without combining marks skips the loop over its characters.
+    (Task generation normalises whole results pages, and that loop was a quarter of a Search
+    reset.)
+    """
+    if text.isascii():
+        return text
+    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
+    if any(unicodedata.combining(c) for c in set(text)):  # distinct characters: a few dozen
+        return "".join(c for c in text if not unicodedata.combining(c))
+    return text
+
+
 def normalize(text: str) -> str:
     """Unicode-, case-, accent-, punctuation-, article- and number-insensitive form of ``text``."""
-    text = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text))
-    text = "".join(c for c in text if not unicodedata.combining(c)).casefold()
+    text = fold_accents(text).casefold()
     text = re.sub(r"(?<=\d)[,_](?=\d{3}\b)", "", text)  # 1,234 -> 1234
     text = _PUNCT.sub(" ", text.replace("'", ""))
     words = [_NUMBERS.get(w, w) for w in text.split() if w not in _ARTICLES]
