@@ -16,6 +16,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.envs.registration import EnvSpec
 
+from textgyms.core import TextEnv
 from textgyms.errors import BackendError, ConfigError, ResetNeeded, WorkerDiedError
 from textgyms.mixture import Mixture, MixtureEnv, resolve_spec
 
@@ -132,6 +133,9 @@ def _reset_runners(
     return obs, [0.0] * n, [False] * n, [False] * n, infos
 
 
+_NO_PREFETCH = TextEnv.prefetch.__func__
+
+
 def _prefetch(runners: Sequence[_EnvRunner], actions: Sequence[str]) -> None:
     """Let each env class with two or more envs about to step batch their slow lookups
     (``TextEnv.prefetch``); a runner that only resets this step is left out."""
@@ -139,6 +143,8 @@ def _prefetch(runners: Sequence[_EnvRunner], actions: Sequence[str]) -> None:
     for runner, action in zip(runners, actions):
         env = runner.env.unwrapped
         hook = getattr(type(env), "prefetch", None)
+        if getattr(hook, "__func__", None) is _NO_PREFETCH:  # the base class's: nothing to do
+            continue
         if hook is not None and not runner.pending_reset:
             envs, acts = groups.setdefault(hook, ([], []))
             envs.append(env)

@@ -362,7 +362,7 @@ class SearchEnv(TextEnv):
     @classmethod
     def prefetch(cls, envs: Sequence[TextEnv], actions: Sequence[str]) -> None:
         """Run the index searches the coming steps of ``envs`` will make in one batch per
-        index (one thread per core on tantivy), so that the steps find them in the results
+        index (on several threads with tantivy), so that the steps find them in the results
         memo; repeated queries of a GRPO group run once."""
         batches: dict[tuple, tuple[Any, list[Request]]] = {}
         for env, action in zip(envs, actions):
