@@ -223,3 +223,18 @@ def test_results_pages_are_rendered_once_and_never_shared_mutably():
         first.view.results,
     )
     assert a.browser.results(query, 1).view.lines != first.view.lines  # the page is in the key
+
+
+def test_term_statistics_cache_is_bounded(world, index_dir, monkeypatch):
+    """Agents write endless new words: the per-term document-frequency cache empties itself at
+    its bound instead of growing for ever, and answers stay the same."""
+    name, path = index_dir
+    backend = open_backend(name, None, path)
+    mod = __import__(type(backend).__module__, fromlist=["DF_CACHE_MAX"])
+    monkeypatch.setattr(mod, "DF_CACHE_MAX", 5)
+    query = world.data.entities[4].name
+    expected = backend.search_uncached(query, 5)
+    for i in range(40):
+        backend.search_uncached(f"zq{i}x novelword{i}", 5)
+        assert len(backend._df) <= 5
+    assert backend.search_uncached(query, 5) == expected

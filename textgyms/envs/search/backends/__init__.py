@@ -47,6 +47,9 @@ MAX_QUERY_TERMS = 32
 # Query terms in more than this fraction of the documents are dropped from ranked OR queries
 # when rarer terms remain (both on-disk backends, so they rank alike).
 COMMON_FRACTION = 0.3
+# Document frequencies a backend remembers per term. Agents write any words (typos, other
+# languages), so the cache is emptied when it reaches this size instead of growing for ever.
+DF_CACHE_MAX = 1 << 16
 
 
 class Doc(NamedTuple):

@@ -14,6 +14,7 @@ from typing import Any
 
 from textgyms.envs.search.backends import (
     COMMON_FRACTION,
+    DF_CACHE_MAX,
     Doc,
     Hits,
     cached_search,
@@ -87,7 +88,10 @@ class FTS5Backend:
         raise SearchBackendError("an FTS5 index is built once with FTS5Backend.build()")
 
     def _doc_freq(self, term: str) -> int:
+        """Documents holding ``term`` (after stemming), cached per term."""
         if term not in self._df:
+            if len(self._df) >= DF_CACHE_MAX:
+                self._df.clear()
             row = self._conn.execute(
                 "SELECT doc FROM vocab WHERE term = ?", (self._stem(term),)
             ).fetchone()

@@ -8,6 +8,7 @@ from typing import Any
 
 from textgyms.envs.search.backends import (
     COMMON_FRACTION,
+    DF_CACHE_MAX,
     Doc,
     Hits,
     cached_search,
@@ -132,6 +133,8 @@ class TantivyBackend:
         """Documents holding ``term`` (after stemming), cached per term."""
         n = self._df.get(term)
         if n is None:
+            if len(self._df) >= DF_CACHE_MAX:
+                self._df.clear()
             q = self._index.parse_query(term, ["all"])
             n = self._df[term] = self._searcher.search(q, 1, count=True).count
         return n
