@@ -169,36 +169,38 @@ def peers(world, queries: list[str], k: int = 10) -> dict:
     return out
 
 
-def vector_steps(env, queries: list[str], envs: int = 16, reps: int = 15) -> dict:
+def vector_steps(env, queries: list[str], envs: int = 16, reps: int = 12) -> dict:
     """The searches of one vector step of ``envs`` Search envs, on the env's on-disk tantivy
     index, from an empty results memo: run one by one, as each env's step makes them, or as
-    one batch before the step (``prefetch``: distinct requests once, one thread per core).
-    Wall ms per step (the batch uses several cores), medians over ``reps`` steps of new
-    queries, taking turns so machine load hits both alike; results checked equal."""
+    one batch before the step (``prefetch``: distinct requests once, on helper threads when
+    they hold enough query terms). Wall ms per step (the batch may use several cores), medians
+    over ``reps`` steps of new queries, taking turns so machine load hits both alike; for
+    entity-name and whole-question queries (the two halves of ``queries``), with every env on
+    its own task or in GRPO groups of four; results checked equal."""
     from textgyms.envs.search import backends
 
-    backend, k = env.browser.backend, env.k
+    backend, k, half = env.browser.backend, env.k, len(queries) // 2
     out = {}
-    for group in (1, 4):  # every env its own task / GRPO groups of four on one task
-        one, batch = [], []
-        for r in range(reps):
-            distinct = queries[(r * envs) % len(queries) :][: envs // group]
-            requests = [(q, k, 0, None) for q in distinct for _ in range(group)]
-            results = []
-            for mode, times in (("one", one), ("batch", batch)):
-                backends._RESULTS.clear()
-                t = time.perf_counter()
-                if mode == "batch":
-                    backends.prefetch(backend, requests)
-                results.append([backend.search(*q) for q in requests])
-                times.append(time.perf_counter() - t)
-            assert results[0] == results[1], "batched search differs from one-by-one"
-        key = f"{envs} envs, groups of {group}"
-        out[key] = {
-            "one_by_one_ms": statistics.median(one) * 1e3,
-            "batched_ms": statistics.median(batch) * 1e3,
-            "speedup": statistics.median(one) / statistics.median(batch),
-        }
+    for kind, pool in (("entity names", queries[:half]), ("whole questions", queries[half:])):
+        for group in (1, 4):
+            one, batch = [], []
+            for r in range(reps):
+                distinct = pool[(r * envs) % len(pool) :][: envs // group]
+                requests = [(q, k, 0, None) for q in distinct for _ in range(group)]
+                results = []
+                for mode, times in (("one", one), ("batch", batch)):
+                    backends._RESULTS.clear()
+                    t = time.perf_counter()
+                    if mode == "batch":
+                        backends.prefetch(backend, requests)
+                    results.append([backend.search(*q) for q in requests])
+                    times.append(time.perf_counter() - t)
+                assert results[0] == results[1], "batched search differs from one-by-one"
+            out[f"{kind}, {envs} envs, groups of {group}"] = {
+                "one_by_one_ms": statistics.median(one) * 1e3,
+                "batched_ms": statistics.median(batch) * 1e3,
+                "speedup": statistics.median(one) / statistics.median(batch),
+            }
     return out
 
 

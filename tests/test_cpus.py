@@ -47,7 +47,8 @@ def test_prefetch_uses_helper_threads_only_within_the_budget(monkeypatch, budget
     monkeypatch.setenv("TEXTGYMS_THREADS", budget)
     bk._RESULTS.clear()
     rec = _Recorder()
-    requests = [(f"query number {i}", 5, 0, None) for i in range(8)] * 2
+    words = "which person was born in the city where the company has its headquarters".split()
+    requests = [(f"{' '.join(words)} {i}", 5, 0, None) for i in range(8)] * 2
     assert bk.prefetch(rec, requests) == 8  # repeats run once
     assert len(rec.threads) == 8
     assert any(t.startswith("textgyms-search") for t in rec.threads) is helpers
@@ -55,4 +56,14 @@ def test_prefetch_uses_helper_threads_only_within_the_budget(monkeypatch, budget
     assert [bk.cached_search(rec, None, *r) for r in requests] == [
         bk.Hits([len(r[0])], 1) for r in requests
     ]
+    bk._RESULTS.clear()
+
+
+def test_prefetch_keeps_cheap_batches_on_the_calling_thread(monkeypatch):
+    """A batch of short queries costs less than a thread handoff: no helper runs it."""
+    monkeypatch.setenv("TEXTGYMS_THREADS", "2")
+    bk._RESULTS.clear()
+    rec = _Recorder()
+    assert bk.prefetch(rec, [(f"name {i}", 5, 0, None) for i in range(16)]) == 16
+    assert set(rec.threads) == {"MainThread"}
     bk._RESULTS.clear()

@@ -94,15 +94,18 @@ _KW = {"corpus": "fictionweb", "pages": 1500, "max_turns": 8}
 
 
 def _scripts(vec_envs) -> list[list[str]]:
-    """Per env, three actions: searches that repeat across a group and differ between groups,
-    a second results page, a site filter, an invalid call, an open and an answer."""
+    """Per env, three actions: searches that repeat across a group and differ between groups
+    (whole questions among them, so that the first batch is worth helper threads), a second
+    results page, a site filter, an invalid call, an open and an answer."""
     out = []
     for i, env in enumerate(vec_envs):
         task = env.unwrapped.task
         name = task.question.split("?")[0][-40:]
         out.append(
             [
-                f"<search>{task.question}</search>" if i % 2 else f"<search>{name}</search>",
+                f"<search>{task.question} {i % 4}</search>"
+                if i % 2
+                else f"<search>{name}</search>",
                 [f'<search page="2">{name}</search>', "<search></search>", "<open>1</open>"][i % 3],
                 f'<search site="wiki.example">{name}</search>' if i % 4 else "<answer>x</answer>",
             ]
