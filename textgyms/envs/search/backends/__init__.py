@@ -156,7 +156,7 @@ def _pool() -> tuple[ThreadPoolExecutor, int] | None:
 
 def _run_all(backend: Any, requests: list[Request], parallel: bool) -> list[Hits]:
     """``backend.search_uncached`` of each request; with ``parallel``, the requests are split
-    into one contiguous share per core and the caller runs the first share itself (one handoff
+    into one contiguous share per thread and the caller runs the first share itself (one handoff
     per helper thread, not one per request)."""
     helpers = _pool() if parallel and len(requests) > 1 else None
     if helpers is None:
