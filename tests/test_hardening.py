@@ -395,9 +395,13 @@ def test_unprivileged_server_bounds_its_work_dir_in_a_user_namespace(shm_base):
     root = shm_base / "root"
     root.mkdir(mode=0o777)
     root.chmod(0o777)
+    # nobody may not be able to read the checkout (e.g. a clone in a 0700 temporary dir)
+    module = shm_base / "workdir.py"
+    module.write_bytes(Path(workdir.__file__).read_bytes())
+    module.chmod(0o644)
     done = subprocess.run(
         ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3",
-         "-c", _AS_NOBODY, workdir.__file__, str(root)],
+         "-c", _AS_NOBODY, str(module), str(root)],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     if done.stdout.startswith("False"):
