@@ -39,12 +39,12 @@ from textgyms.wrappers.tokenize import get_tokenizer
 RESULTS = Path(__file__).resolve().parent / "results"
 FAMILIES = {
     "Wordle": "textgyms/Wordle-v0",
-    "Search": "textgyms/Search-v0",
+    "Search": "textgyms/Search-v1",
     "Code": "textgyms/Code-v0",
     "NetConfig": "textgyms/NetConfig-v2",
     "ISO20022": "textgyms/ISO20022-MT103-v2",
 }
-MIXTURE = "textgyms/Wordle-v0*2,textgyms/Search-v0,textgyms/NetConfig-v2,textgyms/ISO20022-MT103-v2"
+MIXTURE = "textgyms/Wordle-v0*2,textgyms/Search-v1,textgyms/NetConfig-v2,textgyms/ISO20022-MT103-v2"
 
 
 def script(env_id: str) -> list[str]:

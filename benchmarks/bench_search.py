@@ -71,7 +71,7 @@ def build(pages: int) -> dict:
     import textgyms  # noqa: F401
 
     t = time.perf_counter()
-    env = gym.make("textgyms/Search-v0", pages=pages, max_turns=10**6).unwrapped
+    env = gym.make("textgyms/Search-v1", pages=pages, max_turns=10**6).unwrapped
     world = env.spec_corpus.world()
     t_world = time.perf_counter() - t
     env.browser  # builds the index  # noqa: B018
@@ -210,7 +210,7 @@ def _worker(pages: int, queries: list[str], seconds: float, barrier, out) -> Non
 
     import textgyms  # noqa: F401
 
-    env = gym.make("textgyms/Search-v0", pages=pages, max_turns=10**6).unwrapped
+    env = gym.make("textgyms/Search-v1", pages=pages, max_turns=10**6).unwrapped
     env.reset(seed=0)
     state, n = env.state, 0
     barrier.wait()
@@ -305,7 +305,7 @@ def main() -> None:
     calls = {"tantivy": tool_calls(env, queries)}
     import gymnasium as gym
 
-    fts_env = gym.make("textgyms/Search-v0", pages=pages, backend="fts5", max_turns=10**6).unwrapped
+    fts_env = gym.make("textgyms/Search-v1", pages=pages, backend="fts5", max_turns=10**6).unwrapped
     calls["fts5"] = tool_calls(fts_env, queries)
     result = {
         "pages": len(world.pages),

@@ -34,7 +34,7 @@ from textgyms.server.process import ServerProcess
 from textgyms.vector import make_vec
 
 RESULTS = Path(__file__).resolve().parent / "results"
-ENVS = ("textgyms/Wordle-v0", "textgyms/Search-v0")
+ENVS = ("textgyms/Wordle-v0", "textgyms/Search-v1")
 JUNK = "I think the answer needs more thought."  # no tool call: an invalid turn
 
 

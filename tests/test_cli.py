@@ -247,7 +247,7 @@ def test_list_says_which_extra_an_env_still_needs(monkeypatch, capsys):
     block = {b.split(":")[0]: b for b in out.split("\n\n")}
     net = next(i for i in block if i.startswith("textgyms/NetConfig-v"))
     assert "pip install 'textgyms[net]' to run" in block[net]
-    assert "textgyms[search]' for backend='tantivy'" in block["textgyms/Search-v0"]
+    assert "textgyms[search]' for backend='tantivy'" in block["textgyms/Search-v1"]
     assert "needs:  nothing more" in block[ID] and "max_turns=None" in block[ID]
     with pytest.raises(MissingExtraError, match=r"pip install 'textgyms\[net\]'"):
         extras.require("net", "networkx_is_not_a_module")

@@ -29,7 +29,7 @@ from textgyms.policies.scripted import ScriptedPolicy
 from textgyms.sandbox import client as sandbox_client
 from textgyms.vector import make_vec
 
-WORDLE, CODE, SEARCH = "textgyms/Wordle-v0", "textgyms/Code-v0", "textgyms/Search-v0"
+WORDLE, CODE, SEARCH = "textgyms/Wordle-v0", "textgyms/Code-v0", "textgyms/Search-v1"
 SMALL_SEARCH = {"pages": 1000, "backend": "fts5"}  # small and quick to index
 
 # A fault that hangs fails its test after 120 s instead of hanging the suite.

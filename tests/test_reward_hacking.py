@@ -240,7 +240,7 @@ def _top_title(u) -> str:
     return rows[0]["title"] if rows else "nothing"
 
 
-SEARCH_ID = "textgyms/Search-v0"
+SEARCH_ID = "textgyms/Search-v1"
 SEARCH_PROBES = [
     Probe(
         "empty_answer",

@@ -11,7 +11,7 @@ from textgyms.envs.search.backends import Doc, build_atomic, index_path, open_ba
 from textgyms.envs.search.backends.elastic import ElasticBackend
 from textgyms.envs.search.backends.fts5 import FTS5Backend
 from textgyms.envs.search.backends.tantivy_backend import TantivyBackend
-from textgyms.envs.search.world import load_world
+from textgyms.envs.search.corpora import load_world
 from textgyms.errors import IndexCorruptError, SearchBackendError
 
 
@@ -136,11 +136,11 @@ def test_corrupt_index_raises_a_named_error(tmp_path, name):
 
 def test_env_with_corrupt_cached_index_raises_a_named_error(tmp_path, monkeypatch):
     monkeypatch.setenv("TEXTGYMS_CACHE_DIR", str(tmp_path))
-    env = gym.make("textgyms/Search-v0", pages=1000, backend="fts5")
+    env = gym.make("textgyms/Search-v1", pages=1000, backend="fts5")
     env.reset(seed=0)
     (path,) = (tmp_path / "search").iterdir()
     (path / "index.sqlite3").write_bytes(b"not a database" * 100)
-    fresh = gym.make("textgyms/Search-v0", pages=1000, backend="fts5")
+    fresh = gym.make("textgyms/Search-v1", pages=1000, backend="fts5")
     with pytest.raises(IndexCorruptError):
         fresh.reset(seed=0)
 
@@ -150,7 +150,7 @@ def test_unreachable_elasticsearch_raises_a_clear_error():
     with pytest.raises(SearchBackendError, match=r"127\.0\.0\.1:1 is unreachable"):
         ElasticBackend(url="http://127.0.0.1:1", docs=[], timeout=2.0)
     env = gym.make(
-        "textgyms/Search-v0", pages=1000, backend="elasticsearch", es_url="http://127.0.0.1:1"
+        "textgyms/Search-v1", pages=1000, backend="elasticsearch", es_url="http://127.0.0.1:1"
     )
     with pytest.raises(SearchBackendError, match="unreachable"):
         env.reset(seed=0)
@@ -162,3 +162,16 @@ def test_elasticsearch_request_body_is_a_bm25_query_with_tie_break():
     assert body["query"]["bool"]["filter"] == [{"term": {"host": "wiki.example"}}]
     assert body["sort"] == [{"_score": "desc"}, {"id": "asc"}]
     assert (body["size"], body["from"]) == (10, 20)
+
+
+def test_a_world_pickles_as_the_call_that_built_it(world):
+    """Pickling a world sends its parameters, not its pages; a world built by hand refuses."""
+    import pickle
+
+    from textgyms.envs.search.world import Page, World
+
+    blob = pickle.dumps(world)
+    assert len(blob) < 1000 and pickle.loads(blob) is world  # the loader's per-process cache
+    loose = World("fictionweb", "k", [Page("https://wiki.example/wiki/A", "A", "A\nbody")])
+    with pytest.raises(TypeError, match="load_world"):
+        pickle.dumps(loose)

@@ -9,7 +9,7 @@ from textgyms.envs.search import corpora
 from textgyms.envs.search.backends import open_backend, search_many
 from textgyms.envs.search.backends.fts5 import FTS5Backend
 from textgyms.envs.search.backends.tantivy_backend import TantivyBackend
-from textgyms.envs.search.world import load_world
+from textgyms.envs.search.corpora import load_world
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +121,7 @@ def _play_one_by_one(seeds, scripts, backend):
 
     results = []
     for seed, script in zip(seeds, scripts):
-        env = gym.make("textgyms/Search-v0", backend=backend, **_KW)
+        env = gym.make("textgyms/Search-v1", backend=backend, **_KW)
         rows = [env.reset(seed=seed)[0]]
         for action in script:
             bk._RESULTS.clear()
@@ -162,7 +162,7 @@ def test_vector_step_prefetches_its_searches_with_one_by_one_results(backend, mo
             inside.step = False
 
     vec = textgyms.make_vec(
-        "textgyms/Search-v0", 8, group_size=4, env_kwargs={**_KW, "backend": backend}
+        "textgyms/Search-v1", 8, group_size=4, env_kwargs={**_KW, "backend": backend}
     )
     first, _ = vec.reset(seed=100)
     seeds = [env.unwrapped.np_random_seed for env in vec.envs]
@@ -206,7 +206,7 @@ def test_results_pages_are_rendered_once_and_never_shared_mutably():
 
     from textgyms.envs.search import browser
 
-    a, b = (gym.make("textgyms/Search-v0", **_KW).unwrapped for _ in range(2))
+    a, b = (gym.make("textgyms/Search-v1", **_KW).unwrapped for _ in range(2))
     a.reset(seed=3), b.reset(seed=3)
     browser._PAGES.clear()
     query = a.task.question

@@ -67,7 +67,7 @@ def test_index_build_then_env_round_trip(corpus, tmp_path, capsys, backend):
     assert "index of 4 documents" in capsys.readouterr().out
     (built,) = (tmp_path / "cache" / "search").iterdir()
     stamp = (built / "COMPLETE").stat().st_mtime_ns
-    env = gym.make("textgyms/Search-v0", corpus=path, qa=qa, backend=backend)
+    env = gym.make("textgyms/Search-v1", corpus=path, qa=qa, backend=backend)
     seen = set()
     for seed in range(12):
         env.reset(seed=seed)
@@ -107,4 +107,4 @@ def test_bad_corpus_is_reported(tmp_path, capsys):
 def test_corpus_path_needs_a_qa_file(corpus):
     path, _ = corpus
     with pytest.raises(ConfigError, match="needs qa="):
-        gym.make("textgyms/Search-v0", corpus=path)
+        gym.make("textgyms/Search-v1", corpus=path)

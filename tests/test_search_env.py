@@ -1,4 +1,4 @@
-"""textgyms/Search-v0: tools, render modes (golden snapshots), HTTP statuses, noise, modes,
+"""textgyms/Search-v1: tools, render modes (golden snapshots), HTTP statuses, noise, modes,
 the first-observation and grounding rules, determinism and pickling."""
 
 import functools
@@ -24,7 +24,7 @@ SMALL = {"corpus": "fictionweb", "pages": 1500}
 
 
 def make(**kw):
-    return gym.make("textgyms/Search-v0", **{**SMALL, **kw})
+    return gym.make("textgyms/Search-v1", **{**SMALL, **kw})
 
 
 def scripted(env, seed=3):
@@ -205,7 +205,7 @@ def test_search_only_gets_transient_errors_and_the_oracle_retries():
 def test_oracle_scores_one_at_every_noise_level(noise):
     env = make(noise=noise)
     retries, search_failures = 0, 0
-    for seed in range(16):
+    for seed in range(40):  # enough first searches that some fail at every noise level
         env.reset(seed=seed)
         plan = env.unwrapped.solve(env.unwrapped.task)
         retries += len(plan) != len(set(plan))
@@ -292,7 +292,7 @@ def test_scrolling_window_and_find():
 
 def test_gold_never_in_first_observation_or_search_urls():
     for kw in (SMALL, {"corpus": "geoweb", "min_population": 2_000_000}):
-        env = gym.make("textgyms/Search-v0", **kw)
+        env = gym.make("textgyms/Search-v1", **kw)
         for seed in range(25):
             obs, _ = env.reset(seed=seed)
             norm = f" {normalize(obs)} "
@@ -389,7 +389,7 @@ def test_train_and_test_use_different_worlds():
 
 
 def test_geoweb_serves_attribution_and_aliases():
-    env = gym.make("textgyms/Search-v0", corpus="geoweb", min_population=2_000_000)
+    env = gym.make("textgyms/Search-v1", corpus="geoweb", min_population=2_000_000)
     env.reset(seed=0)
     o = env.step(f"<open>{ATTRIBUTION_URL}</open>")[0]
     assert "200 OK" in o and "GeoNames" in o and "Creative Commons Attribution 4.0" in o
@@ -401,7 +401,7 @@ def test_geoweb_serves_attribution_and_aliases():
 
 
 def test_default_ten_thousand_page_world_oracle():
-    env = gym.make("textgyms/Search-v0")
+    env = gym.make("textgyms/Search-v1")
     world = None
     for seed in range(3):
         env.reset(seed=seed)
@@ -429,7 +429,7 @@ def test_same_seed_same_transcript_in_another_process():
         "import gymnasium as gym, textgyms, sys\n"
         "sys.path.insert(0, 'tests')\n"
         "from test_search_env import scripted\n"
-        "e = gym.make('textgyms/Search-v0', corpus='fictionweb', pages=1500)\n"
+        "e = gym.make('textgyms/Search-v1', corpus='fictionweb', pages=1500)\n"
         "sys.stdout.write(scripted(e))\n"
     )
     out = subprocess.run(
@@ -458,7 +458,7 @@ def test_same_seed_same_transcript_in_another_process():
 )
 def test_bad_kwargs_raise_config_error(kw, needle):
     with pytest.raises(ConfigError, match=needle):
-        gym.make("textgyms/Search-v0", **kw)
+        gym.make("textgyms/Search-v1", **kw)
 
 
 def test_json_and_http_modes_are_well_formed():

@@ -354,7 +354,7 @@ def test_screenshot_of_an_episode(viewer, runs, tmp_path):
     _reset(viewer)
     page = viewer.page
     rows = _rows(runs["oracle"]) + _rows(runs["random"])
-    i = next(i for i, r in enumerate(rows) if r["env_id"].endswith("Search-v0") and r["turns"] > 1)
+    i = next(i for i, r in enumerate(rows) if r["env_id"].endswith("Search-v1") and r["turns"] > 1)
     viewer.filter("#f-env", str(sorted(_env_ids()).index(rows[i]["env_id"])))
     page.locator(f"#rows tr[data-idx='{i}']").click()
     page.evaluate("window.scrollTo(0, 0)")

@@ -34,7 +34,7 @@ gymnasium.register(
 )
 
 gymnasium.register(
-    id="textgyms/Search-v0",
+    id="textgyms/Search-v1",
     entry_point="textgyms.envs.search.env:SearchEnv",
     kwargs={},
     order_enforce=False,

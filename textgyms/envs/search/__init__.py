@@ -1,1 +1,1 @@
-"""textgyms/Search-v0: an emulated web (FictionWeb, GeoWeb, your own JSONL) for search agents."""
+"""textgyms/Search-v1: an emulated web (FictionWeb, GeoWeb, your own JSONL) for search agents."""

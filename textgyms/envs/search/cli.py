@@ -25,7 +25,7 @@ __all__ = ["add_parser", "run"]
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``index`` (with its ``build`` action) to the textgyms CLI's subparsers."""
-    p = subparsers.add_parser("index", help="build search indexes for textgyms/Search-v0")
+    p = subparsers.add_parser("index", help="build search indexes for textgyms/Search-v1")
     sub = p.add_subparsers(dest="index_command", required=True)
     b = sub.add_parser("build", help="build the index of a corpus into the cache")
     b.add_argument("corpus", help="fictionweb, geoweb, sample, or a path to corpus.jsonl")

@@ -15,10 +15,18 @@ import numpy as np
 from textgyms.core import generate_in_split
 from textgyms.envs.search.backends import Doc, index_path, open_backend
 from textgyms.envs.search.tasks.generate import SearchTask
-from textgyms.envs.search.world import World, cache_dir, load_world
+from textgyms.envs.search.world import World, cache_dir
 from textgyms.errors import ConfigError, DataError
 
-__all__ = ["CorpusSpec", "resolve", "open_index", "SAMPLE_CORPUS", "SAMPLE_QA", "docs_of"]
+__all__ = [
+    "CorpusSpec",
+    "resolve",
+    "load_world",
+    "open_index",
+    "SAMPLE_CORPUS",
+    "SAMPLE_QA",
+    "docs_of",
+]
 
 DATA = Path(__file__).parent / "data"
 SAMPLE_CORPUS, SAMPLE_QA = DATA / "sample_corpus.jsonl", DATA / "sample_qa.jsonl"
@@ -26,6 +34,28 @@ TEST_SEED_OFFSET = 1_000_003  # test worlds use other seeds than train worlds
 CORPORA = ("fictionweb", "geoweb", "sample", "<path to corpus.jsonl>")
 DISTRACTOR_LEVEL = 3  # the noise level from which FictionWeb has stale and conflicting pages
 _WORLD_LOCK = threading.Lock()  # one world build at a time per process
+
+
+@functools.lru_cache(maxsize=8)
+def load_world(kind: str, params: tuple[tuple[str, Any], ...]) -> World:
+    """Build (once per process) the world of ``kind`` with ``params``."""
+    kw = dict(params)
+    if kind == "fictionweb":
+        from textgyms.envs.search.fictionpages import build_fictionweb
+
+        world = build_fictionweb(**kw)
+    elif kind == "geoweb":
+        from textgyms.envs.search.geoweb import build_geoweb
+
+        world = build_geoweb(**kw)
+    elif kind == "jsonl":
+        from textgyms.envs.search.jsonl import build_jsonl_world
+
+        world = build_jsonl_world(**kw)
+    else:
+        raise ValueError(f"unknown world kind {kind!r}")
+    world.rebuild = (load_world, (kind, params))
+    return world
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""``textgyms/Search-v0``: an emulated web for training search agents.
+"""``textgyms/Search-v1``: an emulated web for training search agents.
 
 Tools: ``search(query, page=1, site=None)``, ``open(target, line=0)`` (a URL, or the number of a
 link or result on the current page), ``find(pattern)``, ``back()``, ``answer(text, urls=[])``,

@@ -11,10 +11,10 @@ from collections import defaultdict
 
 import numpy as np
 
-from textgyms.envs.search.fictionweb import INDUSTRIES, RELATIONS, WIKI, Entity, Graph
-from textgyms.envs.search.world import Page, slug
+from textgyms.envs.search.fictionweb import INDUSTRIES, RELATIONS, WIKI, Entity, Graph, build_graph
+from textgyms.envs.search.world import Page, World, slug, world_key
 
-__all__ = ["render_all", "aliases", "list_url"]
+__all__ = ["build_fictionweb", "render_all", "aliases", "list_url"]
 
 _FILLER = [
     "Little else is recorded about the early years.",
@@ -305,3 +305,15 @@ def aliases(g: Graph) -> dict[str, str]:
         if alias not in taken and alias not in out:
             out[alias] = e.url
     return out
+
+
+def build_fictionweb(seed: int = 0, pages: int = 10_000, distractors: bool = False) -> World:
+    """The FictionWeb world of about ``pages`` pages drawn from ``seed``; ``distractors`` adds
+    stale and conflicting news and forum pages (see :func:`render_all`)."""
+    rng, graph, n = build_graph(seed, pages)
+    out: list[Page] = render_all(rng, graph, n, distractors)
+    params = {"seed": seed, "pages": pages, "distractors": distractors}
+    world = World("fictionweb", world_key("fictionweb", params), out, {}, graph, params)
+    graph.doc_of = {e.eid: world.by_url[e.url] for e in graph.entities}
+    world.redirects = aliases(graph)
+    return world

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from textgyms.envs.search.world import Page, World, slug, world_key
+from textgyms.envs.search.world import slug
 
-__all__ = ["Entity", "Graph", "build_fictionweb", "RELATIONS"]
+__all__ = ["Entity", "Graph", "build_graph", "RELATIONS"]
 
 WIKI = "https://wiki.example/wiki/"
 _ONSETS = "b c d f g h j k l m n p r s t v w z br cr dr fr gr kr pr tr st th sh ch qu".split()
@@ -189,11 +189,10 @@ def _titles(ents: list[Entity]) -> dict[str, list[int]]:
     return homonyms
 
 
-def build_fictionweb(seed: int = 0, pages: int = 10_000, distractors: bool = False) -> World:
-    """The FictionWeb world of about ``pages`` pages drawn from ``seed``; ``distractors`` adds
-    stale and conflicting news and forum pages (see ``fictionpages.render_all``)."""
-    from textgyms.envs.search import fictionpages
-
+def build_graph(seed: int = 0, pages: int = 10_000) -> tuple[np.random.Generator, Graph, dict]:
+    """The FictionWeb entity graph of a world of about ``pages`` pages drawn from ``seed``, the
+    page counts per kind, and the generator in the state the page rendering continues from
+    (``fictionpages.build_fictionweb`` turns them into the world)."""
     rng = np.random.Generator(np.random.PCG64(seed))
     n = _counts(pages)
     ents = _make_entities(rng, n)
@@ -206,10 +205,4 @@ def build_fictionweb(seed: int = 0, pages: int = 10_000, distractors: bool = Fal
     for e in ents:
         for rel, t in e.rel.items():
             inverse[(rel, t)].append(e.eid)
-    graph = Graph(ents, dict(by_type), dict(inverse), {}, homonyms)
-    out: list[Page] = fictionpages.render_all(rng, graph, n, distractors)
-    params = {"seed": seed, "pages": pages, "distractors": distractors}
-    world = World("fictionweb", world_key("fictionweb", params), out, {}, graph, params)
-    graph.doc_of = {e.eid: world.by_url[e.url] for e in ents}
-    world.redirects = fictionpages.aliases(graph)
-    return world
+    return rng, Graph(ents, dict(by_type), dict(inverse), {}, homonyms), n

@@ -3,8 +3,8 @@
 A ``World`` is a fixed list of ``Page`` objects (doc id = position), a URL map, alias URLs that
 redirect (301) to canonical ones, and the corpus's own data for task generation (an entity graph
 for FictionWeb and GeoWeb, question/answer pairs for a JSONL corpus). Worlds are built
-deterministically from their parameters, cached per process, and pickle as their parameters (an
-env never pickles a world or an index).
+deterministically from their parameters (``corpora.load_world``, which caches them per process),
+and pickle as the call that built them (an env never pickles a world or an index).
 
 Page bodies are lines of text in which links are written ``[[URL|anchor]]``; the browser shows
 them as numbered anchors and the index sees only the anchor text.
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Page", "World", "LINK", "plain_text", "slug", "cache_dir", "world_key", "load_world"]
+__all__ = ["Page", "World", "LINK", "plain_text", "slug", "cache_dir", "world_key"]
 
 LINK = re.compile(r"\[\[([^|\]]+)\|([^\]]+)\]\]")
 WORLD_VERSION = "1"  # bump when any generator changes what a world contains
@@ -65,13 +65,18 @@ class World:
     params: Mapping[str, Any] = field(default_factory=dict)
     by_url: dict[str, int] = field(init=False)
     _texts: list[str] | None = field(init=False, default=None, repr=False)
+    # (function, args) that builds this world again: set by the loader that made it
+    rebuild: tuple[Callable, tuple] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.by_url = {p.url: i for i, p in enumerate(self.pages)}
         self._folded = {u.casefold(): u for u in self.by_url}
 
     def __reduce__(self) -> tuple[Callable, tuple]:
-        return (load_world, (self.kind, tuple(sorted(self.params.items()))))
+        # A world pickles as the call that made it (its pages are not sent anywhere).
+        if self.rebuild is None:
+            raise TypeError("only a world made by corpora.load_world can be pickled")
+        return self.rebuild
 
     def text(self, doc_id: int) -> str:
         """The plain text of a page (title line first), computed once for the world."""
@@ -131,25 +136,6 @@ def world_key(kind: str, params: Mapping[str, Any]) -> str:
         default=str,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
-
-
-@functools.lru_cache(maxsize=8)
-def load_world(kind: str, params: tuple[tuple[str, Any], ...]) -> World:
-    """Build (once per process) the world of ``kind`` with ``params``."""
-    kw = dict(params)
-    if kind == "fictionweb":
-        from textgyms.envs.search.fictionweb import build_fictionweb
-
-        return build_fictionweb(**kw)
-    if kind == "geoweb":
-        from textgyms.envs.search.geoweb import build_geoweb
-
-        return build_geoweb(**kw)
-    if kind == "jsonl":
-        from textgyms.envs.search.jsonl import build_jsonl_world
-
-        return build_jsonl_world(**kw)
-    raise ValueError(f"unknown world kind {kind!r}")
 
 
 def support_urls(world: World, doc_ids: Sequence[int]) -> tuple[str, ...]:
