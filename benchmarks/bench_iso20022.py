@@ -34,11 +34,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from textgyms.core import seeded_generator
 from textgyms.envs.iso20022 import score, score_mx, translate, translate_mt, xsd
 from textgyms.envs.iso20022.env import Iso20022Env, Mt103ToIsoEnv
 from textgyms.envs.iso20022.generate import draw_payment, to_xml
 from textgyms.envs.iso20022.mt103 import validate_text
+from textgyms.seeding import seeded_generator
 
 RESULTS = Path(__file__).resolve().parent / "results"
 TARGET = 1000.0

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textgyms.core import seeded_generator
 from textgyms.envs.iso20022.env import render_prompt
 from textgyms.envs.iso20022.generate import generate
+from textgyms.seeding import seeded_generator
 
 GOLDEN = Path(__file__).resolve().parent.parent / "tests" / "golden" / "iso20022"
 

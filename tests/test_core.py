@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import textgyms  # noqa: F401
-from textgyms.core import Task, TextSpace, Verdict, seeded_generator
+from textgyms.core import Task, TextSpace, Verdict
 from textgyms.envs.wordle.generate import WordleTask
 from textgyms.errors import ConfigError, VerifierError
+from textgyms.seeding import seeded_generator
 
 ID = "textgyms/Wordle-v0"
 

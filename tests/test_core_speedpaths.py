@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import textgyms  # noqa: F401  (registers the ids)
 from textgyms import actions
 from textgyms.actions import Param, ParseError, ToolSpec, parse, parse_all
-from textgyms.core import _Seeder, seeded_generator
+from textgyms.seeding import Seeder, seeded_generator
 
 TOOLS = (
     ToolSpec("guess", "Guess.", (Param("word"),)),
@@ -93,7 +93,7 @@ SEEDS = [0, 1, 7, 2**31 - 1, 2**64 + 3, 2**127, 2**128 - 1, np.int64(5), np.uint
 
 @pytest.mark.parametrize("native", [True, False])
 def test_seeder_state_equals_seeded_generator(native):
-    seeder = _Seeder()
+    seeder = Seeder()
     if not native:
         seeder._words = seeder._buffer = None  # the state-setter path
     for seed in SEEDS:
@@ -114,7 +114,7 @@ def test_native_seeding_is_used_where_the_layout_allows():
     import sys
 
     if sys.byteorder == "little":
-        assert _Seeder()._words is not None
+        assert Seeder()._words is not None
 
 
 def test_env_reseeds_after_pickling():

@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 from schwifty import IBAN
 
 import textgyms.envs.iso20022 as iso
-from textgyms.core import seeded_generator
 from textgyms.envs.iso20022 import xsd
 from textgyms.envs.iso20022.charset import chunks, clean, fit
 from textgyms.envs.iso20022.env import Iso20022Env, render_prompt, validate_report
 from textgyms.envs.iso20022.generate import draw_payment, generate, to_xml
 from textgyms.envs.iso20022.mt103 import parse, validate_text
 from textgyms.errors import ConfigError
+from textgyms.seeding import seeded_generator
 
 GOLDEN = Path(__file__).parent / "golden" / "iso20022"
 SEEDS_PER_LEVEL = 1000

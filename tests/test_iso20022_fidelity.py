@@ -13,12 +13,12 @@ import pytest
 
 import textgyms  # noqa: F401  (registers the ids)
 import textgyms.envs.iso20022 as iso
-from textgyms.core import seeded_generator
 from textgyms.envs.iso20022 import xsd
 from textgyms.envs.iso20022.generate import generate, generate_mt
 from textgyms.envs.iso20022.mt103 import parse, parties, validate_text
 from textgyms.envs.iso20022.timezones import utc_offset
 from textgyms.envs.iso20022.translate import translate_with_losses
+from textgyms.seeding import seeded_generator
 
 UETR = "4b1c2f3a-1d2e-4f5a-8b6c-7d8e9f0a1b2c"
 MT = (

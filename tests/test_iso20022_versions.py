@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 
 import textgyms  # noqa: F401  (registers the ids)
 import textgyms.envs.iso20022 as iso
-from textgyms.core import seeded_generator
 from textgyms.envs.iso20022 import banks, names, xsd
 from textgyms.envs.iso20022.charset import clean
 from textgyms.envs.iso20022.generate import draw_payment, generate_mt, to_xml
 from textgyms.envs.iso20022.mt103 import parse, validate_text
+from textgyms.seeding import seeded_generator
 
 CBPR_TEXT = re.compile(r"[0-9a-zA-Z/\-?:().,'+ !#$%&*=^_`{|}~\";<>@\[\\\]]*")
 

@@ -576,7 +576,7 @@ def {entry}(*args, **kwargs):
     # with textgyms' own generator and run the reference solution the task carries.
     try:
         sys.path[:0] = {paths}
-        from textgyms.core import seeded_generator
+        from textgyms.seeding import seeded_generator
         from textgyms.envs.code import toy
     except BaseException:
         return None

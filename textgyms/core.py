@@ -32,7 +32,6 @@ import inspect
 import math
 import re
 import string
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NamedTuple
@@ -42,6 +41,10 @@ import numpy as np
 
 from textgyms.actions import ToolSpec, tool_schemas
 from textgyms.errors import ConfigError, ResetNeeded, VerifierError
+from textgyms.seeding import (
+    Seeder,
+    seeded_generator,  # noqa: F401  (also importable from here)
+)
 
 __all__ = [
     "TextSpace",
@@ -244,7 +247,7 @@ class TextEnv(gym.Env[str, str]):
         self.observation_space = TextSpace(max_obs_chars)
         self.action_space = TextSpace(max_action_chars)
         self._ep: _Episode | None = None
-        self._seeder: _Seeder | None = None  # re-used by every reset(seed=...)
+        self._seeder: Seeder | None = None  # re-used by every reset(seed=...)
 
     # --- hooks ------------------------------------------------------------------------------
     def generate(self, rng: np.random.Generator) -> Task:
@@ -317,9 +320,9 @@ class TextEnv(gym.Env[str, str]):
         """Start an episode: a task drawn from ``np_random``, or ``options={"task": task}``."""
         if seed is None:
             super().reset(seed=seed)
-        else:  # as seeded_generator(seed), re-using this env's PCG64 and Generator
+        else:  # as seeding.seeded_generator(seed), re-using this env's PCG64 and Generator
             if self._seeder is None:
-                self._seeder = _Seeder()
+                self._seeder = Seeder()
             self._np_random, self._np_random_seed = self._seeder.seed(seed), seed
         task = _task_option(options) if options else None
         if task is None:
@@ -475,105 +478,11 @@ def _task_option(options: dict[str, Any]) -> Task | None:
     return task
 
 
-class _Seeder:
-    """One env's PCG64 and Generator, re-seeded in place by every ``reset(seed=...)``.
-
-    ``seed(s)`` leaves the generator exactly where :func:`seeded_generator` starts. Building a
-    PCG64 and a Generator per reset, or even assigning ``PCG64.state`` (a dict parsed into four
-    numpy integers), costs more than the rest of a Wordle reset, so where numpy keeps the
-    128-bit state and increment in the native little-endian layout, the 32 hash bytes are
-    written straight into that state: they already are the little-endian state and increment.
-    The layout is checked once against the ``state`` setter when the seeder is built; anywhere
-    it differs, the setter is used. A seeder pickles as a new one (memory views do not pickle).
-    """
-
-    __slots__ = ("bits", "generator", "_words", "_buffer", "_state")
-
-    def __init__(self) -> None:
-        self.bits = np.random.PCG64(0)
-        self.generator = np.random.Generator(self.bits)
-        inner = {"state": 0, "inc": 1}
-        self._state = {"bit_generator": "PCG64", "state": inner, "has_uint32": 0, "uinteger": 0}
-        self._words = self._buffer = None
-        views = _native_views(self.bits)
-        if views is not None and self._writes_like_setter(*views):
-            self._words, self._buffer = views
-
-    def __reduce__(self) -> tuple[type, tuple]:
-        return _Seeder, ()
-
-    def seed(self, seed: int) -> np.random.Generator:
-        """The generator, seeded with ``seed`` (validated as :func:`seeded_generator` does)."""
-        digest = _seed_digest(seed)
-        words = self._words
-        if words is None:
-            inner = self._state["state"]
-            inner["state"] = int.from_bytes(digest[:16], "little")
-            inner["inc"] = int.from_bytes(digest[16:], "little") | 1
-            self.bits.state = self._state
-        else:
-            words[:] = digest
-            words[16] |= 1  # the increment is odd (its lowest bit is the first byte's)
-            self._buffer[:] = _NO_BUFFERED_UINT32
-        return self.generator
-
-    def _writes_like_setter(self, words: memoryview, buffer: memoryview) -> bool:
-        """Whether writing into ``words`` and ``buffer`` sets the state the setter sets."""
-        digest = _seed_digest(0xC0FFEE)
-        expected = seeded_generator(0xC0FFEE).bit_generator.state
-        self.bits.state = {**self._state, "has_uint32": 1, "uinteger": 7}
-        words[:] = digest
-        words[16] |= 1
-        buffer[:] = _NO_BUFFERED_UINT32
-        return self.bits.state == expected
-
-
-# has_uint32 = 0 and uinteger = 0: no half-used 64-bit draw is pending.
-_NO_BUFFERED_UINT32 = bytes(8)
-
-
-def _native_views(bits: np.random.PCG64) -> tuple[memoryview, memoryview] | None:
-    """Writable views of a PCG64's 32 bytes of state and increment and of the 8 bytes after
-    its state pointer (``has_uint32``, ``uinteger``), where numpy's C layout allows; else None.
-
-    numpy's ``pcg64_state`` is ``{pcg64_random_t *pcg_state; int has_uint32; uint32_t
-    uinteger;}``; whether the 128-bit words are native integers is what the caller checks.
-    """
-    if sys.byteorder != "little":
-        return None
-    try:
-        import ctypes
-
-        address = bits.ctypes.state_address
-        pointer = ctypes.c_void_p.from_address(address).value
-        words = (ctypes.c_ubyte * 32).from_address(pointer)
-        buffer = (ctypes.c_ubyte * 8).from_address(address + ctypes.sizeof(ctypes.c_void_p))
-        return memoryview(words).cast("B"), memoryview(buffer).cast("B")
-    except Exception:  # no ctypes, or a numpy without this interface: use the setter
-        return None
-
-
 @functools.cache
 def _schemas(cls: type[TextEnv]) -> list[dict[str, Any]]:
     """The tool schemas of an env class, built once (shared: treat ``info["tools"]`` as
     read-only)."""
     return tool_schemas(cls.tools)
-
-
-def _seed_digest(seed: int) -> bytes:
-    """The 256-bit blake2b hash of a validated seed: PCG64's state (first 16 bytes) and
-    increment (last 16, lowest bit then set), both little-endian."""
-    if type(seed) is not int and (isinstance(seed, bool) or not isinstance(seed, np.integer)):
-        raise ConfigError(f"seed must be a non-negative int, got {seed!r}")
-    if not 0 <= seed < 1 << 128:
-        raise ConfigError(f"seed must be an int in [0, 2**128), got {seed!r}")
-    return hashlib.blake2b(int(seed).to_bytes(16, "little"), digest_size=32).digest()
-
-
-def _seed_words(seed: int) -> tuple[int, int]:
-    """PCG64 (state, increment) for ``seed``: the 256-bit blake2b hash of the seed."""
-    digest = _seed_digest(seed)
-    return int.from_bytes(digest[:16], "little"), int.from_bytes(digest[16:], "little") | 1
 
 
 SPLITS = ("train", "test", "all")
@@ -600,23 +509,6 @@ def generate_in_split(draw: Callable[[], Task], split: str, max_draws: int = 200
             return task
     raise VerifierError(f"no task of split {split!r} in {max_draws} draws")
 
-
-def seeded_generator(seed: int) -> np.random.Generator:
-    """The stream ``reset(seed=seed)`` gives ``np_random``: PCG64 whose 256 bits of state and
-    increment are the blake2b hash of the seed.
-
-    Gymnasium's ``seeding.np_random`` runs a SeedSequence (about 20 µs, most of a reset);
-    this is a few µs and, like it, gives the same stream for the same seed in any process.
-    """
-    state, inc = _seed_words(seed)
-    bits = np.random.PCG64(0)
-    bits.state = {
-        "bit_generator": "PCG64",
-        "state": {"state": state, "inc": inc},
-        "has_uint32": 0,
-        "uinteger": 0,
-    }
-    return np.random.Generator(bits)
 
 
 def valid_kwargs(cls: type) -> list[str]:
