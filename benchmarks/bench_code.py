@@ -15,10 +15,13 @@ is over every textgyms submission. It also submits, through ``textgyms/Code-v0``
 that exceed the memory limit and the time limit, and records the verdict's ``error`` of each
 (``memory_limit`` and ``timeout`` are expected, never ``wrong``), and times hostile result
 records a child forges (colliding dict keys, deep nesting, millions of empty lists, a huge
-string) from request to outcome, against the 5 s run timeout. Results:
+string) from request to outcome, against the 5 s run timeout. Last, it measures where one
+worker's CPU goes: CPU ms per HumanEval submission in the client, the sandbox server, the
+zygote and the children (fork, run and exit), and the cores that keeps busy (``--cpu-only``
+re-measures just that and updates it in the results). Results:
 ``benchmarks/results/code.json`` and ``code.md``.
 
-Usage: ``.venv/bin/python benchmarks/bench_code.py [--quick]``
+Usage: ``.venv/bin/python benchmarks/bench_code.py [--quick] [--cpu-only]``
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import argparse
 import concurrent.futures as cf
 import json
 import multiprocessing
+import os
 import platform
 import statistics
 import time
@@ -175,6 +179,49 @@ def measure(name: str, jobs: list[dict], reps: int, peer_n: int) -> dict[str, An
     }
 
 
+def _role_cpu(box: Sandbox) -> dict[str, float]:
+    """CPU seconds so far of this process (the client), the sandbox server, its zygote and the
+    zygote's reaped children (psutil's ``children_*`` times: a child's time, its exit
+    included, is counted once it has been waited for)."""
+    import psutil
+
+    server = psutil.Process(box.pid)
+    zygotes = server.children()
+    if len(zygotes) != 1:
+        raise RuntimeError(f"expected one zygote under the sandbox server, found {len(zygotes)}")
+    client, srv, zyg = psutil.Process().cpu_times(), server.cpu_times(), zygotes[0].cpu_times()
+    return {
+        "client": client.user + client.system,
+        "server": srv.user + srv.system,
+        "zygote": zyg.user + zyg.system,
+        "children": zyg.children_user + zyg.children_system,
+    }
+
+
+def cpu_breakdown(jobs: list[dict], n: int) -> dict[str, Any]:
+    """Where one worker's CPU goes: ms of CPU per scored submission in each process of the
+    pipeline, played one after the other, and the cores that keeps busy (CPU / wall). A run
+    costs CPU in four processes at once, which is why one worker already uses more than one
+    core and two workers on two cores cannot scale 2x."""
+    box = Sandbox()
+    try:
+        box.ping()
+        for job in jobs[:20]:  # warm: every first-time cost paid before the window
+            box.call(job["code"], job["entry"], job["args"])
+        before, start = _role_cpu(box), time.perf_counter()
+        for i in range(n):
+            job = jobs[i % len(jobs)]
+            box.call(job["code"], job["entry"], job["args"])
+        wall = time.perf_counter() - start
+        after = _role_cpu(box)
+    finally:
+        box.close()
+    ms = {role: (after[role] - before[role]) * 1e3 / n for role in before}
+    total = sum(ms.values())
+    return {"submissions": n, "ms_per_submission": ms, "total_ms": total,
+            "wall_ms": wall * 1e3 / n, "cores_busy": total / (wall * 1e3 / n)}  # fmt: skip
+
+
 # What each over-the-limit solution does inside the entry point (its arguments are ignored).
 _OVER_LIMIT = {
     "memory_limit": "    data = bytearray(4 << 30)\n    return len(data)",
@@ -253,36 +300,60 @@ def render(results: list[dict], quick: bool) -> str:
     )
 
 
+def render_doc(doc: dict[str, Any]) -> str:
+    """The whole Markdown report of a results document."""
+    labels, hostile = doc["outcome_labels"], doc["hostile"]
+    text = render(doc["results"], doc["meta"]["quick"])
+    text += "\nVerdict error of a submission over each limit (expected -> got): " + ", ".join(
+        f"{want} -> {got}" for want, got in labels.items()
+    ) + ".\n\nHostile result records, request to outcome (5 s run timeout): " + "; ".join(
+        f"{k}: {v['seconds']:.2f} s, {v['status']} ({v['call']})" for k, v in hostile.items()
+    ) + ".\n"
+    cpu = doc.get("cpu")
+    if cpu:
+        parts = ", ".join(f"{role} {v:.2f}" for role, v in cpu["ms_per_submission"].items())
+        text += (
+            f"\nCPU per HumanEval submission, one worker, {cpu['submissions']} in a row "
+            f"(load average {cpu['load_average']:.1f} at the start): {parts}; "
+            f"{cpu['total_ms']:.2f} ms in all over {cpu['wall_ms']:.2f} ms of wall time, so one "
+            f"worker keeps {cpu['cores_busy']:.2f} cores busy.\n"
+        )
+    return text
+
+
+def measure_cpu(he_jobs: list[dict], quick: bool) -> dict[str, Any]:
+    """:func:`cpu_breakdown` on HumanEval, with the load it ran under."""
+    load = os.getloadavg()[0]
+    return {**cpu_breakdown(he_jobs, 200 if quick else 1000), "load_average": load}
+
+
 def main() -> None:
     """Measure, print and write the results."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small samples, one repetition")
+    parser.add_argument("--cpu-only", action="store_true", help="re-measure only the CPU "
+                        "breakdown and update it in the existing results")  # fmt: skip
     args = parser.parse_args()
     reps, n_toy, peer_n = (1, 300, 40) if args.quick else (3, 1000, 100)
     box = Sandbox()
     he = humaneval_tasks(box)
     box.close()
-    workloads = [("toy", [workload(t) for t in toy_tasks(n_toy)])]
     he_jobs = [workload(t) for t in he]
-    workloads.append(("humaneval", (he_jobs * 10)[: max(n_toy, len(he_jobs))]))
-    results = [measure(name, jobs, reps, peer_n) for name, jobs in workloads]
-    labels = outcome_labels()
-    hostile = hostile_results()
     out = HERE / "results"
     out.mkdir(exist_ok=True)
-    meta = {
-        "quick": args.quick,
-        "python": platform.python_version(),
-        "cpus": multiprocessing.cpu_count(),
-    }
-    doc = {"meta": meta, "results": results, "outcome_labels": labels, "hostile": hostile}
+    if args.cpu_only:
+        doc = json.loads((out / "code.json").read_text())
+        doc["cpu"] = measure_cpu(he_jobs, args.quick)
+    else:
+        workloads = [("toy", [workload(t) for t in toy_tasks(n_toy)])]
+        workloads.append(("humaneval", (he_jobs * 10)[: max(n_toy, len(he_jobs))]))
+        results = [measure(name, jobs, reps, peer_n) for name, jobs in workloads]
+        meta = {"quick": args.quick, "python": platform.python_version(),
+                "cpus": multiprocessing.cpu_count()}  # fmt: skip
+        doc = {"meta": meta, "results": results, "outcome_labels": outcome_labels(),
+               "hostile": hostile_results(), "cpu": measure_cpu(he_jobs, args.quick)}  # fmt: skip
     (out / "code.json").write_text(json.dumps(doc, indent=2) + "\n")
-    table = render(results, args.quick)
-    table += "\nVerdict error of a submission over each limit (expected -> got): " + ", ".join(
-        f"{want} -> {got}" for want, got in labels.items()
-    ) + ".\n\nHostile result records, request to outcome (5 s run timeout): " + "; ".join(
-        f"{k}: {v['seconds']:.2f} s, {v['status']} ({v['call']})" for k, v in hostile.items()
-    ) + ".\n"
+    table = render_doc(doc)
     (out / "code.md").write_text(table)
     print(table)
 
