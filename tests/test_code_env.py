@@ -3,8 +3,10 @@ configuration errors, data checks and golden observations."""
 
 from __future__ import annotations
 
+import gc
 import json
 import os
+import types
 from pathlib import Path
 
 import gymnasium as gym
@@ -100,6 +102,20 @@ def test_every_toy_template_oracle_and_split_is_fixed():
         found.add(task.entry)
         assert tasks.in_split(task.reference + repr(list(task.public + task.hidden)), "test")
     assert found == names
+
+
+def test_toy_generation_keeps_no_compiled_reference_alive():
+    # A cache of compiled references fragmented a long-running worker's heap (a soak saw its
+    # memory creep for hundreds of thousands of resets): each task's function must go with it.
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        toy.generate(rng, "mixed", "train")
+    gc.collect()
+    alive = [
+        o for o in gc.get_objects()
+        if isinstance(o, types.FunctionType) and o.__code__.co_filename.startswith("<toy:")
+    ]  # fmt: skip
+    assert alive == []
 
 
 def test_codeio_oracle_and_hidden_reference():
