@@ -177,7 +177,7 @@ def vector_steps(env, queries: list[str], envs: int = 16, reps: int = 12) -> dic
     over ``reps`` steps of new queries, taking turns so machine load hits both alike; for
     entity-name and whole-question queries (the two halves of ``queries``), with every env on
     its own task or in GRPO groups of four; results checked equal."""
-    from textgyms.envs.search import backends
+    from textgyms.envs.search.backends import batch as memo
 
     backend, k, half = env.browser.backend, env.k, len(queries) // 2
     out = {}
@@ -189,10 +189,10 @@ def vector_steps(env, queries: list[str], envs: int = 16, reps: int = 12) -> dic
                 requests = [(q, k, 0, None) for q in distinct for _ in range(group)]
                 results = []
                 for mode, times in (("one", one), ("batch", batch)):
-                    backends._RESULTS.clear()
+                    memo._RESULTS.clear()
                     t = time.perf_counter()
                     if mode == "batch":
-                        backends.prefetch(backend, requests)
+                        memo.prefetch(backend, requests)
                     results.append([backend.search(*q) for q in requests])
                     times.append(time.perf_counter() - t)
                 assert results[0] == results[1], "batched search differs from one-by-one"
@@ -215,11 +215,12 @@ def _worker(pages: int, queries: list[str], seconds: float, barrier, out) -> Non
     state, n = env.state, 0
     barrier.wait()
     end = time.perf_counter() + seconds
-    from textgyms.envs.search import backends, browser
+    from textgyms.envs.search import browser
+    from textgyms.envs.search.backends import batch as memo
 
     while time.perf_counter() < end:
         if n % len(queries) == 0:  # every pass runs the index and renders: no memo from the last
-            backends._RESULTS.clear()
+            memo._RESULTS.clear()
             browser._PAGES.clear()
         env.respond(state, f"<search>{queries[n % len(queries)]}</search>")
         n += 1

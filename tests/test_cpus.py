@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from textgyms.cpus import thread_budget, usable_cpus
-from textgyms.envs.search import backends as bk
+from textgyms.envs.search.backends import batch as bk
 from textgyms.errors import ConfigError
 
 

@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from textgyms.envs.search import backends as bk
 from textgyms.envs.search import corpora
+from textgyms.envs.search.backends import batch as bk
 from textgyms.envs.search.backends import open_backend, search_many
 from textgyms.envs.search.backends.fts5 import FTS5Backend
 from textgyms.envs.search.backends.tantivy_backend import TantivyBackend

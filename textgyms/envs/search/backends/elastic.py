@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from textgyms.envs.search.backends import Doc, Hits, query_terms
+from textgyms.envs.search.backends.base import Doc, Hits, query_terms
 from textgyms.errors import SearchBackendError
 
 __all__ = ["ElasticBackend"]

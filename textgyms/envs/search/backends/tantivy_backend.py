@@ -6,14 +6,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from textgyms.envs.search.backends import (
+from textgyms.envs.search.backends.base import (
     COMMON_FRACTION,
     DF_CACHE_MAX,
     Doc,
     Hits,
-    cached_search,
     query_terms,
 )
+from textgyms.envs.search.backends.batch import cached_search
 from textgyms.errors import IndexCorruptError, SearchBackendError
 
 __all__ = ["TantivyBackend"]
