@@ -8,7 +8,9 @@ import os
 import shutil
 import signal
 import sys
+import warnings
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -136,7 +138,28 @@ def test_numpy_and_common_modules_are_warm(box):
 
 def test_hash_seed_is_fixed_so_runs_are_reproducible(box):
     code = "print(list({'apple', 'pear', 'fig', 'kiwi', 'plum'}))"
-    assert box.run(code).stdout == box.run(code).stdout == Sandbox().run(code).stdout
+    with Sandbox() as other:  # a second server: the seed is not an accident of one process
+        assert box.run(code).stdout == box.run(code).stdout == other.run(code).stdout
+
+
+def test_a_sandbox_used_as_a_context_manager_stops_its_server():
+    with Sandbox() as other:
+        pid = other.ping()
+        os.kill(pid, 0)  # running
+    assert other.pid is None
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_a_restart_closes_the_dead_servers_pipes():
+    with Sandbox() as other, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        for _ in range(2):
+            pid = other.ping()
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            assert other.ping() != pid
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)]
 
 
 def test_server_restarts_when_it_dies(box):
@@ -173,8 +196,8 @@ def test_shared_sandbox_is_reference_counted(monkeypatch):
 
 def test_server_that_cannot_start_raises_sandbox_error(monkeypatch):
     monkeypatch.setattr(sys, "executable", "/nonexistent/python")
-    with pytest.raises(SandboxError, match="could not start"):
-        Sandbox().ping()
+    with pytest.raises(SandboxError, match="could not start"), Sandbox() as box:
+        box.ping()
 
 
 NONE = confine.Support(landlock_abi=0, seccomp=False, root=False)
@@ -337,14 +360,14 @@ def test_no_child_outlives_a_killed_server():
 
 def _ppid(pid: int) -> int:
     try:
-        return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
     except (OSError, IndexError, ValueError):
         return -1
 
 
 def _state(pid: int) -> str:
     try:
-        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
 

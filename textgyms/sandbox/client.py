@@ -83,7 +83,8 @@ def _server_env() -> dict[str, str]:
 
 
 class Sandbox:
-    """A handle on one fork server (see the module docstring)."""
+    """A handle on one fork server (see the module docstring). Close it when done, or use it
+    as a context manager: ``with Sandbox() as box: ...``."""
 
     def __init__(self) -> None:
         self._proc: subprocess.Popen | None = None
@@ -130,7 +131,9 @@ class Sandbox:
     def _request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         with self._lock:
             for attempt in (1, 2):
-                if self._proc is None or self._proc.poll() is not None:
+                if self._proc is not None and self._proc.poll() is not None:
+                    self._stop()  # a dead server: close its pipes before starting another
+                if self._proc is None:
                     self._start()
                 try:
                     protocol.send(self._proc.stdin.fileno(), message)
@@ -202,6 +205,14 @@ class Sandbox:
         """Stop the server (it exits when its stdin closes)."""
         with self._lock:
             self._stop()
+
+    def __enter__(self) -> Sandbox:
+        """The sandbox itself; its server starts on first use."""
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Stop the server, whether or not the block raised."""
+        self.close()
 
     @property
     def confinement(self) -> str:
