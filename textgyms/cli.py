@@ -27,6 +27,7 @@ import textgyms
 from textgyms import export, extras
 from textgyms.envs.search import cli as search_cli
 from textgyms.errors import ConfigError, TextgymsError
+from textgyms.integrations import cli as integrations_cli
 from textgyms.policies.spec import POLICY_SPECS
 from textgyms.protocol import resolved_kwargs
 from textgyms.server import cli as serve_cli
@@ -346,6 +347,7 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_parser(sub)
     view_cli.add_parser(sub)
     serve_cli.add_parser(sub)
+    integrations_cli.add_parser(sub)
     return p
 
 
@@ -365,6 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "export": export.run,
         "serve": serve_cli.run,
         "view": view_cli.run,
+        "integrations": integrations_cli.run,
     }
     try:
         return commands[args.command](args)
