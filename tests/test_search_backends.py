@@ -4,6 +4,7 @@ import time
 
 import gymnasium as gym
 import pytest
+from index_replace import corrupt_a_copy, corrupt_by_rename
 
 import textgyms  # noqa: F401  (registers the ids)
 from textgyms.envs.search import corpora
@@ -123,15 +124,8 @@ def test_missing_index_raises_a_named_error(tmp_path, name):
 
 @pytest.mark.parametrize("name", ["tantivy", "fts5"])
 def test_corrupt_index_raises_a_named_error(tmp_path, name):
-    docs = [Doc(i, "wiki.example", f"T{i}", f"word{i}") for i in range(20)]
-    path = index_path(tmp_path, "k", name)
-    open_backend(name, docs, path)
-    for f in path.iterdir():
-        if f.name != "COMPLETE":
-            f.write_bytes(b"\x00garbage" * 10)
-    with pytest.raises(IndexCorruptError, match=str(path)):
-        backend = open_backend(name, None, path)
-        backend.search("word3", 3)
+    # The copy is corrupted, never the index a live reader maps (tests/index_replace.py).
+    assert str(tmp_path / "copy") in corrupt_a_copy(name, tmp_path)
 
 
 def test_env_with_corrupt_cached_index_raises_a_named_error(tmp_path, monkeypatch):
@@ -139,7 +133,7 @@ def test_env_with_corrupt_cached_index_raises_a_named_error(tmp_path, monkeypatc
     env = gym.make("textgyms/Search-v1", pages=1000, backend="fts5")
     env.reset(seed=0)
     (path,) = (tmp_path / "search").iterdir()
-    (path / "index.sqlite3").write_bytes(b"not a database" * 100)
+    corrupt_by_rename("fts5", path)  # a new file: the first env's open connection keeps its own
     fresh = gym.make("textgyms/Search-v1", pages=1000, backend="fts5")
     with pytest.raises(IndexCorruptError):
         fresh.reset(seed=0)

@@ -34,6 +34,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     b.add_argument("--world-seed", type=int, default=0, help="FictionWeb seed")
     b.add_argument("--split", default="train", choices=("train", "test"))
     b.add_argument("--min-population", type=int, default=100_000, help="GeoWeb city cutoff")
+    b.add_argument(
+        "--repair", action="store_true",
+        help="if a cached index exists but does not open, rebuild it and swap it in atomically "
+        "(processes that have the old one open keep reading their own files)",
+    )
     return p
 
 
@@ -70,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"textgyms index build: {exc}", file=sys.stderr)
         return 2
     path = index_path(cache_dir(), key, args.backend)
-    backend = open_backend(args.backend, docs, path)
+    backend = open_backend(args.backend, docs, path, repair=args.repair)
     hits = backend.search(docs[0].title, 1)
     secs = time.perf_counter() - start
     print(

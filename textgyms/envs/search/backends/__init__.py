@@ -15,13 +15,14 @@ package can import them lazily without a circle.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import hashlib
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,7 @@ __all__ = [
     "query_terms",
     "open_backend",
     "build_atomic",
+    "replace_atomic",
     "cached_search",
     "index_path",
     "search_many",
@@ -63,30 +65,73 @@ __all__ = [
 BACKENDS = ("tantivy", "fts5", "elasticsearch")
 INDEX_VERSION = "1"
 
-def build_atomic(final: Path, build) -> None:
+@contextlib.contextmanager
+def _builders_lock(final: Path):
+    """Hold the lock that builders and replacers of the indexes beside ``final`` take turns on.
+
+    flock locks belong to each open of the directory, so threads of one process take turns too;
+    locking the directory leaves no lock files behind."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(final.parent, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _build_into_temp(final: Path, build: Callable[[Path], None]) -> Path:
+    """Run ``build`` in a fresh private directory beside ``final`` and mark it complete; a
+    build that raises leaves nothing behind."""
+    tmp = Path(tempfile.mkdtemp(prefix=final.name + ".tmp-", dir=final.parent))
+    try:
+        build(tmp)
+        (tmp / "COMPLETE").write_text("ok\n")
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return tmp
+
+
+def build_atomic(final: Path, build: Callable[[Path], None]) -> None:
     """Run ``build(tmpdir)`` and rename the result to ``final``, once: builders (the threads
     of a server's sessions, the workers of a vector, other processes) take turns on a lock of
     the directory that holds the indexes, and those that get it after the first find the index
     built and return (before, 256 sessions starting at once built it 256 times). A builder
     that crashed leaves no index, so the next one builds it."""
-    final.parent.mkdir(parents=True, exist_ok=True)
-    # flock locks belong to each open of the directory, so threads of one process take turns
-    # too; locking the directory leaves no lock files behind
-    fd = os.open(final.parent, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with _builders_lock(final):
         if (final / "COMPLETE").exists():
             return
-        tmp = Path(tempfile.mkdtemp(prefix=final.name + ".tmp-", dir=final.parent))
+        tmp = _build_into_temp(final, build)
         try:
-            build(tmp)
-            (tmp / "COMPLETE").write_text("ok\n")
             os.rename(tmp, final)
         finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
-    finally:
-        os.close(fd)  # releases the lock
+            shutil.rmtree(tmp, ignore_errors=True)  # only left if the rename failed
+
+
+def replace_atomic(final: Path, build: Callable[[Path], None], sound: Callable[[], bool]) -> bool:
+    """Replace the index at ``final`` by a new build unless ``sound()`` says it opens now.
+
+    Files of an index are never rewritten in place: the new index is built in a private
+    directory; the old directory is renamed aside, the new one renamed into place, and the old
+    one deleted. A process that has the old index open keeps reading its own files (deleted
+    files stay valid while mapped) until it reopens. Runs under the builders' lock and checks
+    ``sound()`` there, so of several processes that found the index bad only the first
+    rebuilds it. Returns whether it replaced the index.
+    """
+    with _builders_lock(final):
+        if sound():
+            return False
+        tmp = _build_into_temp(final, build)
+        aside = Path(tempfile.mkdtemp(prefix=final.name + ".old-", dir=final.parent))
+        try:
+            if final.exists():
+                os.replace(final, aside / "index")  # a rename: no file is rewritten
+            os.rename(tmp, final)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+            shutil.rmtree(aside, ignore_errors=True)
+        return True
 
 
 @functools.cache
@@ -106,26 +151,63 @@ def index_path(root: Path, world_key: str, backend: str) -> Path:
     return root / f"{world_key}-{backend}-v{INDEX_VERSION}-{_backend_digest(backend)}"
 
 
-def open_backend(name: str, docs: Sequence[Doc] | None, path: Path | None, **kw: Any) -> Backend:
+def open_backend(
+    name: str, docs: Sequence[Doc] | None, path: Path | None, *, repair: bool = False, **kw: Any
+) -> Backend:
     """Open (building first if needed) backend ``name``.
 
     For on-disk backends ``path`` is the index directory; ``docs`` is used to build it when it
     does not exist (``None`` means it must exist already: a missing index raises
-    ``IndexCorruptError``).
+    ``IndexCorruptError``). An index that exists but does not open raises
+    ``IndexCorruptError``, or with ``repair=True`` (and ``docs``) is rebuilt and swapped in
+    atomically (:func:`replace_atomic`; ``textgyms index build --repair``).
     """
-    if name == "tantivy":
-        from textgyms.envs.search.backends.tantivy_backend import TantivyBackend as cls
-    elif name == "fts5":
-        from textgyms.envs.search.backends.fts5 import FTS5Backend as cls
-    elif name == "elasticsearch":
+    if name == "elasticsearch":
         from textgyms.envs.search.backends.elastic import ElasticBackend
 
         return ElasticBackend(docs=docs, **kw)
-    else:
-        raise ConfigError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")
+    cls = _disk_backend(name)
     assert path is not None
     if not (path / "COMPLETE").exists():
         if docs is None:
             raise IndexCorruptError(f"no index at {path}; build it with `textgyms index build`")
         build_atomic(path, lambda tmp: cls.build(tmp, docs))
-    return cls.open(path)
+    if repair and docs is not None:
+        replace_atomic(path, lambda tmp: cls.build(tmp, docs), lambda: _opens(cls, path))
+    try:
+        return cls.open(path)
+    except IndexCorruptError as exc:
+        raise IndexCorruptError(
+            f"{exc}. Indexes are a cache: remove {path} (the next env rebuilds it) or rebuild "
+            "it in place with `textgyms index build CORPUS --repair`"
+        ) from exc
+
+
+def _disk_backend(name: str) -> Any:
+    """The class of on-disk backend ``name`` (imported lazily: each has its own deps)."""
+    if name == "tantivy":
+        from textgyms.envs.search.backends.tantivy_backend import TantivyBackend
+
+        return TantivyBackend
+    if name == "fts5":
+        from textgyms.envs.search.backends.fts5 import FTS5Backend
+
+        return FTS5Backend
+    raise ConfigError(f"unknown backend {name!r}; choose one of: {', '.join(BACKENDS)}")
+
+
+def _opens(cls: Any, path: Path) -> bool:
+    """Whether the index at ``path`` is complete, opens and answers a query."""
+    if not (path / "COMPLETE").exists():
+        return False
+    try:
+        backend = cls.open(path)
+    except IndexCorruptError:
+        return False
+    try:  # a damaged segment may open and fail on first use
+        backend.search_uncached("the", 1)
+    except (IndexCorruptError, ValueError, OSError, RuntimeError):
+        return False
+    finally:
+        backend.close()
+    return True

@@ -50,6 +50,9 @@ class Backend(Protocol):
     def get(self, doc_id: int) -> dict[str, Any]:
         """The stored fields of a document (``host``, ``title``, ``text``)."""
 
+    def close(self) -> None:
+        """Release the index's files or connections (the backend is unusable after)."""
+
 
 def query_terms(query: str) -> list[str]:
     """The lower-cased word tokens of agent text, at most ``MAX_QUERY_TERMS`` (query syntax of

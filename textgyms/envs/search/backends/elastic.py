@@ -138,3 +138,7 @@ class ElasticBackend:
         """The stored fields of ``doc_id``."""
         src = self._es.get(index=self.index_name, id=str(doc_id))["_source"]
         return {f: src[f] for f in ("host", "title", "text")}
+
+    def close(self) -> None:
+        """Close the client's connections (the cluster's index stays)."""
+        self._es.close()

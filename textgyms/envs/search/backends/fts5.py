@@ -154,7 +154,11 @@ class FTS5Backend:
             raise KeyError(doc_id)
         return dict(zip(("host", "title", "text"), row, strict=True))
 
-    def __del__(self) -> None:
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
         conn = getattr(self, "_conn", None)
         if conn is not None:
             conn.close()
+            self._conn = None
+
+    __del__ = close

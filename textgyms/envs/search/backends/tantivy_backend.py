@@ -43,6 +43,20 @@ def _schema():
     return sb.build()
 
 
+def _frozen(index: Any) -> Any:
+    """``index`` with a reader that never follows the disk.
+
+    tantivy's default reader watches ``meta.json`` from a background thread and reloads the
+    segments when it changes; the segment files are memory-mapped, so a reload over files
+    rewritten in place touches pages past their new end and the process dies with SIGBUS (no
+    Python exception). Our indexes are immutable once built and replaced only by renaming a
+    new directory into place (see ``backends.replace_atomic``), so a reader never needs to
+    reload: a manual policy drops the watch, and a live reader keeps its own files.
+    """
+    index.config_reader(reload_policy="Manual", num_warmers=0)
+    return index
+
+
 def _document(t, d: Doc):
     return t.Document(id=d.doc_id, host=d.host, all=f"{d.title}\n{d.text}")
 
@@ -66,7 +80,7 @@ class TantivyBackend:
     def build(cls, path: Path, docs: Iterable[Doc]) -> None:
         """Write an index of ``docs`` into the empty directory ``path``."""
         t = _tantivy()
-        index = t.Index(_schema(), path=str(path))
+        index = _frozen(t.Index(_schema(), path=str(path)))
         writer = index.writer(heap_size=256_000_000, num_threads=1)
         for d in docs:
             writer.add_document(_document(t, d))
@@ -78,8 +92,7 @@ class TantivyBackend:
         """Open the index at ``path`` read-only; a bad index raises ``IndexCorruptError``."""
         t = _tantivy()
         try:
-            index = t.Index.open(str(path))
-            index.reload()
+            index = _frozen(t.Index.open(str(path)))
             backend = cls(index, path)
             if backend._searcher.num_docs == 0:
                 raise ValueError("the index holds no documents")
@@ -97,7 +110,7 @@ class TantivyBackend:
             writer.add_document(_document(t, d))
         writer.commit()
         writer.wait_merging_threads()
-        index.reload()
+        index = _frozen(index)  # a new manual reader sees the commit above
         return cls(index, None)
 
     def index(self, docs: Iterable[Doc]) -> None:
@@ -149,3 +162,7 @@ class TantivyBackend:
         doc = self._searcher.doc(hits[0][1]).to_dict()
         title, _, text = doc["all"][0].partition("\n")
         return {"host": doc["host"][0], "title": title, "text": text}
+
+    def close(self) -> None:
+        """Drop the reader, so the index's files are unmapped once nothing else holds them."""
+        self._searcher = self._index = None
