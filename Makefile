@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 STAMP  := $(VENV)/.textgyms-installed
 
-.PHONY: demo test bench fuzz soak lint clean
+.PHONY: demo test bench fuzz soak lint clean check-crash
 
 EXTRAS := test,docs,cli,search,search-bench,code,iso,net,net-bench,tokenize,puffer,ray,elastic,train,view,serve
 
@@ -53,6 +53,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(VENV)/bin/ruff check textgyms tests benchmarks scripts baselines
 	$(PY) -m pytest -q -n 2 --dist loadfile
+
+## check-crash: a test worker that crashes or hangs must end `make test` with a failure, never a hang
+check-crash: $(STAMP)
+	$(PY) scripts/worker_crash_check.py
 
 ## bench: side-by-side benchmarks against peers; writes benchmarks/results/
 bench: $(STAMP)
