@@ -46,28 +46,31 @@ SEEDS_PER_EPISODE = 20  # give up on an env after this many seeds per wanted rec
 
 @dataclass(frozen=True)
 class ExportSource:
-    """One env of the export: its id, kwargs (the split is always ``train``), the weight of
-    its share of the episodes and its label (default: the env id)."""
+    """One env of the export: its id, kwargs, the weight of its share of the episodes, its
+    label (default: the env id) and its split (``train`` for SFT data; ``export tasks`` also
+    writes ``test`` files)."""
 
     env_id: str
     kwargs: dict[str, Any]
     weight: float = 1.0
     name: str = ""
+    split: str = "train"
 
     def __post_init__(self) -> None:
-        split = self.kwargs.get("split", "train")
-        if split != "train":
+        split = self.kwargs.get("split", self.split)
+        if split != self.split:
             raise ConfigError(
-                f"{self.env_id}: export sft writes train-split tasks only (got split={split!r}); "
-                "drop the split kwarg"
+                f"{self.env_id}: this export writes {self.split}-split tasks only (got "
+                f"split={split!r}); drop the split kwarg (export tasks takes it as --split)"
             )
 
 
-def parse_sources(envs: str, kwargs: str | dict[str, Any] = "{}") -> list[ExportSource]:
+def parse_sources(envs: str, kwargs: str | dict[str, Any] = "{}",
+                  split: str = "train") -> list[ExportSource]:
     """``envs``: a mixture spec (:meth:`textgyms.mixture.Mixture.parse`: comma-separated ids
     with optional ``*weight``, or JSON entries with their own kwargs); ``kwargs``: a JSON object
     applied to every env, or an object keyed by env id (``{"textgyms/Wordle-v0": {...}}``);
-    an entry's own kwargs win."""
+    an entry's own kwargs win. ``split``: the split every source must be of."""
     from textgyms.mixture import Mixture
 
     entries = Mixture.parse(envs).entries
@@ -77,7 +80,7 @@ def parse_sources(envs: str, kwargs: str | dict[str, Any] = "{}") -> list[Export
         raise ConfigError(f"--kwargs must be a JSON object, got {kwargs!r}")
     per_env = bool(raw) and all(k in ids for k in raw)
     return [ExportSource(e.env_id, {**(raw.get(e.env_id, {}) if per_env else raw), **e.kwargs},
-                         float(e.weight), e.name) for e in entries]
+                         float(e.weight), e.name, split) for e in entries]
 
 
 def shares(sources: Sequence[ExportSource], episodes: int) -> list[int]:
@@ -211,7 +214,8 @@ def export_sft(
 
 def add_parser(sub: Any) -> None:
     """Register ``export sft`` on the ``textgyms`` subcommand parser."""
-    export = sub.add_parser("export", help="export oracle trajectories as training data")
+    export = sub.add_parser("export", help="export training data: oracle trajectories (sft) "
+                            "or RL task rows (tasks)")
     kinds = export.add_subparsers(dest="export_kind", required=True)
     sft = kinds.add_parser("sft", help="oracle episodes as SFT JSONL (chat or tool-call format)")
     sft.add_argument("--envs", required=True, help="env ids or a mixture: 'ID*WEIGHT,ID' or "
@@ -225,10 +229,17 @@ def add_parser(sub: Any) -> None:
     sft.add_argument("--seed", type=int, default=0, help="seed of the first episode")
     sft.add_argument("--out", required=True, help="the JSONL file to write")
     sft.add_argument("--quiet", action="store_true", help="no progress bar")
+    from textgyms import export_tasks  # its own module: RL task rows for trainers
+
+    export_tasks.add_parser(kinds)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Handle ``textgyms export sft``."""
+    """Handle ``textgyms export sft`` (and hand ``export tasks`` to its module)."""
+    if args.export_kind == "tasks":
+        from textgyms import export_tasks
+
+        return export_tasks.run(args)
     counts = export_sft(parse_sources(args.envs, args.kwargs), args.episodes, args.out,
                         args.format, args.seed, progress=not args.quiet)
     for env_id, n in counts.items():
