@@ -110,7 +110,7 @@ def rollout(smollm2, tmp_path_factory):
     rows = [dataset[i] for i in range(len(dataset))]
     batch = DataProto.from_single_dict(collate_fn(rows))
     out = asyncio.run(worker.generate_sequences(batch))
-    return rows, server, out, worker.tokenizer
+    return rows, server, out, worker, batch
 
 
 def test_the_shipped_yaml_is_what_verls_worker_registers(rollout, capsys):
@@ -148,7 +148,8 @@ def _spans(mask):
 
 
 def test_episodes_equal_the_local_envs_with_the_same_completions(rollout):
-    rows, server, out, tok = rollout
+    rows, server, out, worker, _ = rollout
+    tok = worker.tokenizer
     assert len(rows) == len(ENVS)
     scores = out.batch["rm_scores"].sum(-1).tolist()
     for i, row in enumerate(rows):
@@ -177,7 +178,7 @@ def test_episodes_equal_the_local_envs_with_the_same_completions(rollout):
         metrics = episode.metrics()
         assert out.non_tensor_batch["score"][i] == metrics["score"]
         assert out.non_tensor_batch["turns"][i] == metrics["turns"] == len(actions)
-        assert out.non_tensor_batch["__num_turns__"][i] == 2 * len(actions) + (not finished)
+        assert out.non_tensor_batch["__num_turns__"][i] == 2 * len(actions)
         gen = [lp for lp, m in zip(logprobs, mask) if m]
         assert all(lp <= 0 for lp in gen) and any(lp < 0 for lp in gen)
         assert all(lp == 0 for lp, m in zip(logprobs, mask) if not m)
@@ -189,6 +190,26 @@ def test_episodes_equal_the_local_envs_with_the_same_completions(rollout):
                    + len(prompt) for c in asked)  # never past the response budget
         episode.close()
     assert len(server.calls) == sum(out.non_tensor_batch["turns"])
+
+
+def test_the_trainers_turn_limit_cuts_the_episode_and_pays_the_score_as_things_stand(rollout):
+    rows, server, _, worker, batch = rollout
+    multi_turn = worker.config.actor_rollout_ref.rollout.multi_turn
+    multi_turn.max_assistant_turns = 1  # each loop reads it when verl instantiates it
+    try:
+        wordle = batch.select_idxs([0])
+        out = asyncio.run(worker.generate_sequences(wordle))
+    finally:
+        multi_turn.max_assistant_turns = 4
+    prompt, response, mask, _ = _unpad(out, 0)
+    assert mask == [1] * len(response)  # one model turn, no env answer appended
+    episode = Episode(TaskRow.from_row(rows[0]))
+    episode.step(worker.tokenizer.decode(response, skip_special_tokens=True))
+    assert not episode.done  # Wordle allows 2 guesses here: the trainer cut it
+    assert out.batch["rm_scores"].sum().item() == pytest.approx(episode.reward())
+    assert out.non_tensor_batch["finished"][0] == 0.0
+    assert out.non_tensor_batch["__num_turns__"][0] == 2
+    episode.close()
 
 
 def test_observation_ids_equal_a_full_rerender_for_append_only_templates(smollm2):

@@ -17,8 +17,9 @@ id, kwargs and seed, so a mixture is just a dataset), and per turn
 4. appends the env's answer as the chat template renders it, tokenised once, with mask 0
    (:func:`observation_ids`).
 
-It stops when the env terminates or truncates, at ``multi_turn.max_assistant_turns``, or when
-the response budget is spent (an observation that would not fit is not appended). The reward
+It stops when the env terminates or truncates, at ``multi_turn.max_assistant_turns`` (model
+turns) or ``multi_turn.max_user_turns`` (env answers appended), or when the response budget is
+spent (an observation that would not fit is not appended). The reward
 is the episode's (:meth:`Episode.reward`: the env's summed rewards, sparse or dense as the env
 is configured; an episode the trainer cut short is paid the score as things stand), and the
 env's score, solved flag, turns and return go to ``extra_fields["reward_extra_info"]``, which
@@ -41,7 +42,7 @@ earlier turns. ``tests/test_verl.py`` checks both.
 from __future__ import annotations
 
 import asyncio
-import logging
+from dataclasses import dataclass, field
 from typing import Any
 from uuid import uuid4
 
@@ -60,7 +61,6 @@ __all__ = ["AGENT_NAME", "TextgymsAgentLoop", "observation_ids"]
 
 AGENT_NAME = "textgyms"
 _PROBE = "\u2063textgyms-probe\u2063"  # a neutral assistant turn no template rewrites
-logger = logging.getLogger(__name__)
 
 
 def observation_ids(tokenizer: Any, messages: list[dict[str, Any]], *, eos_emitted: bool,
@@ -105,7 +105,9 @@ class TextgymsAgentLoop(AgentLoopBase):
         # verl hands every loop its configured tool list; a textgyms env brings its own tools.
         super().__init__(*args, **kwargs)
         self.response_length = int(self.rollout_config.response_length)
-        self.max_turns = self.rollout_config.multi_turn.max_assistant_turns or 0
+        multi_turn = self.rollout_config.multi_turn
+        self.max_turns = multi_turn.max_assistant_turns or 0  # 0: the env's own limit only
+        self.max_answers = multi_turn.max_user_turns or 0  # env answers appended
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         """Play one episode of the row in ``kwargs`` (every column of the dataset row)."""
@@ -122,42 +124,38 @@ class TextgymsAgentLoop(AgentLoopBase):
         """The turn loop; returns verl's output for the finished or cut episode."""
         loop = asyncio.get_running_loop()
         messages = self._prompt(episode, kwargs.get("raw_prompt"))
-        prompt_ids = self._cap_text_prompt_length(self.tokenizer.apply_chat_template(
-            messages, tokenize=True, add_generation_prompt=True, return_dict=False,
-            **self.apply_chat_template_kwargs))
-        prompt_ids = [int(t) for t in prompt_ids]
-        ids: list[int] = []
-        mask: list[int] = []
-        logprobs: list[float] = []
-        turns, answers, request_id = 0, 0, uuid4().hex
-        while len(mask) < self.response_length:
+        ids = self.tokenizer.apply_chat_template(messages, tokenize=True, return_dict=False,
+                                                 add_generation_prompt=True,
+                                                 **self.apply_chat_template_kwargs)
+        seq = _Sequence([int(t) for t in self._cap_text_prompt_length(list(ids))])
+        request_id = uuid4().hex
+        while len(seq.mask) < self.response_length:
             params = dict(sampling_params)
             params["max_tokens"] = min(int(params.get("max_tokens") or self.response_length),
-                                       self.response_length - len(mask))
+                                       self.response_length - len(seq.mask))
             out = await self.server_manager.generate(
-                request_id=request_id, prompt_ids=prompt_ids + ids, sampling_params=params)
-            generated = [int(t) for t in out.token_ids]
-            ids += generated
-            mask += [1] * len(generated)
-            logprobs += list(out.log_probs) if out.log_probs else [0.0] * len(generated)
+                request_id=request_id, prompt_ids=seq.prompt_ids + seq.ids, sampling_params=params)
+            generated = seq.add(out.token_ids, 1, out.log_probs)
             text = self.tokenizer.decode(generated, skip_special_tokens=True)
             result = await loop.run_in_executor(None, episode.step, text)
-            turns += 1
-            if result.done or (self.max_turns and turns >= self.max_turns):
+            seq.turns += 1
+            if result.done or self._limit_reached(seq):
                 break
             messages += [{"role": "assistant", "content": text},
                          {"role": "user", "content": result.observation}]
             eos = bool(generated) and generated[-1] == self.tokenizer.eos_token_id
             obs = observation_ids(self.tokenizer, messages, eos_emitted=eos,
                                   template_kwargs=self.apply_chat_template_kwargs)
-            if len(mask) + len(obs) >= self.response_length:
+            if len(seq.mask) + len(obs) >= self.response_length:
                 break  # no room for the observation and a reply to it
-            ids += obs
-            mask += [0] * len(obs)
-            logprobs += [0.0] * len(obs)
-            answers += 1
-        return self._output(episode, prompt_ids, ids, mask, logprobs, turns + answers + 1,
-                            has_logprobs=bool(sampling_params.get("logprobs")))
+            seq.add(obs, 0)
+            seq.answers += 1
+        return self._output(episode, seq, has_logprobs=bool(sampling_params.get("logprobs")))
+
+    def _limit_reached(self, seq: _Sequence) -> bool:
+        """The trainer's turn limits: model turns, or env answers appended."""
+        return bool((self.max_turns and seq.turns >= self.max_turns)
+                    or (self.max_answers and seq.answers >= self.max_answers))
 
     def _prompt(self, episode: Episode, raw_prompt: Any) -> list[dict[str, Any]]:
         """The row's prompt messages, checked against the env's own first messages (a dataset
@@ -174,20 +172,40 @@ class TextgymsAgentLoop(AgentLoopBase):
                 "shows; re-export the dataset with `textgyms export tasks`")
         return messages
 
-    def _output(self, episode: Episode, prompt_ids: list[int], ids: list[int], mask: list[int],
-                logprobs: list[float], num_turns: int, has_logprobs: bool) -> AgentLoopOutput:
+    def _output(self, episode: Episode, seq: _Sequence, has_logprobs: bool) -> AgentLoopOutput:
         """verl's output: the response cut to ``response_length``, the episode's reward, and
         the env's numbers in ``reward_extra_info``. ``num_turns`` counts as verl's own tool
         loop does: model turns + env answers appended + 1."""
         n = self.response_length
-        metrics = episode.metrics()
         return AgentLoopOutput(
-            prompt_ids=prompt_ids,
-            response_ids=ids[:n],
-            response_mask=mask[:n],
-            response_logprobs=logprobs[:n] if has_logprobs else None,
+            prompt_ids=seq.prompt_ids,
+            response_ids=seq.ids[:n],
+            response_mask=seq.mask[:n],
+            response_logprobs=seq.logprobs[:n] if has_logprobs else None,
             reward_score=episode.reward(),
-            num_turns=num_turns,
+            num_turns=seq.turns + seq.answers + 1,
             metrics=AgentLoopMetrics(),
-            extra_fields={"reward_extra_info": metrics, "turn_scores": [], "tool_rewards": []},
+            extra_fields={"reward_extra_info": episode.metrics(), "turn_scores": [],
+                          "tool_rewards": []},
         )
+
+
+@dataclass
+class _Sequence:
+    """The token sequence of one episode: the prompt, then the response (model turns, mask 1;
+    env answers, mask 0) with the log-probs of the model's tokens (0.0 elsewhere)."""
+
+    prompt_ids: list[int]
+    ids: list[int] = field(default_factory=list)
+    mask: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    turns: int = 0
+    answers: int = 0
+
+    def add(self, ids: Any, mask: int, logprobs: Any = None) -> list[int]:
+        """Append ``ids`` (exactly as given) with loss-mask value ``mask``; return them."""
+        ids = [int(t) for t in ids]
+        self.ids += ids
+        self.mask += [mask] * len(ids)
+        self.logprobs += [float(x) for x in logprobs] if logprobs else [0.0] * len(ids)
+        return ids
