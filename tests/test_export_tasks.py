@@ -13,7 +13,7 @@ import textgyms  # noqa: F401  (registers the envs)
 from textgyms.cli import main as cli_main
 from textgyms.envs.wordle.generate import answer_pool
 from textgyms.errors import ConfigError
-from textgyms.export import parse_sources
+from textgyms.export_sources import parse_sources
 from textgyms.export_tasks import export_tasks
 from textgyms.integrations.episode import TaskRow
 

@@ -12,7 +12,7 @@ import pytest
 
 import textgyms
 from textgyms.errors import ConfigError
-from textgyms.export import parse_sources
+from textgyms.export_sources import parse_sources
 from textgyms.export_tasks import export_tasks
 from textgyms.integrations.episode import Episode, TaskRow
 

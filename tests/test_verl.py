@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from textgyms.cli import main as cli_main
-from textgyms.export import parse_sources
+from textgyms.export_sources import parse_sources
 from textgyms.export_tasks import export_tasks
 from textgyms.integrations.episode import Episode, TaskRow
 from textgyms.tokens import ContextDriftError, episode_tokens, next_turn_ids

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from textgyms.errors import ConfigError
-from textgyms.export import SEEDS_PER_EPISODE, ExportSource, parse_sources, shares
+from textgyms.export_sources import SEEDS_PER_EPISODE, ExportSource, parse_sources, shares
 from textgyms.integrations.episode import TaskRow
 
 __all__ = ["AGENT_NAME", "ENV_CLASS", "SPLITS", "TRAINERS", "add_parser", "export_tasks",
