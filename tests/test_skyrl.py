@@ -148,3 +148,17 @@ def test_the_entrypoint_says_why_skyrls_trainer_cannot_run_on_python_3_11():
     with pytest.raises(ConfigError, match="Python >= 3.12") as err:
         main(["trainer.epochs=1"])
     assert "TypedDict" in str(err.value)  # pydantic refuses skyrl 0.3.0's types here
+
+
+def test_env_config_kwargs_apply_under_the_rows_own(rows):
+    register_env()
+    prompt, env_class, extras = next(r for r in rows if r[2]["env_id"] == "textgyms/Wordle-v0")
+    strict = skyrl_gym.make(env_class, env_config={"env_kwargs": {"max_invalid": 1}},
+                            extras={**extras, "max_turns": 50})
+    lenient = _make(env_class, extras)
+    for env in (strict, lenient):
+        env.init(prompt)
+    assert strict.step("junk")["done"] and not lenient.step("junk")["done"]
+    row_split = skyrl_gym.make(env_class, env_config={"env_kwargs": {"split": "test"}},
+                               extras=extras)
+    assert row_split.row.env_kwargs["split"] == "train"  # the row's own kwargs win

@@ -4,7 +4,8 @@
   columns; env id, kwargs and seed at top level or in ``extra_info``, see
   :class:`~textgyms.integrations.episode.TaskRow`). ``extras["max_turns"]`` (set by SkyRL's
   generator from ``generator.max_turns``) is the trainer's turn limit; ``env_config`` may give
-  ``env_kwargs`` that every row's env gets unless the row sets them.
+  ``env_kwargs`` that every row's env gets unless the row sets them (deployment settings such
+  as Search's ``es_url``; kwargs that change the prompt make ``init`` refuse the row).
 * ``init(prompt)``: resets the env on the row's seed and returns the prompt (checked against
   the env's own first messages; a system message the dataset added is kept).
 * ``step(completion)``: steps the env with the model's raw completion; the observation is the
@@ -37,7 +38,9 @@ class TextgymsEnv(BaseTextEnv):
         super().__init__()
         extras = dict(extras or {})
         row = TaskRow.from_row(extras)
-        defaults = dict((env_config or {}).get("env_kwargs") or {})
+        # SkyRL passes its config section for the env class (an empty dict when it has none)
+        defaults = dict(env_config.get("env_kwargs") or {}) if isinstance(env_config, Mapping) \
+            else {}
         self.row = TaskRow(row.env_id, {**defaults, **row.env_kwargs}, row.seed, row.split,
                            row.task_id)
         self.max_turns = int(extras.get("max_turns") or 0)  # 0: the env's own limit only
