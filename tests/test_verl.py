@@ -212,6 +212,23 @@ def test_the_trainers_turn_limit_cuts_the_episode_and_pays_the_score_as_things_s
     episode.close()
 
 
+def test_an_env_answer_that_does_not_fit_the_response_budget_ends_the_episode(rollout):
+    rows, _, _, worker, batch = rollout
+    rollout_cfg = worker.config.actor_rollout_ref.rollout
+    rollout_cfg.response_length = MAX_NEW_TOKENS + 8  # a reply fits, the env's answer does not
+    try:
+        out = asyncio.run(worker.generate_sequences(batch.select_idxs([0])))
+    finally:
+        rollout_cfg.response_length = RESPONSE_LENGTH
+    _, response, mask, _ = _unpad(out, 0)
+    assert mask == [1] * len(response) and 0 < len(response) <= MAX_NEW_TOKENS
+    episode = Episode(TaskRow.from_row(rows[0]))
+    episode.step(worker.tokenizer.decode(response, skip_special_tokens=True))
+    assert not episode.done
+    assert out.batch["rm_scores"].sum().item() == pytest.approx(episode.reward())
+    episode.close()
+
+
 def test_observation_ids_equal_a_full_rerender_for_append_only_templates(smollm2):
     _, tok = smollm2
     messages = [{"role": "user", "content": "Guess a word."}]
