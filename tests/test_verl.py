@@ -240,6 +240,9 @@ def test_observation_ids_equal_a_full_rerender_for_append_only_templates(smollm2
         messages2 = [*messages, {"role": "assistant", "content": "<guess>crane</guess>"},
                      {"role": "user", "content": "G _ Y _ _"}]
         obs = observation_ids(tok, messages2, eos_emitted=eos)
+        # the probe path (taken with data.apply_chat_template_kwargs) gives the same ids here
+        assert observation_ids(tok, messages2, eos_emitted=eos,
+                               template_kwargs={"unused_flag": True}) == obs
         full = tok.apply_chat_template(messages2, add_generation_prompt=True, tokenize=True,
                                        return_dict=False)
         if eos:
