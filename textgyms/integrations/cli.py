@@ -17,7 +17,9 @@ from textgyms.errors import ConfigError
 __all__ = ["SHIPPED", "add_parser", "run", "shipped_path"]
 
 # trainer -> the file shipped for it, relative to this package; one entry per shipped file.
-SHIPPED: dict[str, str] = {}
+SHIPPED: dict[str, str] = {
+    "verl": "verl_agent_loop.yaml",
+}
 
 
 def shipped_path(name: str) -> Path:

@@ -1,0 +1,211 @@
+"""textgyms in verl: an agent loop that plays any textgyms env, token in and token out.
+
+verl (0.8 and later) runs multi-turn rollouts as *agent loops*: subclasses of
+``verl.experimental.agent_loop.AgentLoopBase`` registered by name, chosen per dataset row by
+its ``agent_name`` column and loaded from the YAML file at
+``actor_rollout_ref.rollout.agent.agent_loop_config_path``. :class:`TextgymsAgentLoop` is
+registered as ``textgyms``; ``textgyms integrations path verl`` prints the shipped YAML, and
+``textgyms export tasks --for verl`` writes rows that name it.
+
+Per row the loop makes the row's env (:class:`~textgyms.integrations.episode.TaskRow`: any env
+id, kwargs and seed, so a mixture is just a dataset), and per turn
+
+1. asks verl's ``server_manager`` for a completion of the token ids so far (at most the tokens
+   left of ``rollout.response_length``);
+2. appends the generated ids exactly as returned, with mask 1 and their log-probs;
+3. steps the env with the completion decoded without special tokens;
+4. appends the env's answer as the chat template renders it, tokenised once, with mask 0
+   (:func:`observation_ids`).
+
+It stops when the env terminates or truncates, at ``multi_turn.max_assistant_turns`` (model
+turns) or ``multi_turn.max_user_turns`` (env answers appended), or when the response budget is
+spent (an observation that would not fit is not appended). The reward
+is the episode's (:meth:`Episode.reward`: the env's summed rewards, sparse or dense as the env
+is configured; an episode the trainer cut short is paid the score as things stand), and the
+env's score, solved flag, turns and return go to ``extra_fields["reward_extra_info"]``, which
+verl copies into the batch per sample (``AgentLoopOutput.metrics`` keeps only verl's own
+timing fields).
+
+**The observation-token rule.** The model's ids are never re-tokenised. After each turn the
+loop appends the text the chat template writes after the assistant's content up to and
+including the next generation prompt (the end-of-turn token is included only when the model
+did not emit it). For append-only templates (each conversation renders as a prefix of any
+longer one: ChatML, SmolLM2, Llama 3) this is :func:`textgyms.tokens.next_turn_ids`, and the
+sequence equals a full re-render of the transcript whenever the model's ids are the
+tokenizer's own split of its text. Templates that rewrite history (e.g. drop the reasoning of
+earlier assistant turns) cannot be appended to; for them the new messages are rendered after
+a neutral assistant turn and the same glue is appended, so the sequence keeps what the model
+generated and saw, and differs from a full re-render exactly where the template rewrites
+earlier turns. ``tests/test_verl.py`` checks both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import uuid4
+
+from verl.experimental.agent_loop.agent_loop import (
+    AgentLoopBase,
+    AgentLoopMetrics,
+    AgentLoopOutput,
+    register,
+)
+
+from textgyms.errors import ConfigError
+from textgyms.integrations.episode import Episode, TaskRow
+from textgyms.tokens import ContextDriftError, next_turn_ids
+
+__all__ = ["AGENT_NAME", "TextgymsAgentLoop", "observation_ids"]
+
+AGENT_NAME = "textgyms"
+_PROBE = "\u2063textgyms-probe\u2063"  # a neutral assistant turn no template rewrites
+
+
+def observation_ids(tokenizer: Any, messages: list[dict[str, Any]], *, eos_emitted: bool,
+                    template_kwargs: dict[str, Any] | None = None) -> list[int]:
+    """The ids to append after the model's last turn: the template's text after the last
+    assistant message's content through the next generation prompt (module docstring).
+
+    ``messages`` ends with that assistant message and the env's answer to it.
+    """
+    if template_kwargs:  # next_turn_ids renders with the template's defaults only
+        return _probe_ids(tokenizer, messages, eos_emitted, template_kwargs)
+    try:
+        return next_turn_ids(tokenizer, messages, eos_emitted=eos_emitted)
+    except ContextDriftError:  # a template that rewrites earlier turns
+        return _probe_ids(tokenizer, messages, eos_emitted, {})
+
+
+def _probe_ids(tokenizer: Any, messages: list[dict[str, Any]], eos_emitted: bool,
+               template_kwargs: dict[str, Any]) -> list[int]:
+    """The glue after an assistant turn, from the new messages rendered after a probe turn."""
+    last = max(j for j, m in enumerate(messages) if m["role"] == "assistant")
+    probe = [{"role": "user", "content": "."}, {"role": "assistant", "content": _PROBE},
+             *messages[last + 1:]]
+    text = tokenizer.apply_chat_template(probe, tokenize=False, add_generation_prompt=True,
+                                         **template_kwargs)
+    at = text.rfind(_PROBE)
+    if at < 0:
+        raise ContextDriftError("the chat template does not render assistant content as is; "
+                                "its observations cannot be appended token by token")
+    rest = text[at + len(_PROBE):]
+    eos = tokenizer.eos_token or ""
+    if eos_emitted and eos and rest.startswith(eos):
+        rest = rest[len(eos):]
+    return tokenizer.encode(rest, add_special_tokens=False) if rest else []
+
+
+@register(AGENT_NAME)
+class TextgymsAgentLoop(AgentLoopBase):
+    """verl agent loop that plays the textgyms env a dataset row names (module docstring)."""
+
+    def __init__(self, *args: Any, tools: Any = None, **kwargs: Any) -> None:
+        # verl hands every loop its configured tool list; a textgyms env brings its own tools.
+        super().__init__(*args, **kwargs)
+        self.response_length = int(self.rollout_config.response_length)
+        multi_turn = self.rollout_config.multi_turn
+        self.max_turns = multi_turn.max_assistant_turns or 0  # 0: the env's own limit only
+        self.max_answers = multi_turn.max_user_turns or 0  # env answers appended
+
+    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+        """Play one episode of the row in ``kwargs`` (every column of the dataset row)."""
+        loop = asyncio.get_running_loop()
+        row = TaskRow.from_row(kwargs)
+        episode = await loop.run_in_executor(None, Episode, row)
+        try:
+            return await self._play(episode, sampling_params, kwargs)
+        finally:
+            await loop.run_in_executor(None, episode.close)
+
+    async def _play(self, episode: Episode, sampling_params: dict[str, Any],
+                    kwargs: dict[str, Any]) -> AgentLoopOutput:
+        """The turn loop; returns verl's output for the finished or cut episode."""
+        loop = asyncio.get_running_loop()
+        messages = self._prompt(episode, kwargs.get("raw_prompt"))
+        ids = self.tokenizer.apply_chat_template(messages, tokenize=True, return_dict=False,
+                                                 add_generation_prompt=True,
+                                                 **self.apply_chat_template_kwargs)
+        seq = _Sequence([int(t) for t in self._cap_text_prompt_length(list(ids))])
+        request_id = uuid4().hex
+        while len(seq.mask) < self.response_length:
+            params = dict(sampling_params)
+            params["max_tokens"] = min(int(params.get("max_tokens") or self.response_length),
+                                       self.response_length - len(seq.mask))
+            out = await self.server_manager.generate(
+                request_id=request_id, prompt_ids=seq.prompt_ids + seq.ids, sampling_params=params)
+            generated = seq.add(out.token_ids, 1, out.log_probs)
+            text = self.tokenizer.decode(generated, skip_special_tokens=True)
+            result = await loop.run_in_executor(None, episode.step, text)
+            seq.turns += 1
+            if result.done or self._limit_reached(seq):
+                break
+            messages += [{"role": "assistant", "content": text},
+                         {"role": "user", "content": result.observation}]
+            eos = bool(generated) and generated[-1] == self.tokenizer.eos_token_id
+            obs = observation_ids(self.tokenizer, messages, eos_emitted=eos,
+                                  template_kwargs=self.apply_chat_template_kwargs)
+            if len(seq.mask) + len(obs) >= self.response_length:
+                break  # no room for the observation and a reply to it
+            seq.add(obs, 0)
+            seq.answers += 1
+        return self._output(episode, seq, has_logprobs=bool(sampling_params.get("logprobs")))
+
+    def _limit_reached(self, seq: _Sequence) -> bool:
+        """The trainer's turn limits: model turns, or env answers appended."""
+        return bool((self.max_turns and seq.turns >= self.max_turns)
+                    or (self.max_answers and seq.answers >= self.max_answers))
+
+    def _prompt(self, episode: Episode, raw_prompt: Any) -> list[dict[str, Any]]:
+        """The row's prompt messages, checked against the env's own first messages (a dataset
+        exported by another textgyms version, or for other kwargs, would train on prompts the
+        env never shows); a system message the dataset added is kept."""
+        env_messages = episode.messages
+        if raw_prompt is None or len(raw_prompt) == 0:
+            return env_messages
+        messages = [{"role": m["role"], "content": m["content"]} for m in raw_prompt]
+        body = [m for m in messages if m["role"] != "system"]
+        if body != [m for m in env_messages if m["role"] != "system"]:
+            raise ConfigError(
+                f"the row's prompt is not what {episode.row.env_id} (seed {episode.row.seed}) "
+                "shows; re-export the dataset with `textgyms export tasks`")
+        return messages
+
+    def _output(self, episode: Episode, seq: _Sequence, has_logprobs: bool) -> AgentLoopOutput:
+        """verl's output: the response cut to ``response_length``, the episode's reward, and
+        the env's numbers in ``reward_extra_info``. ``num_turns`` counts as verl's own tool
+        loop does: model turns + env answers appended + 1."""
+        n = self.response_length
+        return AgentLoopOutput(
+            prompt_ids=seq.prompt_ids,
+            response_ids=seq.ids[:n],
+            response_mask=seq.mask[:n],
+            response_logprobs=seq.logprobs[:n] if has_logprobs else None,
+            reward_score=episode.reward(),
+            num_turns=seq.turns + seq.answers + 1,
+            metrics=AgentLoopMetrics(),
+            extra_fields={"reward_extra_info": episode.metrics(), "turn_scores": [],
+                          "tool_rewards": []},
+        )
+
+
+@dataclass
+class _Sequence:
+    """The token sequence of one episode: the prompt, then the response (model turns, mask 1;
+    env answers, mask 0) with the log-probs of the model's tokens (0.0 elsewhere)."""
+
+    prompt_ids: list[int]
+    ids: list[int] = field(default_factory=list)
+    mask: list[int] = field(default_factory=list)
+    logprobs: list[float] = field(default_factory=list)
+    turns: int = 0
+    answers: int = 0
+
+    def add(self, ids: Any, mask: int, logprobs: Any = None) -> list[int]:
+        """Append ``ids`` (exactly as given) with loss-mask value ``mask``; return them."""
+        ids = [int(t) for t in ids]
+        self.ids += ids
+        self.mask += [mask] * len(ids)
+        self.logprobs += [float(x) for x in logprobs] if logprobs else [0.0] * len(ids)
+        return ids
