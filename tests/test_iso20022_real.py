@@ -104,7 +104,9 @@ MX_OUTCOMES = {
     "mx20022_cbpr_missing_bic.xml": MxOutcome(None, losses=("GrpHdr/InstgAgt",)),  # Fr is
     # the sender; the InstgAgt named by Nm alone (CBPR+ wants its BIC) is reported lost
     "mx20022_cbpr_invalid_missing_uetr.xml": MxOutcome(None, mt_codes=frozenset({"U01"})),
-    "paymsg_mx_full_valid.xml": MxOutcome(None, losses=("Purp",)),  # SUPP is no 26T code
+    # SUPP is no 26T code; the TXID identifiers (Prtry, no issuing country) have no 50F/59F
+    # line: reported, not dropped silently
+    "paymsg_mx_full_valid.xml": MxOutcome(None, losses=("Purp", "Cdtr/Id", "Dbtr/Id/Othr")),
     "paymsg_mx_usd_wire.xml": MxOutcome(None, mt_codes=frozenset({"U01"}), losses=("Purp",)),
     # paymsg calls it valid, but SttlmInf is mandatory in the XSD; it has no UETR either
     "paymsg_mx_minimal_valid.xml": MxOutcome("SttlmInf", mt_codes=frozenset({"U01"})),

@@ -29,6 +29,7 @@ from textgyms.envs.iso20022 import banks, mt103, xsd
 from textgyms.envs.iso20022.generate import LEVELS, IsoTask, MtTask, generate, generate_mt
 from textgyms.envs.iso20022.reverse import HEADER_RULES
 from textgyms.envs.iso20022.reverse import RULES as MX_RULES
+from textgyms.envs.iso20022.reverse import translate_mt_with_losses
 from textgyms.envs.iso20022.rulecard import RULE_CARD
 from textgyms.envs.iso20022.verify import score
 from textgyms.envs.iso20022.verify_mx import score_mx_report
@@ -150,7 +151,9 @@ class Mt103ToIsoEnv(TextEnv):
     ``header`` (False; True: the answer is an ``Envelope`` of the CBPR+ head.001.001.02
     ``AppHdr`` and the Document, and the header is scored too), ``max_turns`` (3), ``split``,
     and the common ``max_invalid``, ``invalid_penalty``, ``reward_mode``. Family info keys:
-    ``difficulty``.
+    ``difficulty``; on the answer turn also ``schema_errors`` (the answer's XSD errors, the
+    reason of a schema gate; empty when valid) and ``translation_loss`` (what of the MT103
+    no pacs.008 element carries; empty for generated messages).
     """
 
     tools = (MX_ANSWER,)
@@ -193,7 +196,9 @@ class Mt103ToIsoEnv(TextEnv):
             return Turn(call.message, error=call.error, obs_kind="feedback",
                         info={"difficulty": state.task.level})
         verdict, errors = score_mx_report(state.task.reference, str(call.args["xml"]))
-        return answer_turn(state, verdict, {"schema_errors": [e[:300] for e in errors[:10]]})
+        return answer_turn(state, verdict, {"schema_errors": [e[:300] for e in errors[:10]],
+                                            "translation_loss": translate_mt_with_losses(
+                                                state.task.mt)[1]})
 
     def final_verdict(self, state: IsoState) -> Verdict:
         return state.verdict or Verdict(0.0, False, "No pacs.008 was submitted.",
