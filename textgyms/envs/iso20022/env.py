@@ -27,9 +27,8 @@ from textgyms.actions import Param, ParseError, ToolSpec, parse
 from textgyms.core import SPLITS, TextEnv, Turn, Verdict, check_choice, generate_in_split
 from textgyms.envs.iso20022 import banks, mt103, xsd
 from textgyms.envs.iso20022.generate import LEVELS, IsoTask, MtTask, generate, generate_mt
-from textgyms.envs.iso20022.reverse import HEADER_RULES
+from textgyms.envs.iso20022.reverse import HEADER_RULES, translate_mt_with_losses
 from textgyms.envs.iso20022.reverse import RULES as MX_RULES
-from textgyms.envs.iso20022.reverse import translate_mt_with_losses
 from textgyms.envs.iso20022.rulecard import RULE_CARD
 from textgyms.envs.iso20022.verify import score
 from textgyms.envs.iso20022.verify_mx import score_mx_report
