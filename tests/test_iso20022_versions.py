@@ -71,6 +71,13 @@ def test_the_header_names_sender_and_receiver():
     assert mt.startswith("{1:F01BARCGB22AXXX0000000000}{2:I103CHASUS33XXXXN}")
 
 
+def test_every_street_belongs_to_one_town_of_its_country():
+    towns = {t: c for c, pairs in names.TOWNS.items() for t, _ in pairs}
+    assert set(names.STREETS) == set(towns)
+    streets = [s for group in names.STREETS.values() for s in group]
+    assert len(streets) == len(set(streets))  # no street name under two towns
+
+
 def test_generator_mixes_versions_headers_and_address_forms():
     seen: dict[str, set] = {"version": set(), "head": set(), "adr": set()}
     for seed in range(150):
@@ -108,8 +115,11 @@ def test_generated_messages_keep_to_cbpr_plus(level):
             lines = adr.get("AdrLine", [])
             assert len(lines) <= (2 if "TwnNm" in adr else 3)
             assert all(len(line) <= 35 for line in lines)
-            if "StrtNm" in adr:
-                assert adr["StrtNm"] in names.STREETS[adr["Ctry"]]
+            if "StrtNm" in adr:  # a street of the party's own town
+                assert adr["StrtNm"] in names.STREETS[adr["TwnNm"]]
+            if lines and "TwnNm" not in adr:  # "street number", ..., "postcode town"
+                town = next(t for t in names.STREETS if lines[-1].endswith(t))
+                assert any(lines[0].startswith(s) for s in names.STREETS[town]), lines
             if party["anybic"]:  # a corporate BIC, not a bank's
                 assert party["anybic"] + "XXX" not in known_banks
 
