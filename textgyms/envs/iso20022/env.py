@@ -229,8 +229,8 @@ def validate_report(text: str) -> str:
     """What the ``validate`` tool returns: format and network-rule errors, never content."""
     issues = mt103.validate_text(text)
     if issues is None:
-        return ("Not an MT message: expected {1:...}{2:...}{3:{121:...}}{4:, one field per line "
-                "(:tag:value), and a closing line -}.")
+        return (f"Not an MT message: {mt103.parse_error(text)}. Expected {{1:...}}{{2:...}}"
+                "{3:{121:...}}{4:, one field per line (:tag:value), and a closing line -}.")
     if not issues:
         return "No format or network-rule errors."
     return f"{len(issues)} error(s):\n" + "\n".join(str(i) for i in issues[:30])

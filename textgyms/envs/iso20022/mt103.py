@@ -47,6 +47,7 @@ from textgyms.envs.iso20022.mtparse import (
     Message,
     base_tag,
     parse,
+    parse_error,
     parties,
     service_type,
     uetr,
@@ -303,5 +304,5 @@ def validate_text(text: str) -> list[Issue] | None:
 
 # Callers read and check MT103s through this module: the parser's names are re-exported.
 __all__ = ["BIC_RE", "TIME_13C", "Issue", "Message", "base_tag", "check_field",
-           "check_network", "check_structure", "parse", "parties", "service_type", "uetr",
-           "valid_uetr", "validate", "validate_text"]
+           "check_network", "check_structure", "parse", "parse_error", "parties",
+           "service_type", "uetr", "valid_uetr", "validate", "validate_text"]

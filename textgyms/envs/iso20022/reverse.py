@@ -25,6 +25,7 @@ from textgyms.envs.iso20022.mtparse import (
     TIME_13C,
     Message,
     parse,
+    parse_error,
     parties,
     service_type,
     uetr,
@@ -393,7 +394,7 @@ def translate_mt_with_losses(mt103: str, *, header: bool = False) -> tuple[str, 
     (:func:`mt_losses` and the 50F lines :func:`identifiers.id_xml` cannot map)."""
     msg = parse(mt103)
     if msg is None:
-        raise ValueError("not an MT message ({1:}{2:}{3:}{4:...-})")
+        raise ValueError(f"not an MT message: {parse_error(mt103)}")
     sender, receiver = parties(msg)
     missing = [t for t in ("20", "32A", "50", "59") if msg.first(t) is None]
     if missing or not sender or not receiver:

@@ -43,6 +43,7 @@ from textgyms.envs.iso20022.mt103 import (
     Message,
     base_tag,
     parse,
+    parse_error,
     parties,
     service_type,
     uetr,
@@ -349,7 +350,7 @@ def score(reference_mt: str, candidate_mt: str) -> Verdict:
     cand = parse(candidate_mt) if isinstance(candidate_mt, str) else None
     if cand is None:
         return Verdict(0.0, False, "The answer is not an MT message (blocks {1:}{2:}{3:}{4:...-}"
-                       " could not be parsed).", {"format": 0.0}, "format")
+                       f"): {parse_error(candidate_mt)}.", {"format": 0.0}, "format")
     issues = validate(cand)
     gate = 0.5 if issues else 1.0
     value, parts, extras, material = content(ref, cand)
