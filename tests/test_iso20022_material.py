@@ -171,7 +171,8 @@ def forward_wrong(ref: str) -> dict[str, str]:
     v70 = field(ref, "70")
     if v70:
         lines = v70[1].split("\n")
-        out["70"] = with_field(ref, "70", None)
+        if not lines[0].startswith("/ROC/") or len(lines) > 1:  # remittance text to drop
+            out["70"] = with_field(ref, "70", None)
         if lines[0].startswith("/ROC/") and len(lines) > 1:
             out["70./ROC/"] = with_field(ref, "70", "\n".join(lines[1:]))
     return out

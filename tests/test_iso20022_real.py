@@ -404,3 +404,116 @@ def test_the_known_differences_are_the_documented_rule_choices():
     assert "<EndToEndId>NOTPROVIDED<" in xml and "<UETR>" not in xml
     mt = iso.translate((PAIRS / "paymsg_pair3_minimal.expected.xml").read_text())
     assert ":33B:EUR500,00" in mt  # DE and FR are both on the EU list (C2, error D49)
+
+
+# --- every published translation as an answer in the env ------------------------------------
+
+UUID4 = "0f8fad5b-d9cb-469f-a165-70867728950e"
+# Each published whole-message translation, scored as an answer in the env of its direction,
+# breaks the rules named here (and nothing else: repaired of exactly these it scores 1.0).
+# MT103 answers: validator codes and material elements, each with its rule.
+MT_ANSWER_RULES = {
+    "U01": "FIN and CBPR+: block 3 carries {121:} with a UUID version 4 (the source has none "
+           "or an invalid one, so the reference breaks it too)",
+    "D49": "MT103 network rule C2: 33B is mandatory between EU-list countries",
+    "T13": "MT103 field order: 70 comes before 71A",
+    "E13": "MT103 network rule C7: with 71A OUR the charges are 71G, never 71F",
+    "33B": "(material) the instructed amount the rule C2 requires is missing",
+    "70./ROC/": "(material) the EndToEndId travels as 70 /ROC/ (MX -> MT rule of the card)",
+}
+PUBLISHED_MT_BREAKS = {
+    "paymsg_pair1_sepa_transfer.expected.mt": {"U01", "D49", "T13", "33B", "70./ROC/"},
+    "paymsg_pair2_usd_wire.expected.mt": {"U01", "E13", "70./ROC/"},
+    "paymsg_pair3_minimal.expected.mt": {"U01", "D49", "33B", "70./ROC/"},
+}
+# pacs.008 answers: the XSD errors (score at most 0.1) and the material elements.
+MX_ANSWER_RULES = {
+    "InstgAgt": "pacs.008 XSD: GrpHdr/SttlmInf is mandatory (the published GrpHdr has none)",
+    "EndToEndId": "pacs.008 XSD: EndToEndId is Max35Text (published: 36 characters)",
+    "UETR": "pacs.008 XSD: UETR is a UUID version 4",
+    "Ctry": "pacs.008 XSD: PstlAdr/Ctry comes before AdrLine",
+    "IntrmyAgt1": "pacs.008 XSD: IntrmyAgt1 comes before Dbtr",
+    "sender": "(material) CBPR+ names the instructing agent in the transaction, not GrpHdr",
+    "receiver": "(material) the same for the instructed agent",
+    "uetr": "(material) an invalid {121:} gives no UETR (FIN rejects it)",
+    "end_to_end": "(material) without /ROC/ in 70 the EndToEndId is NOTPROVIDED (TR013)",
+    "debtor_account": "(material) US64SVBK... fails the IBAN check: Othr/Id, not IBAN",
+}
+PUBLISHED_MX_BREAKS = {
+    "paymsg_pair1_sepa_transfer.source.xml": {"InstgAgt", "EndToEndId", "UETR", "Ctry",
+                                              "sender", "receiver", "uetr", "end_to_end"},
+    "paymsg_pair2_usd_wire.source.xml": {"InstgAgt", "Ctry", "IntrmyAgt1", "sender",
+                                         "receiver", "debtor_account", "end_to_end"},
+    "paymsg_pair3_minimal.expected.xml": {"InstgAgt", "sender", "receiver", "end_to_end"},
+}
+
+
+def _mt_breaks(reference: str, answer: str) -> tuple[set[str], float]:
+    verdict = iso.score(reference, answer)
+    codes = {i.code for i in validate_text(answer)}
+    material = re.search(r"Material errors[^:]*: (.*)", verdict.feedback)
+    places = {m.split(" (")[0] for m in material.group(1).split(", ")} if material else set()
+    return codes | places, verdict.score
+
+
+def test_every_published_mt103_scores_one_or_names_the_rules_it_breaks():
+    for case in PUBLISHED["mx_to_mt"]:
+        if "expected_mt" not in case:
+            continue
+        reference = iso.translate((PAIRS / case["input"]).read_text(encoding="utf-8"))
+        answer = (PAIRS / case["expected_mt"]).read_text(encoding="utf-8")
+        breaks, value = _mt_breaks(reference, answer)
+        assert breaks == PUBLISHED_MT_BREAKS[case["expected_mt"]], case["expected_mt"]
+        assert all(b in MT_ANSWER_RULES for b in breaks)
+        assert (value == 1.0) == (not breaks) and value <= 0.5
+
+
+def _repair_mt(reference: str, answer: str) -> str:
+    """The published MT103 with exactly the rule breaks above repaired (the UETR made a
+    valid one in both messages by the caller)."""
+    ref = parse(reference)
+    out = answer
+    v32 = ref.get("32A")[0]
+    if ":33B:" not in out and ref.get("33B"):  # rule C2
+        out = out.replace(f":32A:{v32}\n", f":32A:{v32}\n:33B:{ref.get('33B')[0]}\n")
+    out = out.replace(":71F:", ":71G:") if ":71A:OUR" in out else out  # rule C7
+    seventy = re.search(r":70:.*?\n(?=:|-})", out, re.S)
+    out = out.replace(seventy.group(0), "") if seventy else out  # field order: 70 first
+    roc = ref.get("70")[0]
+    return out.replace(":71A:", f":70:{roc}\n:71A:", 1)
+
+
+def _with_uetr(mt: str) -> str:
+    head, _, body = mt.partition("{4:")
+    head = re.sub(r"\{3:.*\}$", "", head)
+    return f"{head}{{3:{{121:{UUID4}}}}}{{4:{body}"
+
+
+def test_published_mt103s_repaired_of_their_named_breaks_score_one():
+    for case in PUBLISHED["mx_to_mt"]:
+        if "expected_mt" not in case:
+            continue
+        reference = _with_uetr(iso.translate((PAIRS / case["input"]).read_text("utf-8")))
+        answer = _with_uetr((PAIRS / case["expected_mt"]).read_text(encoding="utf-8"))
+        repaired = _repair_mt(reference, answer)
+        assert validate_text(repaired) == [], (case["expected_mt"], validate_text(repaired))
+        assert iso.score(reference, repaired).score == 1.0, iso.score(reference, repaired)
+
+
+def test_every_published_pacs008_scores_one_or_names_the_rules_it_breaks():
+    for case in PUBLISHED["mt_to_mx"]:
+        if "expected_xml" not in case:
+            continue
+        reference = iso.translate_mt((PAIRS / case["input"]).read_text(encoding="utf-8"))
+        answer = (PAIRS / case["expected_xml"]).read_text(encoding="utf-8")
+        verdict = iso.score_mx(reference, answer)
+        errors = xsd.validate_xml(answer)
+        elements = {m.group(1) for e in errors
+                    for m in [re.search(r"\}(\w+)'", e)] if m}
+        material = re.search(r"Material errors[^:]*: (.*)", verdict.feedback)
+        keys = {m.split(" (")[0] for m in material.group(1).split(", ")} if material else set()
+        breaks = elements | keys
+        assert breaks == PUBLISHED_MX_BREAKS[case["expected_xml"]], (case["expected_xml"],
+                                                                     breaks)
+        assert all(b in MX_ANSWER_RULES for b in breaks)
+        assert (verdict.score == 1.0) == (not breaks) and verdict.score <= 0.1

@@ -260,6 +260,9 @@ def material_value(place: str, g: dict, heads: tuple) -> object:
         return account_line(value)
     if place == "70./ROC/":
         return roc(value)
+    if place == "70":  # the remittance text: what is left beside the /ROC/ reference
+        rest = value.split("\n")[1:] if roc(value) is not None else value.split("\n")
+        return squash("".join(rest)) or None
     if place in ("50", "59"):
         return party_name(tag, value)
     if place in ("52", "56", "57"):
@@ -316,7 +319,7 @@ def content(ref: Message, cand: Message) -> tuple[float, dict[str, float], int, 
     (rs, rr), (cs, cr) = parties(ref), parties(cand)
     parts["sender"] = float(cs is not None and bic_key(cs) == bic_key(rs))
     parts["receiver"] = float(cr is not None and bic_key(cr) == bic_key(rr))
-    parts["121"] = float(uetr(cand) is not None and uetr(cand) == uetr(ref))
+    parts["121"] = float(uetr(cand) == uetr(ref))
     if service_type(ref) is not None:  # {111:001}: a gpi payment (scored only when there)
         parts["111"] = float(service_type(cand) == service_type(ref))
     rg = with_implied_agents(groups(ref), rs, rr)
