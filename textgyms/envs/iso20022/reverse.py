@@ -42,15 +42,20 @@ RULES = """\
 13C /SNDTIME/ -> SttlmTmIndctn/DbtDtTm, /RNCTIME/ -> CdtDtTm (value date + time + offset);
   /CLSTIME/ -> SttlmTmReq/CLSTm (time + offset)
 23E SDVA -> SvcLvl (after G001); INTC, CORT -> CtgyPurp; HOLD CHQB PHOB TELB ->
-  InstrForCdtrAgt (/info -> InstrInf); PHON -> InstrForNxtAgt PHOA; TELE -> TELA
+  InstrForCdtrAgt (/info -> InstrInf); PHON -> InstrForNxtAgt PHOA; TELE -> TELA (/info
+  -> InstrInf); REPA PHOI TELI (no ISO code) -> InstrForNxtAgt InstrInf "/CODE/info"
 32A -> IntrBkSttlmDt, IntrBkSttlmAmt; 33B -> InstdAmt; 36 -> XchgRate; 71A -> ChrgBr
 71F -> ChrgsInf (Agt = sender); 71G -> ChrgsInf (Agt = receiver)
 50a/59a -> Dbtr/Cdtr (+ DbtrAcct/CdtrAcct: IBAN when the account is one, else Othr/Id);
   50K/59: Nm, then AdrLine per line; a last line that is a bare country code -> Ctry
+  50F: line 1 /NOTPROVIDED = no account; CODE/CC[/issuer]/id -> Dbtr/Id/PrvtId/Othr (Id,
+  SchmeNm/Cd CODE, Issr CC[/issuer]; OrgId for CUST EMPL TXID without 4/ 5/); 4/ + 5/ ->
+  PrvtId/DtAndPlcOfBirth; 6/CC/issuer/id -> Othr CUST; 7/CC/id -> Othr NIDN; 8/ continues
+  the identifier
 52a -> DbtrAgt (else the sender); 57a -> CdtrAgt (else the receiver); 56a -> IntrmyAgt1;
   an agent's "/account" line -> DbtrAgtAcct, CdtrAgtAcct, IntrmyAgt1Acct
 53A, 54A -> SttlmInf InstgRmbrsmntAgt, InstdRmbrsmntAgt (SttlmMtd COVE, else INDA);
-  53B /account -> SttlmAcct
+  53B /account -> SttlmAcct (a /C/ or /D/ mark has no place: reported lost)
 72 /INS/ -> PrvsInstgAgt1; /INTA/ -> IntrmyAgt2; /ACC/ -> InstrForCdtrAgt; /REC/ -> InstrForNxtAgt;
   /BNF/ -> InstrForCdtrAgt, other codes -> InstrForNxtAgt (InstrInf keeps "/CODE/")
 77B /ORDERRES/ or /BENEFRES/CC//code + text -> RgltryRptg (DEBT or CRED)
