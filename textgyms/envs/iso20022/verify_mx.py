@@ -152,11 +152,12 @@ def _root(xml: str):
 class _Ref:
     """A reference's scoring groups, its leaves and its version (cached per reference)."""
 
-    __slots__ = ("groups", "pairs", "has_header")
+    __slots__ = ("groups", "pairs", "has_header", "bags")
 
     def __init__(self, pairs: list[tuple[str, str]], has_header: bool) -> None:
         self.pairs, self.has_header = pairs, has_header
         self.groups = by_group(pairs)
+        self.bags = material_bags(pairs)
 
 
 @lru_cache(maxsize=256)
@@ -187,9 +188,25 @@ def expected_header(ref: _Ref, definition: str) -> list[tuple[str, str]]:
     return sorted((k, v) for k, v in zip(HEADER_KEYS, implied) if v is not None)
 
 
-def _under(pairs: list[tuple[str, str]], prefixes: tuple[str, ...]) -> list[tuple[str, str]]:
-    return sorted(p for p in pairs if any(
-        p[0] == x or p[0].startswith(x + "/") or p[0].startswith(x + "@") for x in prefixes))
+# ISO path prefix -> the material row (key) it belongs to.
+_PREFIX = {prefix: row.key for row in MX_MATERIAL for prefix in row.mx}
+_DEPTH = max(p.count("/") + 1 for p in _PREFIX)
+
+
+def material_bags(pairs: list[tuple[str, str]]) -> dict[str, list[tuple[str, str]]]:
+    """The (path, value) pairs of each material row (:data:`material.MX_MATERIAL`), sorted:
+    a pair belongs to a row when one of the row's paths is its path or a parent of it."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for pair in pairs:
+        steps = pair[0].partition("@")[0].split("/")
+        for n in range(min(len(steps), _DEPTH), 0, -1):
+            key = _PREFIX.get("/".join(steps[:n]))
+            if key is not None:
+                out.setdefault(key, []).append(pair)
+                break
+    for bag in out.values():
+        bag.sort()
+    return out
 
 
 def _differs(row: Material, ref: list[tuple[str, str]], cand: list[tuple[str, str]]) -> bool:
@@ -207,13 +224,13 @@ def material_errors(ref: _Ref, cand: list[tuple[str, str]], has_header: bool,
                     definition: str) -> list[str]:
     """The keys of the material elements (:data:`material.MX_MATERIAL`) ``cand`` gets
     wrong; the header only when the reference or the answer has one."""
-    out = []
+    out, bags, empty = [], material_bags(cand), []
     for row in MX_MATERIAL:
         if row.key == "header":
-            if (ref.has_header or has_header) and expected_header(ref, definition) != _under(
-                    [p for p in cand if p[0] in HEADER_KEYS], row.mx):
+            if (ref.has_header or has_header) and expected_header(ref, definition) != [
+                    p for p in bags.get("header", empty) if p[0] in HEADER_KEYS]:
                 out.append(row.key)
-        elif _differs(row, _under(ref.pairs, row.mx), _under(cand, row.mx)):
+        elif _differs(row, ref.bags.get(row.key, empty), bags.get(row.key, empty)):
             out.append(row.key)
     return out
 
