@@ -113,6 +113,10 @@ def forward_alternatives(ref: str) -> dict[str, str]:
             lines = value.split("\n")
             lines[-1] = toggle_bic(lines[-1])
             bic8 = with_field(bic8, tag[:2], "\n".join(lines), tag)
+    if field(ref, "72"):  # and in the /INS/ and /INTA/ lines of 72
+        bic8 = with_field(bic8, "72", re.sub(r"^(/(?:INS|INTA)/)(\w+)$", lambda m: m.group(1)
+                                             + toggle_bic(m.group(2)), field(ref, "72")[1],
+                                             flags=re.M))
     out["BIC8/BIC11 everywhere"] = bic8
     if field(ref, "70") is not None:  # 70: lines are a width limit
         text = " ".join(field(ref, "70")[1].split("\n")[1:]) if field(ref, "70")[1].startswith(
@@ -122,6 +126,24 @@ def forward_alternatives(ref: str) -> dict[str, str]:
             words = [text[i:i + 30] for i in range(0, len(text), 30)]
             out["70 rewrapped"] = with_field(ref, "70", "\n".join([first, *words]))
     return out
+
+
+def test_the_alternatives_score_one_through_the_envs():
+    env = gym.make("textgyms/ISO20022-MT103-v3", difficulty=2)
+    for seed in SEEDS:
+        env.reset(seed=seed)
+        ref = env.unwrapped.task.reference
+        for name, alt in forward_alternatives(ref).items():
+            env.reset(seed=seed)
+            *_, info = env.step(f"<answer>{alt}</answer>")
+            assert info["score"] == 1.0, name
+    env.close()
+    env = gym.make("textgyms/MT103ToISO20022-v2", difficulty=3)
+    env.reset(seed=1)
+    *_, info = env.step(f"<answer>{iso.translate_mt(env.unwrapped.task.mt, header=True)}"
+                        "</answer>")
+    assert info["score"] == 1.0 and info["solved"]
+    env.close()
 
 
 @pytest.mark.parametrize(("level", "seed"), CASES)

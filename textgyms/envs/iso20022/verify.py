@@ -111,8 +111,12 @@ def same_text(ref: str, cand: str) -> bool:
     return False
 
 
+_BIC_SEGMENT = re.compile(r"/(?:INS|INTA)/([A-Z0-9]{8})")
+
+
 def segments(value: str) -> list[str]:
-    """72/77B as code segments: a "//" line continues the segment before it."""
+    """72/77B as code segments: a "//" line continues the segment before it; the BIC of an
+    /INS/ or /INTA/ segment in its 11-character form (BIC8 = BIC8 + "XXX")."""
     out: list[str] = []
     for line in value.split("\n"):
         line = line.strip()
@@ -120,7 +124,7 @@ def segments(value: str) -> list[str]:
             out[-1] += line[2:]
         elif line:
             out.append(line)
-    return [squash(s) for s in out]
+    return [squash(s) + ("XXX" if _BIC_SEGMENT.fullmatch(squash(s)) else "") for s in out]
 
 
 def numbered(value: str) -> dict[str, str]:
