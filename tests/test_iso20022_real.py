@@ -517,3 +517,23 @@ def test_every_published_pacs008_scores_one_or_names_the_rules_it_breaks():
                                                                      breaks)
         assert all(b in MX_ANSWER_RULES for b in breaks)
         assert (verdict.score == 1.0) == (not breaks) and verdict.score <= 0.1
+
+
+def test_real_references_accept_the_implied_agents_written_out():
+    # MT103 usage rules: an absent 52a is the sender, an absent 57a the receiver, so an
+    # answer naming them (as independent translators of real CBPR+ messages do) is the
+    # same MT103; naming another bank there is a material error.
+    for path in MX:
+        reference = iso.translate(path.read_text(encoding="utf-8"))
+        msg = parse(reference)
+        sender, receiver = parties(msg)
+        if msg.first("57") is None:
+            named = reference.replace("\n:59", f"\n:57A:{receiver}\n:59", 1)
+            assert validate_text(named) == [] and iso.score(reference, named).score == 1.0
+            other = reference.replace("\n:59", "\n:57A:ZZZZDEZZ\n:59", 1)
+            assert iso.score(reference, other).score <= 0.5
+        if msg.first("52") is None:
+            anchor = next(t for t in ("53", "54", "56", "57", "59") if msg.first(t))
+            tag = msg.first(anchor)[0]
+            named = reference.replace(f"\n:{tag}:", f"\n:52A:{sender}\n:{tag}:", 1)
+            assert validate_text(named) == [] and iso.score(reference, named).score == 1.0

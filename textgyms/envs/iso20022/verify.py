@@ -222,6 +222,8 @@ def account_line(value: str | None) -> str | None:
     """The first line of a 50a/59a when it is the account or (50F) the party identifier:
     "/account" or "CODE/CC/identifier" (None without one)."""
     first = (value or "").split("\n")[0].strip()
+    if first == "/NOTPROVIDED":  # 50F's placeholder when there is neither (no account)
+        return None
     return squash(first) if re.match(r"/|[A-Z]{4}/[A-Z]{2}/", first) else None
 
 
