@@ -16,7 +16,7 @@ import textgyms.envs.iso20022 as iso
 from textgyms.envs.iso20022 import material, xsd
 from textgyms.envs.iso20022.generate import generate, generate_mt
 from textgyms.envs.iso20022.mt103 import parse, parties, validate_text
-from textgyms.envs.iso20022.verify import ORDER_CAP
+from textgyms.envs.iso20022.verify import ORDER_CAP, segments
 from textgyms.envs.iso20022.verify_mx import SCHEMA_GATE
 from textgyms.seeding import seeded_generator
 
@@ -234,6 +234,9 @@ def test_forward_line_order_costs_clearly(level, seed):
         if f is None or reorder(f[1]) is None:
             continue
         v = iso.score(ref, with_field(ref, base, reorder(f[1]), f[0]))
+        if base in ("72", "77B") and sorted(segments(f[1])) == sorted(segments(reorder(f[1]))):
+            assert v.score == 1.0, (base, v.feedback)  # whole code segments: order is free
+            continue
         assert v.score <= ORDER_CAP, (base, v.feedback)
 
 
@@ -252,6 +255,9 @@ def test_forward_line_order_probes_of_the_issue():
     base = with_field(ref, "72", seg.strip()[4:])
     moved = with_field(ref, "72", "/REC/PLEASE ADVISE THE\n/ACC/CALL FIRST\n//BENEFICIARY")
     assert iso.score(base, moved).score <= ORDER_CAP
+    # whole code segments in another order say the same: 72 has no order between codes
+    swapped = with_field(ref, "72", "/ACC/CALL FIRST\n/REC/PLEASE ADVISE THE\n//BENEFICIARY")
+    assert validate_text(swapped) == validate_text(base) and iso.score(base, swapped).score == 1
 
 
 # --- reverse (MT103 -> pacs.008) --------------------------------------------------------------

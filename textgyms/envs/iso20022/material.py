@@ -104,6 +104,8 @@ ALTERNATIVES: tuple[tuple[str, str, str], ...] = (
      "MT103 52A/56A/57A format: [/1!a][/34x] optional before the BIC"),
     ("mt", "any wrapping of 70, 72 and 77B text into lines; a '//' continuation anywhere",
      "MT103 70 (4*35x), 72/77B narrative: lines are a width limit, not content"),
+    ("mt", "the /CODE/ segments of 72 in any order",
+     "MT103 field 72: each code starts an instruction of its own"),
     ("mt", "a 50F name continued on a second 1/ line, or cut with '+'",
      "MT103 50F usage rule: line 1/ may repeat for a long name"),
     ("mt", "block 2 in input (I103) or output (O103) form", "FIN header formats"),

@@ -12,15 +12,16 @@
   compared in order (line order matters): 50a/59a lines (option F by numbered part, so a
   name continued on a second "1/" line equals one cut with "+"; a wrong option letter caps
   the field at 0.5), 70 as one text (any wrapping into lines is valid), 72 and 77B as
-  code segments ("//" continuation lines joined to their code).
+  code segments ("//" continuation lines joined to their code; the segments in any order).
 * Precision: every tag the reference does not have, and every extra occurrence of a tag, is
   a false positive: content x ``n_ref / (n_ref + extras)``, so emitting every optional tag
   ("hedging") costs score.
 * Accepted alternatives (:data:`material.ALTERNATIVES`): an absent 52a is the sender and an
   absent 57a the receiver (the MT103 usage rules), so naming them in 52A/57A is equal;
   BIC8 = BIC11 "XXX" in every field and header.
-* Line order: where the lines of 50a, 59a, 70, 72 or 77B are those of the reference in
-  another order, the field says something else (screening reads the first line as the name,
+* Line order: where the lines of 50a, 59a or 70 are those of the reference in another
+  order, or a 72/77B continuation line has moved to another code, the field says something
+  else (screening reads the first line as the name,
   remittance text reversed is another text): the score is capped at ``ORDER_CAP``.
 * Material errors (the MT column of :data:`material.MATERIAL`, shared with the pacs.008
   direction: 32A, 33B, 36, 71A, sender, receiver, 52a, 56a, 57a, the 50a/59a name or BIC
@@ -213,8 +214,8 @@ def field_score(group: str, ref: list[tuple[str, str]], cand: list[tuple[str, st
     if group == "70":
         return 1.0 if same_text(squash(rval), squash(cval)) else 0.5 * lcs_f1(
             _CODE.split(squash(rval)), _CODE.split(squash(cval)))
-    if group in ("72", "77B"):
-        return lcs_f1(segments(rval), segments(cval))
+    if group in ("72", "77B"):  # each /CODE/ segment stands alone: their order is free
+        return line_f1(segments(rval), segments(cval))
     return float(rval.strip() == cval.strip())
 
 
@@ -302,7 +303,12 @@ def order_errors(rg: dict, cg: dict) -> list[str]:
     for group in ORDERED:
         if group in rg and group in cg:
             r, c = norm_lines(rg[group][0][1]), norm_lines(cg[group][0][1])
-            if r != c and Counter(r) == Counter(c):
+            if group in ("72", "77B"):  # code segments in any order are the same text
+                r, c = segments(rg[group][0][1]), segments(cg[group][0][1])
+                if Counter(r) != Counter(c) and Counter(norm_lines(rg[group][0][1])) == Counter(
+                        norm_lines(cg[group][0][1])):
+                    out.append(group)
+            elif r != c and Counter(r) == Counter(c):
                 out.append(group)
     return out
 
