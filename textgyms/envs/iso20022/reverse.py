@@ -368,8 +368,9 @@ def mt_losses(msg: Message) -> list[str]:
     the translation loss, never dropped silently): block-3 fields other than {111:} and
     {121:}, a {121:} FIN would reject, 53B's debit/credit mark and location, 53D, 54B/D
     and 55a (the pacs.008 names reimbursement agents by BIC), 57B, 13C codes other than
-    SNDTIME/RNCTIME/CLSTIME, a 77B that is not /ORDERRES/ or /BENEFRES/ + country, and 23E
-    codes outside the MT103 list."""
+    SNDTIME/RNCTIME/CLSTIME, a 77B that is not /ORDERRES/ or /BENEFRES/ + country (or whose
+    code is longer than Dtls/Cd), 51A (no pacs.008 place), a clearing code the table does
+    not map, and 23E codes outside the MT103 list."""
     out = [f"{{{t}:}}" for t in re.findall(r"\{(\d{3}):", msg.block3 or "")
            if t not in ("111", "121")]
     if uetr(msg) and not valid_uetr(uetr(msg) or ""):
@@ -379,8 +380,13 @@ def mt_losses(msg: Message) -> list[str]:
         out += ["53B debit/credit mark"] if re.match(r"/[CD]/", f53[1]) else []
         out += ["53B location"] if len(f53[1].split("\n")) > 1 or not f53[1].startswith(
             "/") else []
-    out += [t for t, _ in msg.fields if t in ("53D", "54B", "54D", "55A", "55B", "55D",
-                                                "57B")]
+    out += [t for t, _ in msg.fields if t in ("51A", "53D", "54B", "54D", "55A", "55B",
+                                                "55D", "57B")]
+    out += [f"{t} //{v[2:4]}" for t, v in msg.fields if t[:2] in ("52", "53", "54", "56", "57")
+            and v.startswith("//") and v[2:4] not in CLEARING_ISO]  # an unmapped clearing code
+    m77 = re.match(r"/(?:ORDERRES|BENEFRES)/[A-Z]{2}//([^\n]*)", (msg.get("77B") or [""])[0])
+    if m77 and len(m77.group(1)) > 10:  # RgltryRptg/Dtls/Cd holds 10 characters
+        out.append("77B code beyond 10 characters")
     out += [f"13C {v[:9]}" for v in msg.get("13C") if not TIME_13C.fullmatch(v)]
     if msg.get("77B") and not regulatory_xml(msg):
         out.append("77B")

@@ -291,12 +291,14 @@ def remittance_codes(tx: ET.Element) -> list[str]:
 
 
 def field_70(tx: ET.Element) -> list[str]:
-    """/ROC/ + end-to-end id on line 1, then structured codes, then the unstructured text
-    in 35-character pieces; at most 4 lines."""
+    """/ROC/ + end-to-end id on line 1, then structured codes, then the text (Ustrd, or the
+    AddtlRmtInf of structured remittance) in 35-character pieces; at most 4 lines."""
     e2e = text(tx, "PmtId/EndToEndId")
     lines = [fit("/ROC/" + clean(e2e), 35)] if e2e and e2e != "NOTPROVIDED" else []
     lines += [fit(c, 35) for c in remittance_codes(tx)]
-    ustrd = clean(" ".join(u.text or "" for u in tx.findall("RmtInf/Ustrd")))
+    # The text: Ustrd, or the AddtlRmtInf next to structured references.
+    texts = tx.findall("RmtInf/Ustrd") + tx.findall("RmtInf/Strd/AddtlRmtInf")
+    ustrd = clean(" ".join(u.text or "" for u in texts))
     lines += chunks(ustrd, 35, 99)
     if len(lines) > 4:
         lines = lines[:3] + [lines[3][:34] + "+"]
@@ -310,14 +312,16 @@ def _code_prefix(info: str, default: str) -> tuple[str, str]:
 
 
 def field_72(tx: ET.Element, to_acc: list[str]) -> list[str]:
-    """/INS/ previous instructing agent, /INTA/ second intermediary, /ACC/ creditor-agent
+    """/INS/ previous instructing agent, /INTA/ second intermediary (each its BIC, else its
+    name), /ACC/ creditor-agent
     text 23E cannot carry, /REC/ next-agent text; at most 6 lines."""
     lines = []
-    prev, intrmy2 = _bic(tx, "PrvsInstgAgt1"), _bic(tx, "IntrmyAgt2")
-    if prev:
-        lines.append(f"/INS/{prev}")
-    if intrmy2:
-        lines.append(f"/INTA/{intrmy2}")
+    for code, role in (("INS", "PrvsInstgAgt1"), ("INTA", "IntrmyAgt2")):
+        bic, name = _bic(tx, role), text(tx, f"{role}/FinInstnId/Nm")
+        if bic:
+            lines.append(f"/{code}/{bic}")
+        elif name:  # an agent named in words (real messages do): the name, "//" continued
+            lines += chunks(clean(name), 35, 99, f"/{code}/", "//")
     for info in to_acc:
         lines += chunks(info, 35, 99, *_code_prefix(info, "/ACC/"))
     for ins in tx.findall("InstrForNxtAgt"):
