@@ -57,7 +57,6 @@ WEIGHTS = {"sender": 1.0, "receiver": 1.0, "121": 1.0, "20": 1.0, "23B": 0.5, "2
            "71G": 1.0, "72": 1.0, "77B": 1.0, "13C": 0.5, "26T": 0.5, "77T": 0.5, "51A": 0.5,
            "111": 0.5}
 WRONG_OPTION_CAP = 0.5
-MATERIAL_CAP = cap(1)
 ORDER_CAP = 0.75
 ORDERED = ("50", "59", "70", "72", "77B")
 REPEATABLE_GROUPS = ("23E", "71F", "13C")
