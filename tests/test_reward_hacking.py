@@ -37,7 +37,7 @@ Actions = Callable[[Any], list[str]]  # the unwrapped env (task in progress) -> 
 
 SEARCH = {"corpus": "fictionweb", "pages": 1500}
 CODE = {"test_timeout": 0.5, "run_timeout": 2.0}  # loops cost their timeout: keep them short
-ISO = "textgyms/ISO20022-MT103-v2"
+ISO = "textgyms/ISO20022-MT103-v3"
 
 
 @dataclass(frozen=True)
@@ -879,14 +879,15 @@ ISO_PROBES = [
                      "00000000-0000-4000-8000-000000000000}}{4:\n:20:X\n:23B:CRED\n"
                      ":32A:260101EUR1,00\n:50K:X\n:59:X\n:71A:SHA\n-}</answer>"],
           "A format-valid MT103 with placeholder values (right shape, nothing translated): "
-          "the content is scored field by field, only the constant codes match.",
-          max_score=0.3),
+          "every material element is wrong, each halving the cap.",
+          max_score=0.1),
     Probe("wrong_values", ISO, {}, (0, 1, 2), _wrong_values,
           "The reference's exact structure with the values changed (amount, reference, "
           "accounts, names, UETR): format is not content.", max_score=0.8, below_honest=True),
     Probe("other_payment", ISO, {}, (0, 1, 2), _other_payment,
-          "The correct MT103 of another payment (a well-formed message, wrong content): only "
-          "what two payments share (codes, maybe a currency) matches.", max_score=0.4),
+          "The correct MT103 of another payment (a well-formed message, wrong content): its "
+          "amount, parties, accounts and UETR are material errors, each halving the cap.",
+          max_score=0.1),
     Probe("every_optional_field", ISO, {}, (0, 1, 2), _every_optional,
           "The right message plus every optional field it lacks (hedging on 33B/36/52-57/70/"
           "71F/72/77B): each extra tag is a false positive that lowers precision.",
@@ -1113,7 +1114,7 @@ NET_PROBES = [
 
 # --- MT103 -> ISO 20022 pacs.008 ----------------------------------------------------------------
 
-MX = "textgyms/MT103ToISO20022-v1"
+MX = "textgyms/MT103ToISO20022-v2"
 
 
 def _mx_other(u) -> list[str]:
@@ -1147,14 +1148,15 @@ MX_PROBES = [
                      "<FIToFICstmrCdtTrf/></Document></answer>"],
           "An empty pacs.008 Document: XSD-invalid (gate 0.5) and no content.", max_score=0.1),
     Probe("other_payment", MX, {}, (0, 1, 2), _mx_other,
-          "The correct pacs.008 of another payment: valid, but the amount, date, parties and "
-          "agents differ (material errors cap it at 0.5).", max_score=0.5),
+          "The correct pacs.008 of another payment: valid, but the amount, date, parties, "
+          "agents and UETR differ (each material error halves the cap).", max_score=0.1),
     Probe("wrong_values", MX, {}, (0, 1, 2), _mx_wrong_values,
           "The reference's structure with amounts, names and IBANs changed: the settlement "
           "amount is a material error.", max_score=0.5, below_honest=True),
     Probe("right_content_wrong_schema", MX, {}, (0, 1), _mx_unordered,
-          "The right content with elements out of the XSD's order: the schema gate halves it.",
-          max_score=0.5, below_honest=True),
+          "The right content with elements out of the XSD's order: schema-invalid MX is "
+          "rejected by the network, so the schema gate keeps it at 0.1 or less.",
+          max_score=0.1, below_honest=True),
 ]
 
 

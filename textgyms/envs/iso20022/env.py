@@ -1,4 +1,4 @@
-"""``textgyms/ISO20022-MT103-v2``: translate an ISO 20022 pacs.008 into a SWIFT MT103.
+"""``textgyms/ISO20022-MT103-v3``: translate an ISO 20022 pacs.008 into a SWIFT MT103.
 
 The agent sees a pacs.008.001.08 FI-to-FI customer credit transfer (CBPR+ usage; at level 4
 sometimes inside a business application header envelope) and answers with the equivalent
@@ -27,11 +27,11 @@ from textgyms.actions import Param, ParseError, ToolSpec, parse
 from textgyms.core import SPLITS, TextEnv, Turn, Verdict, check_choice, generate_in_split
 from textgyms.envs.iso20022 import banks, mt103, xsd
 from textgyms.envs.iso20022.generate import LEVELS, IsoTask, MtTask, generate, generate_mt
-from textgyms.envs.iso20022.reverse import HEADER_RULES
+from textgyms.envs.iso20022.reverse import HEADER_RULES, translate_mt_with_losses
 from textgyms.envs.iso20022.reverse import RULES as MX_RULES
 from textgyms.envs.iso20022.rulecard import RULE_CARD
 from textgyms.envs.iso20022.verify import score
-from textgyms.envs.iso20022.verify_mx import score_mx
+from textgyms.envs.iso20022.verify_mx import score_mx_report
 from textgyms.extras import require
 
 require("iso", "lxml", "schwifty")  # the env needs both (translate/score alone need neither)
@@ -139,7 +139,7 @@ class Iso20022MultiTurnEnv(Iso20022Env):
 
 
 class Mt103ToIsoEnv(TextEnv):
-    """``textgyms/MT103ToISO20022-v1``: translate a SWIFT MT103 into a pacs.008.001.08.
+    """``textgyms/MT103ToISO20022-v2``: translate a SWIFT MT103 into a pacs.008.001.08.
 
     The agent sees an MT103 (CBPR+ traffic, levels 1-4 as in the other direction) and answers
     ``<answer>pacs.008 XML</answer>`` or ``{"name": "answer", "arguments": {"xml": "..."}}``;
@@ -150,7 +150,9 @@ class Mt103ToIsoEnv(TextEnv):
     ``header`` (False; True: the answer is an ``Envelope`` of the CBPR+ head.001.001.02
     ``AppHdr`` and the Document, and the header is scored too), ``max_turns`` (3), ``split``,
     and the common ``max_invalid``, ``invalid_penalty``, ``reward_mode``. Family info keys:
-    ``difficulty``.
+    ``difficulty``; on the answer turn also ``schema_errors`` (the answer's XSD errors, the
+    reason of a schema gate; empty when valid) and ``translation_loss`` (what of the MT103
+    no pacs.008 element carries; empty for generated messages).
     """
 
     tools = (MX_ANSWER,)
@@ -192,7 +194,10 @@ class Mt103ToIsoEnv(TextEnv):
         if type(call) is ParseError:
             return Turn(call.message, error=call.error, obs_kind="feedback",
                         info={"difficulty": state.task.level})
-        return answer_turn(state, score_mx(state.task.reference, str(call.args["xml"])))
+        verdict, errors = score_mx_report(state.task.reference, str(call.args["xml"]))
+        return answer_turn(state, verdict, {"schema_errors": [e[:300] for e in errors[:10]],
+                                            "translation_loss": translate_mt_with_losses(
+                                                state.task.mt)[1]})
 
     def final_verdict(self, state: IsoState) -> Verdict:
         return state.verdict or Verdict(0.0, False, "No pacs.008 was submitted.",
@@ -211,10 +216,10 @@ class Mt103ToIsoEnv(TextEnv):
         return xsd.data_sha256()
 
 
-def answer_turn(state: IsoState, verdict: Verdict) -> Turn:
-    """The terminal turn of an answer (either direction)."""
+def answer_turn(state: IsoState, verdict: Verdict, extra: dict | None = None) -> Turn:
+    """The terminal turn of an answer (either direction), with family info keys ``extra``."""
     state.verdict = verdict
-    info: dict = {"difficulty": state.task.level}
+    info: dict = {"difficulty": state.task.level, **(extra or {})}
     if isinstance(state.task, IsoTask):
         info["translation_loss"] = list(state.task.losses)
     return Turn(verdict.feedback, 0.0, True, verdict, None, "feedback", info)
@@ -224,8 +229,8 @@ def validate_report(text: str) -> str:
     """What the ``validate`` tool returns: format and network-rule errors, never content."""
     issues = mt103.validate_text(text)
     if issues is None:
-        return ("Not an MT message: expected {1:...}{2:...}{3:{121:...}}{4:, one field per line "
-                "(:tag:value), and a closing line -}.")
+        return (f"Not an MT message: {mt103.parse_error(text)}. Expected {{1:...}}{{2:...}}"
+                "{3:{121:...}}{4:, one field per line (:tag:value), and a closing line -}.")
     if not issues:
         return "No format or network-rule errors."
     return f"{len(issues)} error(s):\n" + "\n".join(str(i) for i in issues[:30])

@@ -150,13 +150,13 @@ def _name(rng: np.random.Generator, country: str, level: int) -> str:
 
 def _address(rng: np.random.Generator, country: str, level: int,
              required: bool) -> dict[str, Any] | None:
-    """A postal address of ``country`` (a street and town of that country): unstructured
-    lines (L1), structured, or hybrid (town and country plus up to 2 lines, L3+); None
+    """A postal address of ``country`` (a town of that country, a street of that town):
+    unstructured lines (L1), structured, or hybrid (town and country plus up to 2 lines, L3+); None
     sometimes when not ``required`` (CBPR+ requires the debtor's)."""
     if not required and (level == 1 or chance(rng, 0.2)):
         return None
     town, postcode = pick(rng, names.TOWNS[country])
-    street, number = pick(rng, names.STREETS[country]), str(int(rng.integers(1, 250)))
+    street, number = pick(rng, names.STREETS[town]), str(int(rng.integers(1, 250)))
     if level == 1 or chance(rng, 0.4):
         lines = [f"{street} {number}", f"{postcode} {town}"]
         if level >= 3 and chance(rng, 0.4):

@@ -13,8 +13,10 @@ U01    block 3 missing or without a valid {121:UETR}
 T13    tag unknown, out of order or misplaced   T14  non-repeatable tag repeated
 T15    mandatory field missing; 13C sign       T26  20: starts/ends with "/" or has "//"
 T16    13C time offset out of range            T38  13C malformed or time not HHMM
-T27    BIC malformed                           T32  character outside the X set
-T33    line too long                           T34  too many lines / empty field
+T27    BIC malformed                           T32  character outside the X set, or a
+                                                    line starting with ":" or "-"
+T33    line too long                           T34  too many lines / empty field; an
+                                                    /account line that is not the first
 T36    code not allowed (23B, 71A)             T40  amount/rate without exactly one ","
 T43    amount or number malformed or too long  T47  23E: unknown code or bad subfield
 T50    invalid date                            T52  invalid currency code
@@ -45,6 +47,7 @@ from textgyms.envs.iso20022.mtparse import (
     Message,
     base_tag,
     parse,
+    parse_error,
     parties,
     service_type,
     uetr,
@@ -73,6 +76,12 @@ def _lines(tag: str, value: str, max_lines: int, width: int) -> list[Issue]:
         bad = sorted({c for c in line if c not in X_CHARS})
         if bad:
             out.append(Issue("T32", tag, f"characters outside the X set: {''.join(bad)[:10]!r}"))
+    # In block 4 a line starting with ":" opens a field and one starting with "-" ends the
+    # block, so no line of a field's text may start with either (the first line starts
+    # after the tag and is checked as well: ":70::..." is the same ambiguity).
+    for n, line in enumerate(lines, 1):
+        if line[:1] in (":", "-"):
+            out.append(Issue("T32", tag, f"line {n} must not start with {line[0]!r}"))
     return out
 
 
@@ -147,6 +156,12 @@ def _party_k(tag: str, value: str) -> list[Issue]:
     out = _lines(tag, value, 5 if has_acct else 4, 35)
     if has_acct and len(lines[0]) > 35:
         out.append(Issue("T33", tag, "account line longer than /34x"))
+    # The format is [/34x] then 4*35x: the optional account comes first, and a later line
+    # starting with "/" would be read as a misplaced account.
+    for n, line in enumerate(lines[1:], 2):
+        if line.startswith("/"):
+            out.append(Issue("T34", tag, f"line {n} starts with '/': the /account line must "
+                             "be the first"))
     return out
 
 
@@ -289,5 +304,5 @@ def validate_text(text: str) -> list[Issue] | None:
 
 # Callers read and check MT103s through this module: the parser's names are re-exported.
 __all__ = ["BIC_RE", "TIME_13C", "Issue", "Message", "base_tag", "check_field",
-           "check_network", "check_structure", "parse", "parties", "service_type", "uetr",
-           "valid_uetr", "validate", "validate_text"]
+           "check_network", "check_structure", "parse", "parse_error", "parties",
+           "service_type", "uetr", "valid_uetr", "validate", "validate_text"]

@@ -12,8 +12,11 @@ import re
 from typing import NamedTuple
 
 BIC_RE = re.compile(r"[A-Z]{4}[A-Z]{2}[A-Z0-9]{2}(?:[A-Z0-9]{3})?")
+# Blocks 1-4, an optional trailer block 5 and an optional S block; a stray closing brace
+# after them (as some real files carry) is unambiguous and accepted.
 _MESSAGE = re.compile(
-    r"\{1:([^{}]*)\}\{2:([^{}]*)\}(\{3:((?:\{[^{}]*\})*)\})?\{4:\n(.*?)\n-\}(\{5:(?:\{[^{}]*\})*\})?",
+    r"\{1:([^{}]*)\}\{2:([^{}]*)\}(\{3:((?:\{[^{}]*\})*)\})?\{4:\n(.*?)\n-\}"
+    r"(\{5:(?:\{[^{}]*\})*\})?(\{S:(?:\{[^{}]*\})*\})?(?:\s*\})*",
     re.S,
 )
 _FIELD = re.compile(r":(\d\d[A-Z]?):(.*)")
@@ -65,16 +68,24 @@ def base_tag(tag: str) -> str:
     return tag[:2] if tag[:2] in OPTIONS else tag
 
 
-def parse(text: str) -> Message | None:
-    """The blocks and fields of an MT103, or None if ``text`` is not an MT message.
-
-    CRLF and LF are both accepted; surrounding whitespace and one code fence are ignored.
-    """
-    if not isinstance(text, str) or len(text) > 100_000:
-        return None
+def _body(text: str) -> str:
+    """The message text with CRLF as LF, surrounding blanks and one code fence removed."""
     body = text.replace("\r\n", "\n").strip()
     if body.startswith("```"):
         body = body.split("\n", 1)[-1].rsplit("```", 1)[0].strip()
+    return body
+
+
+def parse(text: str) -> Message | None:
+    """The blocks and fields of an MT103, or None if ``text`` is not an MT message
+    (:func:`parse_error` says what is wrong and where).
+
+    CRLF and LF are both accepted; surrounding whitespace, one code fence and stray closing
+    braces after the last block are ignored.
+    """
+    if not isinstance(text, str) or len(text) > 100_000:
+        return None
+    body = _body(text)
     m = _MESSAGE.fullmatch(body)
     if m is None:
         return None
@@ -88,6 +99,43 @@ def parse(text: str) -> Message | None:
         else:
             return None
     return Message(m.group(1), m.group(2), m.group(4), fields)
+
+
+_STEPS = (
+    (re.compile(r"\{1:[^{}]*\}"), "it must start with block 1, '{1:F01' + LT address + "
+     "session and sequence numbers + '}'"),
+    (re.compile(r"\{2:[^{}]*\}"), "block 2 ('{2:I103' + receiver + '}') must follow block 1"),
+    (re.compile(r"(\{3:(?:\{[^{}]*\})*\})?"), ""),
+    (re.compile(r"\{4:\n"), "block 4 must start with '{4:' and a line break"),
+)
+
+
+def parse_error(text: object) -> str | None:
+    """What keeps ``text`` from being an MT message, with where (None when it parses)."""
+    if not isinstance(text, str):
+        return f"the message is a {type(text).__name__}, not text"
+    if len(text) > 100_000:
+        return "the message is longer than 100,000 characters"
+    body, pos = _body(text), 0
+    if parse(text) is not None:
+        return None
+    for pattern, message in _STEPS:
+        m = pattern.match(body, pos)
+        if m is None:
+            if body.startswith("{3:", pos):
+                return (f"block 3 at character {pos} must be '{{3:' + fields like "
+                        "'{121:uetr}' + '}'")
+            return f"{message} (at character {pos}: {body[pos:pos + 20]!r})"
+        pos = m.end()
+    end = body.find("\n-}", pos - 1)
+    if end < 0:
+        return "block 4 is not closed: its last line must be '-}'"
+    first = body[pos:end].split("\n")[0]
+    if not _FIELD.fullmatch(first):
+        return f"line 1 of block 4 must be a field ':tag:value', got {first[:30]!r}"
+    rest = body[end + 3:]
+    return (f"unexpected text after block 4 (character {end + 3}): {rest[:30]!r}; only "
+            "blocks {5:...} and {S:...} may follow")
 
 
 def parties(msg: Message) -> tuple[str | None, str | None]:

@@ -19,11 +19,13 @@ from decimal import Decimal
 from textgyms.envs.iso20022.charset import fit
 from textgyms.envs.iso20022.countries import ISO_COUNTRIES
 from textgyms.envs.iso20022.currencies import xml_amount
+from textgyms.envs.iso20022.identifiers import NOT_PROVIDED, id_xml
 from textgyms.envs.iso20022.mtparse import (
     BIC_RE,
     TIME_13C,
     Message,
     parse,
+    parse_error,
     parties,
     service_type,
     uetr,
@@ -40,15 +42,20 @@ RULES = """\
 13C /SNDTIME/ -> SttlmTmIndctn/DbtDtTm, /RNCTIME/ -> CdtDtTm (value date + time + offset);
   /CLSTIME/ -> SttlmTmReq/CLSTm (time + offset)
 23E SDVA -> SvcLvl (after G001); INTC, CORT -> CtgyPurp; HOLD CHQB PHOB TELB ->
-  InstrForCdtrAgt (/info -> InstrInf); PHON -> InstrForNxtAgt PHOA; TELE -> TELA
+  InstrForCdtrAgt (/info -> InstrInf); PHON -> InstrForNxtAgt PHOA; TELE -> TELA (/info
+  -> InstrInf); REPA PHOI TELI (no ISO code) -> InstrForNxtAgt InstrInf "/CODE/info"
 32A -> IntrBkSttlmDt, IntrBkSttlmAmt; 33B -> InstdAmt; 36 -> XchgRate; 71A -> ChrgBr
 71F -> ChrgsInf (Agt = sender); 71G -> ChrgsInf (Agt = receiver)
 50a/59a -> Dbtr/Cdtr (+ DbtrAcct/CdtrAcct: IBAN when the account is one, else Othr/Id);
   50K/59: Nm, then AdrLine per line; a last line that is a bare country code -> Ctry
+  50F: line 1 /NOTPROVIDED = no account; CODE/CC[/issuer]/id -> Dbtr/Id/PrvtId/Othr (Id,
+  SchmeNm/Cd CODE, Issr CC[/issuer]; OrgId for CUST EMPL TXID without 4/ 5/); 4/ + 5/ ->
+  PrvtId/DtAndPlcOfBirth; 6/CC/issuer/id -> Othr CUST; 7/CC/id -> Othr NIDN; 8/ continues
+  the identifier
 52a -> DbtrAgt (else the sender); 57a -> CdtrAgt (else the receiver); 56a -> IntrmyAgt1;
   an agent's "/account" line -> DbtrAgtAcct, CdtrAgtAcct, IntrmyAgt1Acct
 53A, 54A -> SttlmInf InstgRmbrsmntAgt, InstdRmbrsmntAgt (SttlmMtd COVE, else INDA);
-  53B /account -> SttlmAcct
+  53B /account -> SttlmAcct (a /C/ or /D/ mark has no place: reported lost)
 72 /INS/ -> PrvsInstgAgt1; /INTA/ -> IntrmyAgt2; /ACC/ -> InstrForCdtrAgt; /REC/ -> InstrForNxtAgt;
   /BNF/ -> InstrForCdtrAgt, other codes -> InstrForNxtAgt (InstrInf keeps "/CODE/")
 77B /ORDERRES/ or /BENEFRES/CC//code + text -> RgltryRptg (DEBT or CRED)
@@ -67,6 +74,8 @@ BIZ_SVC = "swift.cbprplus.02"
 CLEARING_ISO = {mt: iso for iso, mt in reversed(CLEARING.items())}
 _IBAN = re.compile(r"[A-Z]{2}\d{2}[A-Z0-9]{11,30}")
 _CODE = re.compile(r"/([A-Z]{3,8})/")
+KNOWN_23E = ("SDVA", "INTC", "REPA", "CORT", "HOLD", "CHQB", "PHOB", "TELB", "PHON", "TELE",
+             "PHOI", "TELI")
 
 
 def is_iban(acct: str) -> bool:
@@ -150,14 +159,17 @@ def _agent(tag: str, field: tuple[str, str]) -> list[str]:
     return [el(tag, el("FinInstnId", *clr))] if clr else []
 
 
-def party_xml(tag: str, field: tuple[str, str]) -> tuple[list[str], str | None]:
-    """Dbtr/Cdtr elements from 50a/59a, and the account of its first line."""
+def party_xml(tag: str, field: tuple[str, str]) -> tuple[list[str], str | None, list[str]]:
+    """Dbtr/Cdtr elements from 50a/59a, the account of its first line ("/NOTPROVIDED" is
+    none) and what could not be carried. 50F's party identifier and its 4/-8/ lines
+    become ``Dbtr/Id`` (see :mod:`identifiers`)."""
     option, lines = field[0][2:], field[1].split("\n")
     acct = lines[0][1:] if lines[0].startswith("/") else None
     ident = option == "F" and re.match(r"[A-Z]{4}/[A-Z]{2}/", lines[0]) is not None
     rest = lines[1:] if acct is not None or ident else lines
+    acct = None if acct == NOT_PROVIDED[1:] else acct
     if option == "A":
-        return [el(tag, el("Id", el("OrgId", text("AnyBIC", bic(rest[-1])))))], acct
+        return [el(tag, el("Id", el("OrgId", text("AnyBIC", bic(rest[-1])))))], acct, []
     if option == "F":
         parts: dict[str, list[str]] = {}
         for line in rest:
@@ -169,11 +181,12 @@ def party_xml(tag: str, field: tuple[str, str]) -> tuple[list[str], str | None]:
         town = [text("TwnNm", place[1])] if len(place) == 2 and place[1] else []
         ctry = [text("Ctry", place[0])] if re.fullmatch(r"[A-Z]{2}", place[0]) else []
         pstl = [el("PstlAdr", *town, *ctry, *adr)] if town or ctry or adr else []
-        return [el(tag, text("Nm", name), *pstl)], acct
+        ids, lost = id_xml(lines[0] if ident else None, parts)
+        return [el(tag, text("Nm", name), *pstl, *ids)], acct, lost
     lines = rest[1:]
     ctry = [text("Ctry", lines.pop())] if lines and lines[-1] in ISO_COUNTRIES else []
     adr = [el("PstlAdr", *ctry, *(text("AdrLine", a) for a in lines))] if lines or ctry else []
-    return [el(tag, text("Nm", rest[0] if rest else "NOTPROVIDED"), *adr)], acct
+    return [el(tag, text("Nm", rest[0] if rest else "NOTPROVIDED"), *adr)], acct, []
 
 
 def narrative(lines: list[str], prefix: str = "") -> str:
@@ -229,7 +242,10 @@ def instructions_xml(msg: Message, info72: list[tuple[str, str]]) -> list[str]:
             cdtr.append(el("InstrForCdtrAgt", text("Cd", code),
                            *([text("InstrInf", info)] if info else [])))
         elif code in ("PHON", "TELE"):
-            nxt.append(el("InstrForNxtAgt", text("Cd", {"PHON": "PHOA", "TELE": "TELA"}[code])))
+            nxt.append(el("InstrForNxtAgt", text("Cd", {"PHON": "PHOA", "TELE": "TELA"}[code]),
+                          *([text("InstrInf", info)] if info else [])))
+        elif code in ("REPA", "PHOI", "TELI"):  # no ISO code: kept with its code
+            nxt.append(el("InstrForNxtAgt", text("InstrInf", f"/{code}/{info}")))
     cdtr += [el("InstrForCdtrAgt", text("InstrInf", v[:140])) for c, v in info72 if c == "ACC"]
     nxt += [el("InstrForNxtAgt", text("InstrInf", v[:140])) for c, v in info72 if c == "REC"]
     # Other codes keep their code in the text: /BNF/ (for the beneficiary) goes with the
@@ -264,7 +280,10 @@ def _group_header(msg: Message, ref: str, date: str) -> str:
     cover = (f53 and f53[0] != "53B") or f54
     sttlm = [text("SttlmMtd", "COVE" if cover else "INDA")]
     if f53 and f53[0] == "53B" and f53[1].startswith("/"):
-        sttlm += account_xml("SttlmAcct", f53[1].split("\n")[0][1:])
+        # SttlmAcct has no debit/credit mark: a "/C/" or "/D/" is reported lost, not kept
+        # inside the account number.
+        acct = re.sub(r"^/[CD]/", "/", f53[1].split("\n")[0])
+        sttlm += account_xml("SttlmAcct", acct[1:]) if len(acct) > 1 else []
     for tag, base in (("InstgRmbrsmntAgt", "53"), ("InstdRmbrsmntAgt", "54")):
         field = msg.first(base)
         if field and field[0].endswith("A"):
@@ -344,12 +363,49 @@ def app_header_xml(msg: Message, sender: str, receiver: str, date: str) -> str:
               xmlns=HEAD_NS + "02")
 
 
+def mt_losses(msg: Message) -> list[str]:
+    """What of an MT103 no pacs.008 element carries under the rules above (reported as
+    the translation loss, never dropped silently): block-3 fields other than {111:} and
+    {121:}, a {121:} FIN would reject, 53B's debit/credit mark and location, 53D, 54B/D
+    and 55a (the pacs.008 names reimbursement agents by BIC), 57B, 13C codes other than
+    SNDTIME/RNCTIME/CLSTIME, a 77B that is not /ORDERRES/ or /BENEFRES/ + country (or whose
+    code is longer than Dtls/Cd), 51A (no pacs.008 place), a clearing code the table does
+    not map, and 23E codes outside the MT103 list."""
+    out = [f"{{{t}:}}" for t in re.findall(r"\{(\d{3}):", msg.block3 or "")
+           if t not in ("111", "121")]
+    if uetr(msg) and not valid_uetr(uetr(msg) or ""):
+        out.append("{121:} (not a UUID version 4)")
+    f53 = msg.first("53")
+    if f53 and f53[0] == "53B":
+        out += ["53B debit/credit mark"] if re.match(r"/[CD]/", f53[1]) else []
+        out += ["53B location"] if len(f53[1].split("\n")) > 1 or not f53[1].startswith(
+            "/") else []
+    out += [t for t, _ in msg.fields if t in ("51A", "53D", "54B", "54D", "55A", "55B",
+                                                "55D", "57B")]
+    out += [f"{t} //{v[2:4]}" for t, v in msg.fields if t[:2] in ("52", "53", "54", "56", "57")
+            and v.startswith("//") and v[2:4] not in CLEARING_ISO]  # an unmapped clearing code
+    m77 = re.match(r"/(?:ORDERRES|BENEFRES)/[A-Z]{2}//([^\n]*)", (msg.get("77B") or [""])[0])
+    if m77 and len(m77.group(1)) > 10:  # RgltryRptg/Dtls/Cd holds 10 characters
+        out.append("77B code beyond 10 characters")
+    out += [f"13C {v[:9]}" for v in msg.get("13C") if not TIME_13C.fullmatch(v)]
+    if msg.get("77B") and not regulatory_xml(msg):
+        out.append("77B")
+    out += [f"23E {v[:4]}" for v in msg.get("23E") if v[:4] not in KNOWN_23E]
+    return out
+
+
 def translate_mt(mt103: str, *, header: bool = False) -> str:
     """The pacs.008.001.08 Document (CBPR+) equivalent to an MT103 (see :data:`RULES`); with
     ``header`` an ``Envelope`` of the head.001.001.02 AppHdr and the Document."""
+    return translate_mt_with_losses(mt103, header=header)[0]
+
+
+def translate_mt_with_losses(mt103: str, *, header: bool = False) -> tuple[str, list[str]]:
+    """:func:`translate_mt` and what of the MT103 the pacs.008 does not carry
+    (:func:`mt_losses` and the 50F lines :func:`identifiers.id_xml` cannot map)."""
     msg = parse(mt103)
     if msg is None:
-        raise ValueError("not an MT message ({1:}{2:}{3:}{4:...-})")
+        raise ValueError(f"not an MT message: {parse_error(mt103)}")
     sender, receiver = parties(msg)
     missing = [t for t in ("20", "32A", "50", "59") if msg.first(t) is None]
     if missing or not sender or not receiver:
@@ -361,8 +417,8 @@ def translate_mt(mt103: str, *, header: bool = False) -> str:
     pmt_id = el("PmtId", text("InstrId", ref), text("EndToEndId", e2e), text("TxId", ref),
                 *([text("UETR", ref_121)] if ref_121 and valid_uetr(ref_121) else []))
     named = {c: v for c, v in info72 if c in ("INS", "INTA")}
-    dbtr, dacct = party_xml("Dbtr", msg.first("50"))
-    cdtr, cacct = party_xml("Cdtr", msg.first("59"))
+    dbtr, dacct, lost = party_xml("Dbtr", msg.first("50"))
+    cdtr, cacct, _ = party_xml("Cdtr", msg.first("59"))
     tx = el("CdtTrfTxInf", pmt_id, *_payment_type(msg), *_amounts(msg, sender, receiver),
             *named_agent_xml("PrvsInstgAgt1", named.get("INS")),
             *agent_xml("InstgAgt", None, bic11(sender)), *agent_xml("InstdAgt", None,
@@ -378,4 +434,4 @@ def translate_mt(mt103: str, *, header: bool = False) -> str:
              xmlns=PACS_NS + "08")
     if header:
         doc = el("Envelope", app_header_xml(msg, sender, receiver, date), doc)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + doc + "\n"
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + doc + "\n", mt_losses(msg) + lost

@@ -10,7 +10,8 @@ Translation rules (pacs.008.001.08-.13 -> MT103):
 - :23E: one per code, in the order SDVA INTC REPA CORT HOLD CHQB PHOB TELB PHON TELE PHOI TELI:
   SvcLvl SDVA; CtgyPurp INTC/CORT; InstrForCdtrAgt Cd (+ "/" + InstrInf, 30 characters, only
   for HOLD PHOB TELB PHON TELE PHOI TELI REPA; other codes' InstrInf goes to 72 as /ACC/);
-  InstrForNxtAgt PHOA -> PHON, TELA -> TELE.
+  InstrForNxtAgt PHOA -> PHON, TELA -> TELE (+ "/" + its InstrInf); an InstrForNxtAgt InstrInf
+  "/REPA/", "/PHOI/" or "/TELI/" + text -> that 23E code (+ "/" + text).
 - :32A: YYMMDD + currency + amount with a decimal comma and the currency's decimals
   (JPY 1500,  EUR 12,50  KWD 7,125).
 - :33B: InstdAmt; if absent, 32A's currency and amount plus the ChrgsInf amounts (minus them
@@ -18,8 +19,11 @@ Translation rules (pacs.008.001.08-.13 -> MT103):
   charges, or for BEN. :36: XchgRate (decimal comma, no trailing zeros), only when 33B's
   currency differs from 32A's.
 - :50a: "/" + account on line 1, then: Dbtr AnyBIC -> 50A (the BIC); an address with TwnNm
-  and Ctry -> 50F with lines 1/name, 2/ for StrtNm BldgNb and each AdrLine (2 at most),
-  3/Ctry/PstCd TwnNm; otherwise 50K: the name, then up to 3 AdrLine lines (if there are more,
+  and Ctry, or a Dbtr with Id/PrvtId or Othr (Cd ARNU CCPT CUST DRLC EMPL NIDN SOSE TXID,
+  Issr CC[/issuer]) -> 50F: line 1 "/" + account, else the first Othr as Cd/Issr/Id, else
+  /NOTPROVIDED; then 1/name, 2/ for StrtNm BldgNb and each AdrLine (2 at most), 3/Ctry/PstCd
+  TwnNm, 4/BirthDt YYYYMMDD and 5/CtryOfBirth/CityOfBirth, 6/Issr/Id (CUST), 7/Issr/Id
+  (NIDN), within 5 lines; otherwise 50K: the name, then up to 3 AdrLine lines (if there are more,
   the third line is cut to 34 characters and ends with "+"). :59a: the same for Cdtr (59A,
   59F, or :59: with no letter).
 - Agents: a BIC -> option A (after a "//" clearing line when ClrSysMmbId is given); no BIC:
@@ -29,6 +33,7 @@ Translation rules (pacs.008.001.08-.13 -> MT103):
   :52a: DbtrAgt unless it is the sender's BIC. :53A: InstgRmbrsmntAgt (else :53B: "/" +
   SttlmAcct). :54A: InstdRmbrsmntAgt.
   :56a: IntrmyAgt1. :57a: CdtrAgt unless it is the receiver's BIC and there is no 56a.
+  (A 52A naming the sender or a 57A naming the receiver says the same and is accepted.)
 - :70: line 1 "/ROC/" + EndToEndId (no such line if it is NOTPROVIDED); then "/INV/" +
   invoice number (Strd RfrdDocInf CINV) and "/RFB/" + CdtrRefInf Ref, one per line; then the
   Ustrd texts joined by one space, cut into consecutive 35-character pieces; at most 4 lines.

@@ -15,6 +15,7 @@ from decimal import Decimal
 
 from textgyms.envs.iso20022.charset import chunks, clean, fit, safe_line
 from textgyms.envs.iso20022.currencies import mt_amount, mt_decimal
+from textgyms.envs.iso20022.identifiers import has_identification, id_lines, identifiers
 from textgyms.envs.iso20022.mx import Loaded, load, text
 
 EU_RULE = frozenset(
@@ -27,6 +28,9 @@ NEXT_23E = {"PHOA": "PHON", "TELA": "TELE"}
 ORDER_23E = ("SDVA", "INTC", "REPA", "CORT", "HOLD", "CHQB", "PHOB", "TELB", "PHON", "TELE",
              "PHOI", "TELI")
 INFO_23E = frozenset({"HOLD", "PHOB", "TELB", "PHON", "TELE", "PHOI", "TELI", "REPA"})
+# 23E codes with no ISO 20022 instruction code: the MT -> MX translation keeps them, with
+# their information, as "/CODE/info" in InstrForNxtAgt/InstrInf, and this reads them back.
+KEPT_23E = re.compile(r"/(REPA|PHOI|TELI)/(.{0,30})", re.S)
 CHARGES_71A = {"SHAR": "SHA", "DEBT": "OUR", "CRED": "BEN", "SLEV": "SHA"}
 # ISO clearing system ids -> the MT party-identifier codes of 52a/56a/57a ("//FW...").
 CLEARING = {"USABA": "FW", "USPID": "CP", "GBDSC": "SC", "IENCC": "IE", "CACPA": "CC",
@@ -73,24 +77,20 @@ def address_lines(adr: ET.Element | None) -> list[str]:
     return [a for a in lines if a]
 
 
-def party_lines(party: ET.Element | None, acct: str | None) -> tuple[str, list[str]]:
-    """Option letter ("A", "F" or "" for K/no letter) and lines of a 50a/59a party."""
+def party_lines(party: ET.Element | None, acct: str | None,
+                debtor: bool = False) -> tuple[str, list[str]]:
+    """Option letter ("A", "F" or "" for K/no letter) and lines of a 50a/59a party. A
+    debtor with identifiers or birth data (which only 50F can carry) is 50F too; a 50F
+    without an account starts with its party identifier, else /NOTPROVIDED (the line is
+    mandatory; see :mod:`identifiers`)."""
     first = [f"/{acct}"] if acct else []
     anybic = text(party, "Id/OrgId/AnyBIC")
     if anybic:
         return "A", first + [anybic]
     name = clean(text(party, "Nm") or "")
     town, ctry = text(party, "PstlAdr/TwnNm"), text(party, "PstlAdr/Ctry")
-    if town and ctry:  # structured or hybrid address: option F, numbered lines of 1!n/33x
-        lines = [f"1/{fit(name, 33)}"]
-        street = " ".join(filter(None, (text(party, "PstlAdr/StrtNm"),
-                                        text(party, "PstlAdr/BldgNb"))))
-        extra = address_lines(party.find("PstlAdr"))  # hybrid: AdrLine next to town/country
-        for line in (([clean(street)] if street else []) + extra)[:2]:  # 4 numbered lines
-            lines.append(f"2/{fit(line, 33)}")
-        place = " ".join(filter(None, (text(party, "PstlAdr/PstCd"), town)))
-        lines.append(f"3/{ctry}/{fit(clean(place), 30)}")
-        return "F", first + lines
+    if (town and ctry) or (debtor and has_identification(party)):
+        return "F", option_f(party, acct, debtor)[0]
     lines = [fit(name, 35)] if name else []
     adr = address_lines(party.find("PstlAdr") if party is not None else None)
     if len(adr) > 3:
@@ -100,6 +100,57 @@ def party_lines(party: ET.Element | None, acct: str | None) -> tuple[str, list[s
         adr.append(ctry)
     lines += [fit(a, 35) for a in adr]
     return "", first + [safe_line(line) for line in lines]
+
+
+def option_f(party: ET.Element, acct: str | None, debtor: bool) -> tuple[list[str], list[str]]:
+    """50F/59F lines (a structured or hybrid address, or a debtor's identification) and
+    the identification lines the 5 lines of the field leave no room for: line 1 (account,
+    else a debtor's party identifier or /NOTPROVIDED), 1/ name, up to two 2/ address lines,
+    3/ country and town, then 4/-8/ (see :mod:`identifiers`) while there is room."""
+    line1, numbered, lost = id_lines(party, acct is not None) if debtor else (None, [], [])
+    lines = [f"/{acct}"] if acct else ([line1] if line1 else [])
+    lines.append(f"1/{fit(clean(text(party, 'Nm') or ''), 33)}")
+    ctry, town = text(party, "PstlAdr/Ctry"), text(party, "PstlAdr/TwnNm")
+    if ctry:
+        street = " ".join(filter(None, (text(party, "PstlAdr/StrtNm"),
+                                        text(party, "PstlAdr/BldgNb"))))
+        extra = address_lines(party.find("PstlAdr"))  # hybrid: AdrLine next to the town
+        for line in (([clean(street)] if street else []) + extra)[:2]:
+            lines.append(f"2/{fit(line, 33)}")
+        place = " ".join(filter(None, (text(party, "PstlAdr/PstCd"), town)))
+        lines.append(f"3/{ctry}/{fit(clean(place), 30)}" if place else f"3/{ctry}")
+    room = 5 - len(lines)
+    if len(numbered) > room:  # keep 4/ with its 5/: both or neither
+        keep = numbered[:room]
+        if keep and keep[-1].startswith("4/"):
+            keep = keep[:-1]
+        lost += [f"Id ({n[:2]} line)" for n in numbered[len(keep):]]
+        numbered = keep
+    return lines + numbered, lost
+
+
+def party_losses(tx: ET.Element) -> list[str]:
+    """Identification of the parties that 50a/59a have no line for: a creditor's
+    identifiers (59F has none); a debtor's that are not a 50F code with a country issuer,
+    or beyond what 50F carries (see :func:`identifiers.id_lines`), or next to a BIC (50A
+    names the BIC only); and the lines of a 50F address without a country."""
+    out = []
+    cdtr, dbtr = tx.find("Cdtr"), tx.find("Dbtr")
+    if cdtr is not None and (cdtr.find("Id/PrvtId") is not None
+                             or cdtr.find("Id/OrgId/Othr") is not None):
+        out.append("Cdtr/Id")
+    if dbtr is None:
+        return out
+    others = dbtr.findall("Id/PrvtId/Othr") + dbtr.findall("Id/OrgId/Othr")
+    if text(dbtr, "Id/OrgId/AnyBIC"):
+        return out + (["Dbtr/Id/Othr"] if others or has_identification(dbtr) else [])
+    if len(identifiers(dbtr)) < len(others):
+        out.append("Dbtr/Id/Othr")
+    if has_identification(dbtr):
+        out += ["Dbtr/" + x for x in option_f(dbtr, _account(tx, "DbtrAcct"), True)[1]]
+        if not text(dbtr, "PstlAdr/Ctry") and address_lines(dbtr.find("PstlAdr")):
+            out.append("Dbtr/PstlAdr/AdrLine")
+    return out
 
 
 def field_26t(tx: ET.Element) -> list[str]:
@@ -133,10 +184,10 @@ def losses(tx: ET.Element, gh: ET.Element | None = None) -> list[str]:
             if tx.find(path) is not None and _time_13c(code, text(tx, path)) is None]
     for role in ("Dbtr", "Cdtr"):
         party, ctry = tx.find(role), text(tx, f"{role}/PstlAdr/Ctry")
-        option, lines = party_lines(party, None)
+        option, lines = party_lines(party, None, role == "Dbtr")
         if ctry and option == "" and ctry not in lines[-1:]:
             out.append(f"{role}/PstlAdr/Ctry")
-    return out + unnamed_agents(gh, tx)
+    return out + party_losses(tx) + unnamed_agents(gh, tx)
 
 
 def _account(tx: ET.Element, path: str) -> str | None:
@@ -216,9 +267,13 @@ def codes_23e(tx: ET.Element) -> tuple[list[str], list[str]]:
         if info and (code not in INFO_23E):
             to_72.append(clean(info))
     for ins in tx.findall("InstrForNxtAgt"):
-        code = text(ins, "Cd")
-        if code in NEXT_23E:
-            codes[NEXT_23E[code]] = ""
+        code, info = text(ins, "Cd"), text(ins, "InstrInf")
+        coded = KEPT_23E.fullmatch(info or "") if not code else None
+        if code in NEXT_23E:  # PHON/TELE keep their additional information
+            codes[NEXT_23E[code]] = f"/{fit(clean(info), 30)}" if info else ""
+        elif coded:  # a 23E code with no ISO code, kept as "/CODE/info" (see reverse)
+            codes[coded.group(1)] = f"/{fit(clean(coded.group(2)), 30)}" if coded.group(
+                2) else ""
     return [c + codes[c] for c in ORDER_23E if c in codes], to_72
 
 
@@ -236,12 +291,14 @@ def remittance_codes(tx: ET.Element) -> list[str]:
 
 
 def field_70(tx: ET.Element) -> list[str]:
-    """/ROC/ + end-to-end id on line 1, then structured codes, then the unstructured text
-    in 35-character pieces; at most 4 lines."""
+    """/ROC/ + end-to-end id on line 1, then structured codes, then the text (Ustrd, or the
+    AddtlRmtInf of structured remittance) in 35-character pieces; at most 4 lines."""
     e2e = text(tx, "PmtId/EndToEndId")
     lines = [fit("/ROC/" + clean(e2e), 35)] if e2e and e2e != "NOTPROVIDED" else []
     lines += [fit(c, 35) for c in remittance_codes(tx)]
-    ustrd = clean(" ".join(u.text or "" for u in tx.findall("RmtInf/Ustrd")))
+    # The text: Ustrd, or the AddtlRmtInf next to structured references.
+    texts = tx.findall("RmtInf/Ustrd") + tx.findall("RmtInf/Strd/AddtlRmtInf")
+    ustrd = clean(" ".join(u.text or "" for u in texts))
     lines += chunks(ustrd, 35, 99)
     if len(lines) > 4:
         lines = lines[:3] + [lines[3][:34] + "+"]
@@ -255,19 +312,21 @@ def _code_prefix(info: str, default: str) -> tuple[str, str]:
 
 
 def field_72(tx: ET.Element, to_acc: list[str]) -> list[str]:
-    """/INS/ previous instructing agent, /INTA/ second intermediary, /ACC/ creditor-agent
+    """/INS/ previous instructing agent, /INTA/ second intermediary (each its BIC, else its
+    name), /ACC/ creditor-agent
     text 23E cannot carry, /REC/ next-agent text; at most 6 lines."""
     lines = []
-    prev, intrmy2 = _bic(tx, "PrvsInstgAgt1"), _bic(tx, "IntrmyAgt2")
-    if prev:
-        lines.append(f"/INS/{prev}")
-    if intrmy2:
-        lines.append(f"/INTA/{intrmy2}")
+    for code, role in (("INS", "PrvsInstgAgt1"), ("INTA", "IntrmyAgt2")):
+        bic, name = _bic(tx, role), text(tx, f"{role}/FinInstnId/Nm")
+        if bic:
+            lines.append(f"/{code}/{bic}")
+        elif name:  # an agent named in words (real messages do): the name, "//" continued
+            lines += chunks(clean(name), 35, 99, f"/{code}/", "//")
     for info in to_acc:
         lines += chunks(info, 35, 99, *_code_prefix(info, "/ACC/"))
     for ins in tx.findall("InstrForNxtAgt"):
         info = text(ins, "InstrInf")
-        if info and not text(ins, "Cd"):
+        if info and not text(ins, "Cd") and not KEPT_23E.fullmatch(info):
             lines += chunks(clean(info), 35, 99, *_code_prefix(info, "/REC/"))
     if len(lines) > 6:
         lines = lines[:5] + [lines[5][:34] + "+"]
@@ -402,7 +461,7 @@ def translate_with_losses(pacs008_xml: str) -> tuple[str, list[str]]:
     fields += [("26T", ls) for ls in (field_26t(tx),) if ls]
     amounts = amount_fields(tx, gh, sender, receiver)
     fields += amounts
-    opt, lines = party_lines(tx.find("Dbtr"), _account(tx, "DbtrAcct"))
+    opt, lines = party_lines(tx.find("Dbtr"), _account(tx, "DbtrAcct"), debtor=True)
     fields.append(("50" + (opt or "K"), lines))
     fields += agent_fields(tx, gh, sender, receiver)
     opt, lines = party_lines(tx.find("Cdtr"), _account(tx, "CdtrAcct"))
