@@ -111,8 +111,13 @@ def _ospf_area(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
 
 
 def _adjacency(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
-    ok = any(a.neighbor == c["b"] and a.iface == c["if"] for a in net.adjacencies.get(c["a"], ()))
-    return ok, f"no OSPF adjacency between {c['a']} and {c['b']} on {c['a']} {c['if']}"
+    """A FULL adjacency that SPF uses (both ends describe the link the same way)."""
+    found = [a for a in net.adjacencies.get(c["a"], ()) if a.neighbor == c["b"]
+             and a.iface == c["if"]]
+    if found and not any(a.usable for a in found):
+        return False, (f"OSPF adjacency between {c['a']} and {c['b']} on {c['a']} {c['if']} is "
+                       "FULL but no route is installed across it (the network types differ)")
+    return bool(found), f"no OSPF adjacency between {c['a']} and {c['b']} on {c['a']} {c['if']}"
 
 
 def _router_ids(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
@@ -144,15 +149,28 @@ def failed(net: Network, dev: str, iface: str) -> Network:
     return Network(devices, net.links)
 
 
+def recovered(net: Network, dev: str, iface: str) -> Network:
+    """``net`` after the link failed and came back: every link up again, and each gateway
+    group's incumbent the router that was active during the failure."""
+    down = failed(net, dev, iface)
+    return Network(net.devices, net.links, down.fhrp_state)
+
+
 def _fhrp(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
-    """The right router answers for the virtual gateway (after failing a link, if asked) and
-    the LAN still reaches the server through it on every path."""
+    """The right router, and only it, answers for the virtual gateway (after failing a link,
+    and after it recovers, if asked) and the LAN still reaches the server through it on every
+    path."""
+    when = ""
     if c["fail"]:
-        net = failed(net, *c["fail"])
+        dev, iface = c["fail"]
+        net = recovered(net, dev, iface) if c.get("recover") else failed(net, dev, iface)
+        when = f" when {dev} {iface} fails" + (" and recovers" if c.get("recover") else "")
     dom = net.domain.get((c["host"], "Ethernet0"))
-    owner = net.fhrp.get((dom, ip(c["vip"])))
-    who = owner[0] if owner else "no router"
-    when = f" when {c['fail'][0]} {c['fail'][1]} fails" if c["fail"] else ""
+    actives = net.fhrp_actives.get((dom, ip(c["vip"])), [])
+    if len(actives) > 1:
+        return False, (f"{' and '.join(d for d, _i in actives)} are all active for {c['vip']}"
+                       f"{when} (they do not hear each other's hellos)")
+    who = actives[0][0] if actives else "no router"
     if who != c["active"]:
         return False, f"{who} is active for {c['vip']}{when}, required: {c['active']}"
     ok, _why = _reach(net, {"src": c["host"], "dst": c["dst"]}, ref)

@@ -117,6 +117,11 @@ def _checks(checks: list, hosts, vip: str, srv: str, act: str, stby: str, port: 
     checks.append({"g": "fhrp", "host": h, "vip": vip, "active": act, "fail": None, "dst": srv})
     checks.append({"g": "fhrp", "host": h, "vip": vip, "active": stby, "fail": [act, port],
                    "dst": srv})
+    # The primary takes the role back once its link recovers: preempt where it is needed.
+    checks.append({"g": "fhrp", "host": h, "vip": vip, "active": act, "fail": [act, port],
+                   "recover": True, "dst": srv})
     if track:
         checks.append({"g": "fhrp", "host": h, "vip": vip, "active": stby,
                        "fail": [act, GI.format(1)], "dst": srv})
+        checks.append({"g": "fhrp", "host": h, "vip": vip, "active": act,
+                       "fail": [act, GI.format(1)], "recover": True, "dst": srv})

@@ -44,6 +44,7 @@ class Adjacency(NamedTuple):
     neighbor_ip: int
     neighbor_rid: int
     area: int
+    usable: bool = True  # False: FULL, but the two ends describe the link differently
 
 
 class OspfIf(NamedTuple):
@@ -56,6 +57,7 @@ class OspfIf(NamedTuple):
     stub: int = 0  # the router's view of the area: 0 normal, 1 stub, 2 totally stubby
     auth: ospf_opts.Auth = ("null", frozenset())  # authentication type and keys
     dr: tuple[bool, int] = (False, 1)  # (the network elects a DR, the priority)
+    kind: str = "broadcast"  # the OSPF network type
 
 
 def if_cost(cfg: DeviceConfig, name: str) -> int:
@@ -90,12 +92,13 @@ def ospf_interfaces(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L
             if area is None:
                 continue
             itf = cfg.interfaces.get(i.name)
-            hello = (itf.ospf_hello if itf is not None else None) or 10
+            kind = ospf_opts.net_type(itf, i.name)
+            hello = (itf.ospf_hello if itf is not None else None) or ospf_opts.default_hello(kind)
             dead = (itf.ospf_dead if itf is not None else None) or 4 * hello
             passive = cfg.ospf.is_passive(i.name) or i.name.startswith("Loopback")
             out.append(OspfIf(dev, i, area, if_cost(cfg, i.name), passive, (hello, dead),
                               cfg.ospf.stub_kind(area), ospf_opts.auth_of(itf, cfg.ospf, area),
-                              ospf_opts.dr_role(itf, i.name)))
+                              ospf_opts.dr_role(itf, i.name), kind))
     return out
 
 
@@ -130,8 +133,12 @@ def adjacencies(oifs: list[OspfIf], rids: Mapping[str, int], devices) -> tuple[
                     logs += [(x.dev, _dup_log(rids[x.dev], y.l3.ip, x.l3.name))
                              for x, y in ((a, b), (b, a))]
                     continue
-                adj[a.dev].append(Adjacency(a.l3.name, b.dev, b.l3.ip, rids[b.dev], a.area))
-                adj[b.dev].append(Adjacency(b.l3.name, a.dev, a.l3.ip, rids[a.dev], b.area))
+                # Different network types with the same timers (point-to-point against
+                # broadcast) reach FULL, but one router LSA lists a point-to-point link and
+                # the other a transit network: SPF's two-way check fails, no route uses it.
+                same = a.kind == b.kind
+                adj[a.dev].append(Adjacency(a.l3.name, b.dev, b.l3.ip, rids[b.dev], a.area, same))
+                adj[b.dev].append(Adjacency(b.l3.name, a.dev, a.l3.ip, rids[a.dev], b.area, same))
     return adj, logs
 
 
@@ -188,7 +195,7 @@ class Areas:
             self.stubs.setdefault(o.area, {}).setdefault(pfx, []).append((o.dev, o.cost))
         graphs: dict[int, dict] = {a: {} for a in self.members}
         for d, ns in adj.items():
-            for a in ns:
+            for a in (a for a in ns if a.usable):
                 graphs[a.area].setdefault(d, []).append(
                     (a.neighbor, cost[(d, a.iface)], a.neighbor_ip, a.iface))
         self.spf = {(a, r): _spf(r, graphs[a]) for a, ms in self.members.items() for r in ms}

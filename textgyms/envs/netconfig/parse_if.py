@@ -298,8 +298,17 @@ def ospf_cmd(dev: DeviceConfig, words: list[str], v3: bool = False) -> str | Non
     elif w[0] == "area" and len(w) >= 3 and "authentication".startswith(w[2]) and not v3:
         area = parse_area(w[1])
         return INVALID if area is None else ospf_opts.area_auth(ospf, area, w[3:], neg)
+    elif w[0] == "area" and len(w) >= 3 and len(w[2]) > 1 and "nssa".startswith(w[2]) \
+            and not v3:
+        return _nssa(ospf, w, neg)
     elif w[0] == "redistribute" and len(w) >= 2 and w[1] in ("static", "connected"):
         return _redistribute(ospf, w[1], w[2:], neg)
+    elif w[0] == "redistribute" and len(w) >= 3 and w[1] == "bgp" and not v3:
+        asn = number(w[2], 1, 4294967295)
+        if asn is None:
+            return INVALID
+        ospf.bgp_asn = asn
+        return _redistribute(ospf, "bgp", w[3:], neg)
     else:
         return INCOMPLETE if len(w) == 1 else INVALID
     return None
@@ -334,6 +343,7 @@ def _stub(ospf: Ospf, w: list[str], neg: bool) -> str | None:
     elif neg:
         ospf.stubs.pop(area, None)
     else:
+        ospf.nssa.pop(area, None)
         ospf.stubs[area] = bool(tail)
     return None
 
@@ -367,8 +377,9 @@ def _metric_opts(args: list[str], allowed: tuple[str, ...]) -> dict | str:
         elif key == "route-map" and key in allowed and i + 1 < len(args):
             out[key] = args[i + 1]
             i += 2
-        elif key in ("metric", "metric-type") and i + 1 < len(args):
-            value = number(args[i + 1], 1, 16777214 if key == "metric" else 2)
+        elif key in ("metric", "metric-type", "tag") and i + 1 < len(args):
+            hi = {"metric": 16777214, "metric-type": 2, "tag": 4294967295}[key]
+            value = number(args[i + 1], 0 if key == "tag" else 1, hi)
             if value is None:
                 return INVALID
             out[key] = value
@@ -376,6 +387,39 @@ def _metric_opts(args: list[str], allowed: tuple[str, ...]) -> dict | str:
         else:
             return INVALID
     return out
+
+
+def _nssa(ospf: Ospf, w: list[str], neg: bool) -> str | None:
+    """``area A nssa [no-summary] [default-information-originate [metric N] [metric-type
+    1|2]] [no-redistribution]`` (RFC 3101): no type-5 LSAs in the area; an ASBR inside it
+    originates type-7 LSAs (``O N1``/``O N2``), which its ABR translates to type 5; the ABR
+    sends a default only with ``default-information-originate`` (type 7) or ``no-summary``
+    (a type-3 summary, and no other summaries)."""
+    area = parse_area(w[1])
+    if area is None:
+        return INVALID
+    if area == 0:
+        return "% OSPF: Backbone can not be configured as NSSA area"
+    flags = {"no-summary": False, "default-information-originate": False,
+             "no-redistribution": False}
+    rest = w[3:]
+    while rest:
+        hits = [f for f in flags if f.startswith(rest[0])] if len(rest[0]) > 3 else []
+        if len(hits) != 1:
+            if rest[0] in ("metric", "metric-type") and len(rest) > 1 and \
+                    number(rest[1], 1, 16777214 if rest[0] == "metric" else 2) is not None:
+                rest = rest[2:]  # the default's metric: the tasks never compare it
+                continue
+            return INVALID
+        flags[hits[0]] = True
+        rest = rest[1:]
+    if neg:
+        ospf.nssa.pop(area, None)
+    else:
+        ospf.stubs.pop(area, None)
+        ospf.nssa[area] = (flags["no-summary"], flags["default-information-originate"],
+                           flags["no-redistribution"])
+    return None
 
 
 def _originate(ospf: Ospf, args: list[str], neg: bool) -> str | None:
@@ -396,30 +440,50 @@ def _redistribute(ospf: Ospf, source: str, args: list[str], neg: bool) -> str | 
     if neg:
         ospf.redistribute.pop(source, None)
         return None
+    ospf.redistribute_tags.pop(source, None)
     if "route-map" in opts:
         ospf.redistribute_maps[source] = opts["route-map"]
+    if "tag" in opts:
+        ospf.redistribute_tags[source] = opts["tag"]
     ospf.redistribute[source] = (
         bool(opts.get("subnets")), opts.get("metric", 20), opts.get("metric-type", 2)
     )
     return None
 
 
+# Group numbers: HSRP version 1 takes 0-255, version 2 0-4095; VRRP 1-255.
+_GROUPS = {("hsrp", 1): 255, ("hsrp", 2): 4095, ("vrrp", 1): 255}
+_FHRP_KEYWORDS = {"hsrp": ("ip", "priority", "preempt", "track", "timers", "authentication",
+                           "name", "mac-address", "follow", "description"),
+                  "vrrp": ("ip", "priority", "preempt", "track", "timers", "authentication",
+                           "description", "shutdown")}
+
+
 def fhrp_cmd(itf: Interface, w: list[str], neg: bool) -> str | None:
-    """``standby [G] ip|priority|preempt|track ...`` (HSRP, group 0 by default) and
-    ``vrrp G ip|priority|preempt ...`` (VRRP preempts by default)."""
+    """``standby [G] ...`` (HSRP, group 0 by default) and ``vrrp G ...`` (VRRP preempts by
+    default), in the forms and ranges of IOS's First Hop Redundancy Protocols command
+    reference."""
     proto = "hsrp" if w[0] == "standby" else "vrrp"
     args = w[1:]
-    if args and args[0] in ("version", "timers", "authentication", "name", "delay",
-                            "use-bia", "description"):
-        itf.extra.append(" ".join(w))  # accepted, nothing modelled depends on it
-        return None
-    group = number(args[0], 0, 255) if args and args[0].isdigit() else None
+    if not args:
+        return INCOMPLETE
+    if proto == "hsrp" and args[0] in ("version", "use-bia", "delay", "redirect", "bfd"):
+        return _hsrp_interface(itf, args, neg)
+    top = _GROUPS[(proto, itf.hsrp_version if proto == "hsrp" else 1)]
+    group = number(args[0], 0 if proto == "hsrp" else 1, top) if args[0].isdigit() else None
+    if args[0].isdigit() and group is None:
+        return INVALID
     if group is None and proto == "vrrp":
-        return INCOMPLETE if not args else INVALID
+        return INVALID
     args = args[1:] if group is not None else args
     group = group or 0
     if not args:
         return INCOMPLETE
+    hits = [k for k in _FHRP_KEYWORDS[proto] if k == args[0]] or \
+        [k for k in _FHRP_KEYWORDS[proto] if k.startswith(args[0])]
+    if len(hits) != 1:
+        return INVALID
+    args = [hits[0], *args[1:]]
     key = (proto, group)
     g = itf.fhrp.get(key) or Fhrp(proto, group, preempt=proto == "vrrp")
     reason = _fhrp_field(g, args, neg)
@@ -430,27 +494,136 @@ def fhrp_cmd(itf: Interface, w: list[str], neg: bool) -> str | None:
     return reason
 
 
+def _hsrp_interface(itf: Interface, args: list[str], neg: bool) -> str | None:
+    """Interface-wide HSRP settings: ``standby version 1|2`` (the two versions do not
+    understand each other's hellos) and options nothing here depends on."""
+    if args[0] == "version":
+        v = number(args[1], 1, 2) if len(args) == 2 else None
+        if v is None and not neg:
+            return INCOMPLETE if len(args) == 1 else INVALID
+        if v == 1 and any(g.group > 255 for g in itf.fhrp.values() if g.proto == "hsrp"):
+            return "% Group numbers above 255 need HSRP version 2"
+        itf.hsrp_version = 1 if neg else v
+        return None
+    itf.extra.append(" ".join(["no", "standby", *args] if neg else ["standby", *args]))
+    return None
+
+
+def _timer(args: list[str], lo: int, hi: int, mlo: int, mhi: int) -> tuple[int | None, list]:
+    """``[msec] N`` -> (milliseconds or None, the rest)."""
+    if args[:1] == ["msec"] and len(args) > 1:
+        v = number(args[1], mlo, mhi)
+        return v, args[2:]
+    v = number(args[0], lo, hi) if args else None
+    return (v * 1000 if v is not None else None), args[1:]
+
+
+def _fhrp_timers(g: Fhrp, args: list[str], neg: bool) -> str | None:
+    """HSRP ``timers [msec] HELLO [msec] HOLD`` (hello 1-254 s or 15-999 ms, hold above
+    it); VRRP ``timers advertise [msec] N`` (1-255 s or 50-999 ms)."""
+    if neg:
+        g.timers = None
+        return None
+    if g.proto == "vrrp":
+        if args[:1] != ["advertise"]:
+            return INVALID if args else INCOMPLETE
+        adv, rest = _timer(args[1:], 1, 255, 50, 999)
+        if adv is None or rest:
+            return INVALID
+        g.timers = (adv, 3 * adv)
+        return None
+    hello, rest = _timer(args, 1, 254, 15, 999)
+    hold, rest = _timer(rest, 1, 255, 50, 3000) if rest else (None, rest)
+    if hello is None or hold is None or rest:
+        return INCOMPLETE if hello is not None and hold is None and not rest else INVALID
+    if hold <= hello:
+        return "% Hold time must be greater than hello time"
+    g.timers = (hello, hold)
+    return None
+
+
+def _fhrp_auth(g: Fhrp, args: list[str], neg: bool) -> str | None:
+    """``authentication [text] STRING`` (HSRP: 8 characters at most) and ``authentication
+    md5 key-string [0|7] KEY [timeout N]`` (or ``md5 key-chain NAME``)."""
+    if neg:
+        g.auth = None
+        return None
+    if not args:
+        return INCOMPLETE
+    if args[0] == "md5":
+        if args[1:2] == ["key-chain"] and len(args) == 3:
+            g.auth = ("md5-chain", args[2])
+            return None
+        rest = args[2:] if args[1:2] == ["key-string"] else None
+        if not rest:
+            return INCOMPLETE if rest is not None or len(args) == 1 else INVALID
+        if rest[0] in ("0", "7") and len(rest) > 1:
+            rest = rest[1:] if rest[0] == "0" else ["7 " + rest[1]] + rest[2:]
+        if len(rest) == 3 and rest[1] == "timeout" and number(rest[2], 0, 32767) is not None:
+            rest = rest[:1]
+        if len(rest) != 1:
+            return INVALID
+        g.auth = ("md5", rest[0][:64])
+        return None
+    if args[0] == "text":
+        args = args[1:]
+    if len(args) != 1:
+        return INCOMPLETE if not args else INVALID
+    g.auth = ("text", args[0][:8])  # IOS keeps the first 8 characters
+    return None
+
+
 def _fhrp_field(g: Fhrp, args: list[str], neg: bool) -> str | None:
     head = args[0]
-    if head == "ip" and (neg or (len(args) == 2 and ip4(args[1]) is not None)):
-        g.vip = None if neg else ip4(args[1])
+    if head == "ip" and (neg or (len(args) in (2, 3) and ip4(args[1]) is not None
+                                 and args[2:] in ([], ["secondary"]))):
+        if len(args) == 3:
+            g.extra.append(" ".join(args))  # a secondary virtual address: not modelled
+        else:
+            g.vip = None if neg else ip4(args[1])
     elif head == "ip" and len(args) == 1 and g.proto == "hsrp":
         g.learn = True  # no address: learnt from the active router's hellos
-    elif head == "priority" and len(args) == 2 and number(args[1], 1, 254) is not None:
-        g.priority = 100 if neg else int(args[1])
-    elif head == "preempt":
-        g.preempt = not neg
-    elif head == "track" and g.proto == "hsrp" and len(args) in (2, 3, 4):
-        name = normalize_ifname(args[1])
-        if len(args) == 4 and "decrement".startswith(args[2]):  # IOS 12.3+ spelling
-            args = args[:2] + args[3:]
-        dec = number(args[2], 1, 255) if len(args) == 3 else 10
-        if name is None or dec is None:
+    elif head == "priority" and (neg or len(args) == 2):
+        lo, hi = (0, 255) if g.proto == "hsrp" else (1, 254)
+        value = number(args[1], lo, hi) if len(args) == 2 else None
+        if value is None and not neg:
             return INVALID
-        if neg:
-            g.track.pop(name, None)
-        else:
-            g.track[name] = dec
+        g.priority = 100 if neg else value
+    elif head == "preempt":
+        return _preempt(g, args[1:], neg)
+    elif head == "track" and len(args) in (2, 3, 4):
+        return _track(g, args, neg)
+    elif head == "timers":
+        return _fhrp_timers(g, args[1:], neg)
+    elif head == "authentication":
+        return _fhrp_auth(g, args[1:], neg)
+    elif head in ("name", "mac-address", "follow", "description", "shutdown"):
+        g.extra.append(" ".join(["no", *args] if neg else args))
     else:
         return INCOMPLETE if len(args) == 1 and head in ("ip", "priority", "track") else INVALID
+    return None
+
+
+def _preempt(g: Fhrp, rest: list[str], neg: bool) -> str | None:
+    """``preempt [delay [minimum] N [reload N] [sync N]]``: the delay only postpones the
+    takeover, which the model does not time."""
+    if rest and (rest[0] != "delay" or not all(x.isdigit() or x in ("minimum", "reload", "sync")
+                                               for x in rest[1:]) or len(rest) < 2):
+        return INVALID
+    g.preempt = not neg
+    return None
+
+
+def _track(g: Fhrp, args: list[str], neg: bool) -> str | None:
+    """``track INTERFACE [decrement] [N]`` (decrement 10 by default)."""
+    name = normalize_ifname(args[1])
+    if len(args) == 4 and "decrement".startswith(args[2]):  # IOS 12.3+ spelling
+        args = args[:2] + args[3:]
+    dec = number(args[2], 1, 255) if len(args) == 3 else 10
+    if name is None or dec is None:
+        return INVALID
+    if neg:
+        g.track.pop(name, None)
+    else:
+        g.track[name] = dec
     return None

@@ -72,7 +72,8 @@ def _areas(r: dict) -> str:
 def _fhrp(r: dict) -> str:
     text = (f"Gateway redundancy for {r['subnet']}: HSRP group {r['group']} with virtual IP "
             f"{r['vip']} (the hosts' gateway) on {r['active']} and {r['standby']}; "
-            f"{r['active']} is active, and if its LAN link fails {r['standby']} takes over.")
+            f"{r['active']} is active, and if its LAN link fails {r['standby']} takes over "
+            f"({r['active']} takes the role back when the link recovers).")
     if r.get("track"):
         text += (f" If {r['active']}'s uplink to CORE fails, {r['standby']} must take over "
                  "too (and give it back when it recovers).")

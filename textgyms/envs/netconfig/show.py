@@ -67,6 +67,8 @@ def _iface_lines(itf) -> list[str]:
                             itf.ospf_area)
     lines += _ospf_opt_lines(itf)
     lines += _ipv6_iface_lines(itf)
+    if itf.hsrp_version != 1:
+        lines.append(f" standby version {itf.hsrp_version}")
     for (proto, grp), g in sorted(itf.fhrp.items()):
         lines += _fhrp_lines(proto, grp, g)
     lines += [f" {x}" for x in itf.extra]
@@ -129,7 +131,20 @@ def _fhrp_lines(proto: str, grp: int, g) -> list[str]:
     if g.preempt != (proto == "vrrp"):
         out.append(f"{cmd} preempt" if g.preempt else f" no{cmd} preempt")
     out += [f"{cmd} track {name} {dec}" for name, dec in sorted(g.track.items())]
-    return out
+    if g.timers is not None:
+        hello, hold = g.timers
+        if proto == "vrrp":
+            out.append(f"{cmd} timers advertise " + (f"{hello // 1000}" if hello % 1000 == 0
+                                                     else f"msec {hello}"))
+        else:
+            out.append(f"{cmd} timers " + " ".join(
+                f"{v // 1000}" if v % 1000 == 0 else f"msec {v}" for v in (hello, hold)))
+    if g.auth is not None:
+        kind, key = g.auth
+        out.append(f"{cmd} authentication " + (f"text {key}" if kind == "text" else
+                                               f"md5 key-chain {key}" if kind == "md5-chain"
+                                               else f"md5 key-string {key}"))
+    return out + [f"{cmd} {x}" for x in g.extra]
 
 
 def _acl_lines(acl: Acl) -> list[str]:
@@ -149,6 +164,9 @@ def _ospf_lines(ospf) -> list[str]:
         lines.append(f" auto-cost reference-bandwidth {ospf.ref_bw}")
     lines += [f" area {a} stub" + (" no-summary" if nos else "")
               for a, nos in sorted(ospf.stubs.items())]
+    lines += [f" area {a} nssa" + (" no-summary" if nos else "") + (
+        " default-information-originate" if dio else "") + (" no-redistribution" if nor else "")
+        for a, (nos, dio, nor) in sorted(ospf.nssa.items())]
     lines += [f" area {a} authentication" + (" message-digest" if k == "md5" else "")
               for a, k in sorted(ospf.area_auth.items())]
     lines += [f" {x}" for x in ospf.extra]
@@ -156,8 +174,10 @@ def _ospf_lines(ospf) -> list[str]:
         opts = (f" metric {metric}" if metric != 20 else "") + (
             f" metric-type {mtype}" if mtype != 2 else "") + (" subnets" if subnets else "") + (
             f" route-map {ospf.redistribute_maps[source]}"
-            if source in ospf.redistribute_maps else "")
-        lines.append(f" redistribute {source}{opts}")
+            if source in ospf.redistribute_maps else "") + (
+            f" tag {ospf.redistribute_tags[source]}" if source in ospf.redistribute_tags else "")
+        src = f"bgp {ospf.bgp_asn}" if source == "bgp" else source
+        lines.append(f" redistribute {src}{opts}")
     if ospf.passive_default:
         lines.append(" passive-interface default")
         lines += [f" no passive-interface {p}" for p in sorted(ospf.active, key=_natural)]
@@ -177,6 +197,9 @@ def _bgp_lines(cfg: DeviceConfig) -> list[str]:
 
 
 def _bgp_router(b) -> list[str]:
+    """``router bgp`` as IOS shows it: session settings at router level, and with ``no bgp
+    default ipv4-unicast`` the IPv4 unicast settings in their ``address-family`` block
+    (separated by IOS's indented ``!``)."""
     lines = [f"router bgp {b.asn}"]
     if b.router_id is not None:
         lines.append(f" bgp router-id {b.router_id}")
@@ -185,18 +208,53 @@ def _bgp_router(b) -> list[str]:
     # Neighbor options come after the neighbor's remote-as, or IOS refuses them.
     per_neighbor = [x for x in b.extra if x.startswith(("neighbor ", "no neighbor "))]
     lines += [f" {x}" for x in b.extra if x not in per_neighbor]
-    lines += [f" network {n.network_address} mask {n.netmask}" for n in b.networks]
-    for ip, n in b.neighbors.items():
-        lines.append(f" neighbor {ip} remote-as {n.remote_as}")
-        lines += [f" neighbor {ip} {kind} {m} {d}" for kind, d, m in
+    peers = [(name, g) for name, g in b.groups.items()] + [(str(ip), n) for ip, n in
+                                                           b.neighbors.items()]
+    for name, n in peers:
+        lines += _session_lines(name, n)
+    lines += [f" {x}" for x in per_neighbor]
+    af = [f" network {n.network_address} mask {n.netmask}" for n in b.networks]
+    af += [f" redistribute {src}" + (f" route-map {m}" if m else "")
+           for src, m in b.redistribute.items()]
+    for name, n in peers:
+        af += _family_lines(b, name, n)
+    if b.default_ipv4:
+        return lines + af + ["!"]
+    return lines + [" !", " address-family ipv4"] + [f" {x}" for x in af] + [
+        " exit-address-family", "!"]
+
+
+def _session_lines(name: str, n) -> list[str]:
+    """A neighbor's (or peer-group's) session settings."""
+    out = [f" neighbor {name} peer-group"] if n.ip is None else []
+    if n.remote_as is not None:
+        out.append(f" neighbor {name} remote-as {n.remote_as}")
+    if n.peer_group is not None:
+        out.append(f" neighbor {name} peer-group {n.peer_group}")
+    if n.shutdown:
+        out.append(f" neighbor {name} shutdown")
+    if n.password is not None:
+        out.append(f" neighbor {name} password {n.password}")
+    if n.multihop is not None:
+        out.append(f" neighbor {name} ebgp-multihop {n.multihop}")
+    if n.disable_connected_check:
+        out.append(f" neighbor {name} disable-connected-check")
+    if n.update_source is not None:
+        out.append(f" neighbor {name} update-source {n.update_source}")
+    return out
+
+
+def _family_lines(b, name: str, n) -> list[str]:
+    """A neighbor's IPv4 unicast settings (activation and policy)."""
+    out = []
+    if n.activate is not None and (n.ip is None or n.activate != b.default_ipv4):
+        out.append(f"{'' if n.activate else 'no '}neighbor {name} activate")
+    if n.next_hop_self:
+        out.append(f"neighbor {name} next-hop-self")
+    return out + [f"neighbor {name} {kind} {m} {d}" for kind, d, m in
                   (("route-map", "in", n.route_map_in), ("route-map", "out", n.route_map_out),
                    ("prefix-list", "in", n.prefix_list_in),
                    ("prefix-list", "out", n.prefix_list_out)) if m]
-        if n.activate is not None and n.activate != b.default_ipv4:
-            lines.append(f" {'' if n.activate else 'no '}neighbor {ip} activate")
-        if n.next_hop_self:
-            lines.append(f" neighbor {ip} next-hop-self")
-    return lines + [f" {x}" for x in per_neighbor] + ["!"]
 
 
 def _policy_lines(cfg: DeviceConfig) -> list[str]:
@@ -214,6 +272,14 @@ def _policy_lines(cfg: DeviceConfig) -> list[str]:
                 lines.append(f" match ip address prefix-list {e.prefix_list}")
             if e.acl:
                 lines.append(f" match ip address {e.acl}")
+            if e.match_tag:
+                lines.append(" match tag " + " ".join(str(t) for t in e.match_tag))
+            if e.metric is not None:
+                lines.append(f" set metric {e.metric}")
+            if e.metric_type is not None:
+                lines.append(f" set metric-type type-{e.metric_type}")
+            if e.tag is not None:
+                lines.append(f" set tag {e.tag}")
             if e.local_pref is not None:
                 lines.append(f" set local-preference {e.local_pref}")
             if e.prepend:
@@ -416,7 +482,8 @@ def show_standby_brief(net: Network, dev: str) -> str:
                 continue
             dom = net.domain.get((dev, name))
             owner = net.fhrp.get((dom, int(g.vip))) if dom is not None else None
-            state = "Init" if dom is None else "Active" if owner and owner[0] == dev else "Standby"
+            actives = net.fhrp_actives.get((dom, int(g.vip)), [])
+            state = "Init" if dom is None else "Active" if (dev, name) in actives else "Standby"
             active = "local" if state == "Active" else (
                 str(A(next(i.ip for i in net.l3[owner[0]] if i.name == owner[1])))
                 if owner else "unknown")
