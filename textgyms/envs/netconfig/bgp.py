@@ -205,6 +205,8 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
             key = (int(net.network_address), net.prefixlen)
             if key in have:
                 adj_in[d][(key, "")] = Path(*key, (), 100, 0, False, 0, "")
+        for key in redistributed(configs[d], ribs.get(d, [])):
+            adj_in[d].setdefault((key, ""), Path(*key, (), 100, 0, False, 0, ""))
     best: dict[str, dict[tuple, Path]] = {}
     for _round in range(MAX_ROUNDS):
         best = {d: _select(adj_in[d], fibs.get(d)) for d in rids}
@@ -221,6 +223,23 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
         if not changed:
             break
     return tried, sess, best
+
+
+_CODES = {"static": ("S",), "connected": ("C",)}
+
+
+def redistributed(cfg: DeviceConfig, rib: list[Route]) -> list[tuple[int, int]]:
+    """The prefixes ``redistribute`` injects into BGP: static, connected or OSPF routes of
+    the RIB (OSPF: intra- and inter-area only, IOS's default ``match internal``), never the
+    default route, through the route-map if one is named."""
+    out = set()
+    for source, rmap in cfg.bgp.redistribute.items():
+        codes = ("O", "O IA") if source.startswith("ospf") else _CODES[source]
+        for r in rib:
+            if r.proto in codes and r.plen and (
+                    rmap is None or policy.route_map_entry(cfg, rmap, r.net, r.plen)):
+                out.add((r.net, r.plen))
+    return sorted(out)
 
 
 def _select(adj: dict[tuple, Path], fib) -> dict[tuple, Path]:

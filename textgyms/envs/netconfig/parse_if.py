@@ -446,9 +446,15 @@ def _redistribute(ospf: Ospf, source: str, args: list[str], neg: bool) -> str | 
     if "tag" in opts:
         ospf.redistribute_tags[source] = opts["tag"]
     ospf.redistribute[source] = (
-        bool(opts.get("subnets")), opts.get("metric", 20), opts.get("metric-type", 2)
+        bool(opts.get("subnets")), opts.get("metric", seed_metric(source)),
+        opts.get("metric-type", 2)
     )
     return None
+
+
+def seed_metric(source: str) -> int:
+    """The metric OSPF gives redistributed routes by default: 1 for BGP, 20 otherwise."""
+    return 1 if source == "bgp" else 20
 
 
 # Group numbers: HSRP version 1 takes 0-255, version 2 0-4095; VRRP 1-255.

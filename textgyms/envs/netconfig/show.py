@@ -171,7 +171,7 @@ def _ospf_lines(ospf) -> list[str]:
               for a, k in sorted(ospf.area_auth.items())]
     lines += [f" {x}" for x in ospf.extra]
     for source, (subnets, metric, mtype) in sorted(ospf.redistribute.items()):
-        opts = (f" metric {metric}" if metric != 20 else "") + (
+        opts = (f" metric {metric}" if metric != (1 if source == "bgp" else 20) else "") + (
             f" metric-type {mtype}" if mtype != 2 else "") + (" subnets" if subnets else "") + (
             f" route-map {ospf.redistribute_maps[source]}"
             if source in ospf.redistribute_maps else "") + (

@@ -88,6 +88,21 @@ class Network:
     def _route(self) -> None:
         configs = self._router_cfgs
         l3r = {d: self.l3[d] for d in configs}
+        self._igp(configs, l3r, {})
+        self.bgp_sessions: list = []
+        self.bgp_attempts: list = []
+        self.bgp_best: dict = {}
+        if any(c.bgp is not None for c in configs.values()):
+            self._route_bgp(configs, l3r)
+            # OSPF redistributing BGP: its externals come from the BGP routes, so OSPF runs
+            # again with them (sessions and best paths stay those of the first pass).
+            if any(c.ospf is not None and "bgp" in c.ospf.redistribute for c in configs.values()):
+                learned = {d: [r for r in rib if r.proto == "B"] for d, rib in self.rib.items()}
+                self._igp(configs, l3r, learned)
+
+    def _igp(self, configs, l3r, learned: dict[str, list[Route]]) -> None:
+        """Connected, static and OSPF routes (with ``learned`` BGP routes kept in the RIB and
+        offered to redistribution) into ``rib`` and ``fib``."""
         adj, events, self.rids, oifs, self.areas, tables = ospf.compute(configs, l3r)
         self.adjacencies, self.events = adj, events
         statics: dict[str, list[Route]] = {}
@@ -97,22 +112,18 @@ class Network:
         externals = {}
         for dev, cfg in configs.items():
             if cfg.ospf is not None and (cfg.ospf.redistribute or cfg.ospf.originate):
-                rib = routing.select(routing.connected_routes(self.l3[dev]) + statics[dev])
+                rib = routing.select(routing.connected_routes(self.l3[dev]) + statics[dev]
+                                     + learned.get(dev, []))
                 mine = [o for o in oifs if o.dev == dev]
                 externals[dev] = ospf.redistributed(cfg, rib, self.l3[dev], mine)
-        ospf.external_routes(self.areas, tables, externals)
+        ospf.external_routes(self.areas, tables, externals, ospf.nssa_defaults(configs, self.areas))
         self.rib: dict[str, list[Route]] = {}
         self.fib = {}
         for dev in configs:
             cands = routing.connected_routes(self.l3[dev]) + ospf.to_routes(tables.get(dev, {}))
-            rib = routing.select(cands + statics[dev])
+            rib = routing.select(cands + statics[dev] + learned.get(dev, []))
             self.rib[dev] = rib
             self.fib[dev] = routing.build_fib(rib)
-        self.bgp_sessions: list = []
-        self.bgp_attempts: list = []
-        self.bgp_best: dict = {}
-        if any(c.bgp is not None for c in configs.values()):
-            self._route_bgp(configs, l3r)
 
     def _tcp_hops(self, src: int, dst: int) -> int | None:
         """Routers between ``src`` and ``dst`` for a BGP connection (TCP port 179) from the
