@@ -54,6 +54,9 @@ CAUSES = (
     "hsrp_wrong_priority",
     "redistribute_no_subnets",
     "default_not_originated",
+    "bgp_password_mismatch",
+    "hsrp_version_mismatch",
+    "ospf_network_mismatch",
     "ipv6_routing_off",
     "ipv6_wrong_prefix",
     "ospfv3_missing_area",
@@ -265,13 +268,17 @@ FAULTS = {
 }
 BASES = {  # base scenario -> the faults that apply to it
     "static": ("wrong_mask", "interface_shutdown", "missing_route"),
-    "ospf": ("wrong_mask", "interface_shutdown", "passive_ospf", "area_mismatch"),
+    "ospf": ("wrong_mask", "interface_shutdown", "passive_ospf", "area_mismatch",
+             "ospf_network_mismatch"),
     "acl": ("acl_order", "interface_shutdown"),
     "vlan": ("vlan_missing_on_trunk", "interface_shutdown", "wrong_mask"),
     "nat": ("nat_sides_swapped", "interface_shutdown"),
-    "ospf_areas": ("area_mismatch", "passive_ospf", "interface_shutdown"),
-    "bgp": ("bgp_remote_as", "bgp_missing_network", "interface_shutdown"),
-    "fhrp": ("hsrp_no_preempt", "hsrp_wrong_priority", "interface_shutdown"),
+    "ospf_areas": ("area_mismatch", "passive_ospf", "interface_shutdown",
+                   "ospf_network_mismatch"),
+    "bgp": ("bgp_remote_as", "bgp_missing_network", "interface_shutdown",
+            "bgp_password_mismatch"),
+    "fhrp": ("hsrp_no_preempt", "hsrp_wrong_priority", "interface_shutdown",
+             "hsrp_version_mismatch"),
     "redistribution": ("redistribute_no_subnets", "default_not_originated", "missing_route",
                        "passive_ospf", "interface_shutdown"),
     "ipv6_static": ("ipv6_routing_off", "ipv6_wrong_prefix", "interface_shutdown"),
@@ -397,11 +404,27 @@ def syslog(before: Network, after: Network) -> list[str]:
                     )
                 )
     out += _ospfv3_down(before, after)
+    out += _bgp_down(before, after)
     out += sorted(set(after.events) | set(after.v6.events))
     return [
         f"{dev}: *Mar  1 00:{10 + k // 60:02d}:{k % 60:02d}.{(137 * k) % 1000:03d}: {msg}"
         for k, (dev, msg) in enumerate(out)
     ]
+
+
+def _bgp_down(before: Network, after: Network) -> list[tuple[str, str]]:
+    """BGP sessions lost between ``before`` and ``after``, as IOS logs them (and the TCP MD5
+    failure a one-sided password causes)."""
+    up = {(s.a, s.b_ip) for s in before.bgp_sessions}
+    now = {(s.a, s.b_ip) for s in after.bgp_sessions}
+    out = []
+    for t in after.bgp_attempts:
+        if (t.dev, t.peer_ip) in up - now:
+            peer = ipaddress.IPv4Address(t.peer_ip)
+            out.append((t.dev, f"%BGP-5-ADJCHANGE: neighbor {peer} Down Peer closed the session"))
+            if "MD5" in t.why:
+                out.append((t.dev, f"%TCP-6-BADAUTH: Invalid MD5 digest from {peer}(179)"))
+    return out
 
 
 def _ospfv3_down(before: Network, after: Network) -> list[tuple[str, str]]:

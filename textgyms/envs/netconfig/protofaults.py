@@ -108,5 +108,45 @@ def default_not_originated(rng: np.random.Generator, cfgs: Configs, kinds) -> La
     return {"device": dev, "cause": "default_not_originated", "components": ["router ospf"]}
 
 
+def bgp_password_mismatch(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """A TCP MD5 password on one end of a session only: the peer's segments fail the MD5
+    check (IOS logs %TCP-6-BADAUTH) and the session never comes up."""
+    dev = _pick(rng, [d for d, c in sorted(cfgs.items()) if c.bgp and c.bgp.neighbors])
+    if dev is None:
+        return None
+    nbrs = sorted(cfgs[dev].bgp.neighbors.values(), key=lambda n: int(n.ip))
+    n = nbrs[int(rng.integers(len(nbrs)))]
+    n.password = "Md5-" + "".join(str(int(x)) for x in rng.integers(0, 10, size=6))
+    return {"device": dev, "cause": "bgp_password_mismatch", "components": ["router bgp"]}
+
+
+def hsrp_version_mismatch(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """``standby version 2`` on one member of an HSRP group: v1 and v2 hellos do not
+    interoperate, so both routers become active."""
+    members = _pick(rng, _hsrp_groups(cfgs))
+    if members is None:
+        return None
+    d, n, _g = members[int(rng.integers(len(members)))]
+    itf = cfgs[d].interfaces[n]
+    itf.hsrp_version = 2 if itf.hsrp_version == 1 else 1
+    return {"device": d, "cause": "hsrp_version_mismatch", "components": [n]}
+
+
+def ospf_network_mismatch(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """``ip ospf network point-to-point`` on one end of an Ethernet link: the adjacency goes
+    FULL, but the two router LSAs describe the link differently and SPF installs no route
+    across it."""
+    picks = [(d, n) for d, c in sorted(cfgs.items()) if c.ospf is not None
+             for n, i in sorted(c.interfaces.items())
+             if i.ip is not None and i.ip.network.prefixlen == 30 and i.ospf_network is None
+             and n.startswith("Gigabit") and not c.ospf.is_passive(n)]
+    pick = _pick(rng, picks)
+    if pick is None:
+        return None
+    cfgs[pick[0]].interfaces[pick[1]].ospf_network = "point-to-point"
+    return {"device": pick[0], "cause": "ospf_network_mismatch", "components": [pick[1]]}
+
+
 PROTOCOL_FAULTS = (bgp_remote_as, bgp_missing_network, hsrp_no_preempt, hsrp_wrong_priority,
-                   redistribute_no_subnets, default_not_originated)
+                   redistribute_no_subnets, default_not_originated, bgp_password_mismatch,
+                   hsrp_version_mismatch, ospf_network_mismatch)
