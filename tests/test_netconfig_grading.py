@@ -20,7 +20,7 @@ from textgyms.envs.netconfig.verify import _reference, network, verify_submissio
 
 SEEDS = range(10)
 CONFIG_FAMILIES = ("addressing", "routing", "acl", "vlan", "nat", "ospf_areas", "fhrp", "bgp",
-                   "redistribution")
+                   "redistribution", "ibgp", "bgp_ospf", "vrrp", "nssa")
 
 
 def task(family: str, level: str, seed: int) -> NetTask:
@@ -101,6 +101,8 @@ def ospf_interface_mode(_d: str, text: str) -> str:
     text = re.sub(r"^ network .*\n?", "", text, flags=re.M)
     text = re.sub(r"^router ospf 1$", "router ospf 7", text, flags=re.M)
     for name, area in areas.items():
+        if area is None:
+            continue  # an interface OSPF does not run on
         dotted = str(ipaddress.IPv4Address(area))
         text = re.sub(rf"^(interface {re.escape(name)}\n(?: .*\n)*? ip address .*)$",
                       rf"\1\n ip ospf 7 area {dotted}", text, count=1, flags=re.M)
@@ -178,19 +180,22 @@ def bgp_other_numbers(_d: str, text: str) -> str:
 def bgp_address_family(_d: str, text: str) -> str:
     """The IPv4 family written out (``no bgp default ipv4-unicast``, ``activate``), with
     harmless neighbor options and an inbound prefix-list that permits every prefix."""
-    asn = re.search(r"^router bgp (\d+)$", text, flags=re.M)
-    if not asn:
+    m = re.search(r"^router bgp (\d+)\n(?: .*\n?)*", text, flags=re.M)
+    if not m:
         return text
-    peers = re.findall(r"^ neighbor (\S+) remote-as \d+$", text, flags=re.M)
-    inner = re.findall(r"^ ((?:network|neighbor \S+ (?:route-map|next-hop-self)).*)$", text,
-                       flags=re.M)
-    text = re.sub(r"^ (network|neighbor \S+ (route-map|next-hop-self)).*\n?", "", text,
-                  flags=re.M)
+    block = m.group(0)
+    peers = re.findall(r"^ neighbor (\S+) remote-as \d+$", block, flags=re.M)
+    inner = re.findall(r"^ ((?:network|redistribute|neighbor \S+ (?:route-map|next-hop-self))"
+                       r".*)$", block, flags=re.M)
+    kept = re.sub(r"^ (network|redistribute|neighbor \S+ (route-map|next-hop-self)).*\n?", "",
+                  block, flags=re.M)
     af = "".join(f"  neighbor {p} activate\n  neighbor {p} soft-reconfiguration inbound\n"
                  f"  neighbor {p} send-community both\n  neighbor {p} prefix-list ALL in\n"
                  for p in peers) + "".join(f"  {x}\n" for x in inner)
-    text = re.sub(r"^(router bgp \d+)$", r"\1\n no bgp default ipv4-unicast", text, flags=re.M)
-    return (text.rstrip() + f"\nrouter bgp {asn.group(1)}\n address-family ipv4 unicast\n{af}"
+    kept = kept.replace(f"router bgp {m.group(1)}\n",
+                        f"router bgp {m.group(1)}\n no bgp default ipv4-unicast\n", 1)
+    text = text[:m.start()] + kept.rstrip("\n") + "\n" + text[m.end():].lstrip("\n")
+    return (text.rstrip() + f"\nrouter bgp {m.group(1)}\n address-family ipv4 unicast\n{af}"
             " exit-address-family\nip prefix-list ALL seq 5 permit 0.0.0.0/0 le 32")
 
 
@@ -285,7 +290,46 @@ def redistribution_tag_and_metric_map(_d: str, text: str) -> str:
     return text + "\nroute-map SEED permit 10\n set metric 50\n set metric-type type-1\n set tag 9"
 
 
+def vrrp_forms(_d: str, text: str) -> str:
+    """VRRP's range top (254), the same MD5 key and advertisement interval on both routers,
+    an explicit ``preempt`` (the default) and a description."""
+    text = re.sub(r"^ vrrp (\d+) priority 110$", r" vrrp \1 priority 254", text, flags=re.M)
+    return re.sub(r"^( vrrp (\d+) ip \S+)$", r"\1\n vrrp \2 timers advertise 2\n vrrp \2 "
+                  r"authentication md5 key-string V\2\n vrrp \2 preempt\n vrrp \2 description "
+                  r"gateway", text, flags=re.M)
+
+
+def nssa_no_summary(_d: str, text: str) -> str:
+    """A totally NSSA: the ABR's type-3 default replaces the type-7 one."""
+    return text.replace(" nssa default-information-originate", " nssa no-summary")
+
+
+def ibgp_interface_ospf(_d: str, text: str) -> str:
+    """next-hop-self written with ``all`` and the iBGP neighbours in one peer-group."""
+    text = text.replace(" next-hop-self", " next-hop-self all")
+    return bgp_peer_groups(_d, text)
+
+
+def bgp_ospf_other_maps(_d: str, text: str) -> str:
+    """Deny-then-permit route-maps that select the same routes, and an E1 seed metric."""
+    text = text.replace(" redistribute ospf 1\n", " redistribute ospf 1 match internal\n")
+    text = text.replace("route-map BGP-TO-OSPF permit 10\n", "route-map BGP-TO-OSPF permit 20\n")
+    if "route-map BGP-TO-OSPF" in text:
+        text += ("\nroute-map BGP-TO-OSPF deny 10\n match ip address prefix-list NOT-ALLOWED"
+                 "\nip prefix-list NOT-ALLOWED seq 5 deny " + re.search(
+                     r"PARTNER-ALLOWED permit (\S+)", text).group(1) +
+                 "\nip prefix-list NOT-ALLOWED seq 10 permit 0.0.0.0/0 le 32")
+    return text.replace(" set metric 50", " set metric 20\n set metric-type type-1")
+
+
 REWRITES = {
+    "ibgp": [abbreviated, with_harmless_lines, with_exits, pasted_show_run, bgp_peer_groups,
+             ibgp_interface_ospf],
+    "bgp_ospf": [abbreviated, with_harmless_lines, with_exits, pasted_show_run,
+                 bgp_ospf_other_maps],
+    "vrrp": [abbreviated, with_harmless_lines, with_exits, pasted_show_run, vrrp_forms],
+    "nssa": [abbreviated, with_harmless_lines, with_exits, pasted_show_run, nssa_no_summary,
+             ospf_interface_mode],
     "redistribution": [abbreviated, with_harmless_lines, redistribution_options,
                        ospf_md5_everywhere, redistribution_route_map, with_exits,
                        pasted_show_run, redistribution_tag_and_metric_map],
@@ -566,6 +610,60 @@ def _first_neighbor(text: str, option: str) -> str:
     return text.rstrip() + f"\nrouter bgp {m.group(1)}\n neighbor {m.group(2)} {option}"
 
 
+def _new_family_variants(family: str, level: str,
+                         t: NetTask) -> list[tuple[str, dict[str, str]]]:
+    """Broken designs of the iBGP, OSPF<->BGP, VRRP and NSSA tasks."""
+    out = []
+    if family == "ibgp":
+        out += [("no next-hop-self", edit(t, lambda d, x: re.sub(
+                    r"^ neighbor \S+ next-hop-self\n?", "", x, flags=re.M))),
+                ("no update-source", edit(t, lambda d, x: re.sub(
+                    r"^ neighbor \S+ update-source .*\n?", "", x, flags=re.M))),
+                ("the provider link in OSPF instead of next-hop-self", edit(t, lambda d, x: re.sub(
+                    r"^ neighbor \S+ next-hop-self\n?", "", x, flags=re.M).replace(
+                    "router ospf 1\n", "router ospf 1\n network 203.0.113.0 0.0.0.255 area 0\n",
+                    1))),
+                ("one iBGP session missing", _on_first(t, r"next-hop-self", lambda x: re.sub(
+                    r"^ neighbor (\S+) remote-as (\d+)\n(?= neighbor \1 update-source)",
+                    r" neighbor \1 remote-as \2\n neighbor \1 shutdown\n", x, count=1,
+                    flags=re.M)))]
+    if family == "bgp_ospf":
+        out += [("BGP not redistributed into OSPF", edit(t, lambda d, x: re.sub(
+                    r"^ redistribute bgp .*\n?", "", x, flags=re.M))),
+                ("OSPF not redistributed into BGP", edit(t, lambda d, x: re.sub(
+                    r"^ redistribute ospf .*\n?", "", x, flags=re.M)))]
+        if level != "easy":
+            out.append(("every OSPF route to the partner", edit(t, lambda d, x: x.replace(
+                " redistribute ospf 1 route-map OSPF-TO-BGP", " redistribute ospf 1"))))
+        if level == "hard":
+            out.append(("every partner route into OSPF", edit(t, lambda d, x: x.replace(
+                " subnets route-map BGP-TO-OSPF", " subnets"))))
+    if family == "vrrp":
+        out += [("no preempt on the master", _on_first(t, r"^ vrrp \d+ ip", lambda x: re.sub(
+                    r"^( vrrp (\d+) ip \S+)$", r"\1\n no vrrp \2 preempt", x, count=1,
+                    flags=re.M))),
+                ("authentication on one router only", _on_first(t, r"^ vrrp", lambda x: re.sub(
+                    r"^( vrrp (\d+) ip \S+)$", r"\1\n vrrp \2 authentication text K", x,
+                    flags=re.M))),
+                ("another advertisement interval on one router", _on_first(
+                    t, r"^ vrrp", lambda x: re.sub(r"^( vrrp (\d+) ip \S+)$",
+                                                   r"\1\n vrrp \2 timers advertise 3", x,
+                                                   flags=re.M)))]
+        if level != "hard":
+            out.append(("no priorities (the higher address wins)", edit(t, lambda d, x: re.sub(
+                r"^ vrrp \d+ priority .*\n?", "", x, flags=re.M))))
+    if family == "nssa":
+        out += [("stub instead of NSSA", edit(t, lambda d, x: re.sub(
+                    r" nssa( default-information-originate)?$", " stub", x, flags=re.M))),
+                ("no NSSA at all", edit(t, lambda d, x: re.sub(
+                    r"^ area \d+ nssa.*\n?", "", x, flags=re.M))),
+                ("NSSA on the branch router only", edit(t, lambda d, x: re.sub(
+                    r"^ area \d+ nssa default-information-originate\n?", "", x, flags=re.M))),
+                ("no default into the NSSA", edit(t, lambda d, x: x.replace(
+                    " nssa default-information-originate", " nssa")))]
+    return out
+
+
 def _round3_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict[str, str]]]:
     """The broken designs IOS refuses that a network engineer found scoring 1.0, and their
     siblings."""
@@ -590,6 +688,7 @@ def _round3_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dic
                     flags=re.M))),
                 ("no preempt on the primary", _on_first(t, r"^ standby \d+ priority", lambda x: (
                     re.sub(r"^ standby \d+ preempt\n?", "", x, count=1, flags=re.M))))]
+    out += _new_family_variants(family, level, t)
     if family in ("ospf_areas", "routing") and level != "easy":
         out.append(("point-to-point on one side of a broadcast link", _on_first(
             t, r"^router ospf", lambda x: re.sub(r"^(interface GigabitEthernet0/1\n)", r"\1 ip "

@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from textgyms.envs.netconfig import policy
 from textgyms.envs.netconfig.model import DeviceConfig
-from textgyms.envs.netconfig.routing import L3If, Route, lookup, mask
+from textgyms.envs.netconfig.routing import L3If, Route, lookup, mask, ospf_area
 
 MAX_ROUNDS = 16
 
@@ -228,15 +228,25 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
 _CODES = {"static": ("S",), "connected": ("C",)}
 
 
+def _in_ospf(cfg: DeviceConfig, r: Route) -> bool:
+    """Whether a connected route's interface runs OSPF (``redistribute ospf`` takes it)."""
+    itf = cfg.interfaces.get(r.iface)
+    return itf is not None and itf.ip is not None and \
+        ospf_area(cfg, int(itf.ip.ip), r.iface) is not None
+
+
 def redistributed(cfg: DeviceConfig, rib: list[Route]) -> list[tuple[int, int]]:
     """The prefixes ``redistribute`` injects into BGP: static, connected or OSPF routes of
-    the RIB (OSPF: intra- and inter-area only, IOS's default ``match internal``), never the
-    default route, through the route-map if one is named."""
+    the RIB (OSPF: intra- and inter-area ones, IOS's default ``match internal``, and the
+    connected subnets OSPF runs on), never the default route, through the route-map if one
+    is named."""
     out = set()
     for source, rmap in cfg.bgp.redistribute.items():
-        codes = ("O", "O IA") if source.startswith("ospf") else _CODES[source]
+        ospf = source.startswith("ospf")
+        codes = ("O", "O IA") if ospf else _CODES[source]
         for r in rib:
-            if r.proto in codes and r.plen and (
+            take = r.proto in codes or (ospf and r.proto == "C" and _in_ospf(cfg, r))
+            if take and r.plen and (
                     rmap is None or policy.route_map_entry(cfg, rmap, r.net, r.plen)):
                 out.add((r.net, r.plen))
     return sorted(out)

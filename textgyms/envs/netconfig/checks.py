@@ -130,8 +130,24 @@ def _router_ids(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
 
 
 def _bgp_session(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
-    ok = any({s.a, s.b} == {c["a"], c["b"]} for s in net.bgp_sessions)
-    return ok, f"no BGP session between {c['a']} and {c['b']}"
+    """An established session between the two routers (to ``peer_ip``, b's address, when
+    the check names one: loopback peering)."""
+    want = ip(c["peer_ip"]) if c.get("peer_ip") else None
+    ok = any(s.a == c["a"] and s.b == c["b"] and want in (None, s.b_ip)
+             for s in net.bgp_sessions)
+    to = f" (to {c['peer_ip']})" if want is not None else ""
+    return ok, f"no BGP session between {c['a']} and {c['b']}{to}"
+
+
+def _no_route(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    """No route at least as specific as the prefix: it must not be learned there (a
+    default or shorter summary may still cover it)."""
+    pfx = ipaddress.IPv4Network(c["prefix"])
+    fib = net.fib.get(c["dev"])
+    routes = lookup(fib, int(pfx.network_address)) if fib is not None else []
+    leaked = [r for r in routes if r.plen >= pfx.prefixlen]
+    return not leaked, f"{c['dev']} has a route to {pfx} it must not learn ({leaked[0].proto})" \
+        if leaked else ""
 
 
 def _router_id(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
@@ -259,6 +275,7 @@ CHECKS: dict[str, Check] = {
     "router_ids": _router_ids,
     "router_id": _router_id,
     "bgp_session": _bgp_session,
+    "no_route": _no_route,
     "waypoint": _waypoint,
     "vlan": _vlan,
     "trunk": _trunk,
@@ -271,7 +288,8 @@ CHECKS: dict[str, Check] = {
 WEIGHTS = {"addressing": 2, "reach": 2, "flows": 2, "boundary": 1, "collateral": 1,
            "acl_equiv": 2, "routing": 2, "static_only": 2, "passive": 1, "ospf_area": 1,
            "adjacency": 1, "router_ids": 1, "router_id": 1, "waypoint": 1, "vlan": 1, "trunk": 1,
-           "isolation": 1, "nat": 2, "nat_inside": 2, "fhrp": 2, "bgp_session": 1, **WEIGHTS6}
+           "isolation": 1, "nat": 2, "nat_inside": 2, "fhrp": 2, "bgp_session": 1, "no_route": 1,
+           **WEIGHTS6}
 
 
 def run(net: Network, checks: list[dict], ref: Ref, skip=()) -> list[tuple[dict, bool, str]]:
