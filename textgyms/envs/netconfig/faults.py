@@ -1,10 +1,11 @@
 """Fault injection for the repair and root-cause diagnosis families.
 
-A working scenario (static or OSPF routing, ACL, VLAN, NAT, multi-area OSPF, BGP, HSRP,
-redistribution into OSPF, IPv6) is broken by 1-3 faults from a closed set of causes (the
-protocol ones live in :mod:`protofaults`); the first cause is drawn uniformly. A fault must
-matter: the broken network must fail at least one behavioural check (ping, flow, route,
-translation), and those failures are the symptoms the prompt shows. Repair asks for fixed
+A working scenario (static or OSPF routing, ACL, VLAN, NAT, multi-area OSPF, NSSA, eBGP,
+iBGP, OSPF<->BGP redistribution, HSRP, VRRP, redistribution into OSPF, IPv6) is broken by
+1-3 faults from a closed set of causes (the protocol ones live in :mod:`protofaults`); the
+first cause is drawn uniformly. A fault must matter: the broken network must fail at least
+one behavioural check (ping, flow, route, translation), and those failures are the symptoms
+the prompt shows. Repair asks for fixed
 configs (devices without a fault are locked); diagnosis asks for ``{device, component,
 cause}`` given the symptoms and the syslog messages the devices would have logged when the
 fault happened (both derived from the simulator).
@@ -23,6 +24,7 @@ from textgyms.envs.netconfig import (
     checks,
     families,
     gateways,
+    ibgp,
     ipv6tasks,
     peering,
     redistribution,
@@ -57,6 +59,11 @@ CAUSES = (
     "bgp_password_mismatch",
     "hsrp_version_mismatch",
     "ospf_network_mismatch",
+    "ibgp_no_next_hop_self",
+    "bgp_no_update_source",
+    "bgp_not_redistributed",
+    "vrrp_auth_mismatch",
+    "nssa_flag_mismatch",
     "ipv6_routing_off",
     "ipv6_wrong_prefix",
     "ospfv3_missing_area",
@@ -281,6 +288,11 @@ BASES = {  # base scenario -> the faults that apply to it
              "hsrp_version_mismatch"),
     "redistribution": ("redistribute_no_subnets", "default_not_originated", "missing_route",
                        "passive_ospf", "interface_shutdown"),
+    "ibgp": ("ibgp_no_next_hop_self", "bgp_no_update_source", "bgp_password_mismatch",
+             "interface_shutdown"),
+    "bgp_ospf": ("bgp_not_redistributed", "bgp_password_mismatch", "interface_shutdown"),
+    "vrrp": ("vrrp_auth_mismatch", "interface_shutdown"),
+    "nssa": ("nssa_flag_mismatch", "area_mismatch", "interface_shutdown"),
     "ipv6_static": ("ipv6_routing_off", "ipv6_wrong_prefix", "interface_shutdown"),
     "ospfv3": ("ospfv3_missing_area", "ospfv3_no_router_id", "ipv6_wrong_prefix",
                "interface_shutdown"),
@@ -298,6 +310,12 @@ def _base(rng: np.random.Generator, level: str, cause: str) -> tuple[str, Scenar
         return name, areas.ospf_areas(rng, level)
     if name == "bgp":
         return name, peering.peering(rng, level)
+    if name in ("ibgp", "bgp_ospf"):
+        return name, getattr(ibgp, name)(rng, level)
+    if name == "vrrp":
+        return name, gateways.fhrp(rng, level, "vrrp")
+    if name == "nssa":
+        return name, areas.nssa(rng, level)
     if name == "fhrp":
         return name, gateways.fhrp(rng, "medium" if level != "hard" else "hard")
     if name == "redistribution":  # medium and up have the default route a fault can drop
@@ -308,7 +326,7 @@ def _base(rng: np.random.Generator, level: str, cause: str) -> tuple[str, Scenar
 
 
 SYMPTOMS = ("reach", "flows", "boundary", "nat", "waypoint", "routing", "isolation", "fhrp",
-            "bgp_session", "reach6", "routing6")
+            "bgp_session", "no_route", "reach6", "routing6")
 
 
 def _failing(sc: Scenario, configs: dict[str, str]) -> list[tuple[str, str]]:
