@@ -141,6 +141,9 @@ def test_ebgp_between_loopbacks_needs_update_source_and_multihop():
 
     assert _up(_loopback_pair(full("2.2.2.2"), full("1.1.1.1")), "R1", "R2")
     assert not _up(_loopback_pair(full("2.2.2.2"), hop.format("1.1.1.1")), "R1", "R2")
+    # ebgp-multihop 1 keeps TTL 1 and the connected check (a TTL of 2 or more lifts it).
+    one = " neighbor {0} update-source Loopback0\n neighbor {0} ebgp-multihop 1\n".format
+    assert not _up(_loopback_pair(one("2.2.2.2"), one("1.1.1.1")), "R1", "R2")
     def check(peer: str) -> str:
         return src.format(peer) + f" neighbor {peer} disable-connected-check\n"
 
@@ -236,7 +239,7 @@ def test_hsrp_version_or_authentication_mismatch_makes_both_active():
 
 
 def test_vrrp_advertisement_interval_and_authentication_must_match():
-    """RFC 3768 5.3 (advertisements with another interval are discarded) and the FHRP
+    """RFC 3768 7.1 (advertisements with another interval are discarded) and the FHRP
     Configuration Guide, "VRRP MD5 authentication"."""
     base = " vrrp 5 ip 10.1.0.1\n vrrp 5 priority 120\n"
     assert _actives(_gateway_pair(base, " vrrp 5 ip 10.1.0.1\n")) == ["R1"]

@@ -83,7 +83,7 @@ def _one_way(cfg: DeviceConfig, n, l3: list[L3If], src: int | None, peer_ip: int
              ebgp: bool, hops) -> str:
     """Why packets from ``src`` never reach ``peer_ip`` as a BGP session needs ("" if they
     do): the TCP connection must be delivered, and an eBGP session must pass the connected
-    check (the peer on a shared subnet, unless ``ebgp-multihop`` or
+    check (the peer on a shared subnet, unless ``ebgp-multihop`` 2 or more, or
     ``disable-connected-check``) and the TTL (1, or the multihop TTL) must cover the routers
     on the way."""
     if src is None:
@@ -94,7 +94,8 @@ def _one_way(cfg: DeviceConfig, n, l3: list[L3If], src: int | None, peer_ip: int
     if not ebgp:
         return ""
     direct = any(peer_ip & mask(i.plen) == i.net for i in l3)
-    if n.multihop is None and not direct and not n.disable_connected_check:
+    # The connected check stays on with TTL 1 (no ebgp-multihop, or ebgp-multihop 1).
+    if (n.multihop or 1) < 2 and not direct and not n.disable_connected_check:
         return f"eBGP peer {_addr(peer_ip)} is not directly connected (no ebgp-multihop)"
     if between >= (n.multihop or 1):
         return f"TTL {n.multihop or 1} expires {between} router(s) before {_addr(peer_ip)}"

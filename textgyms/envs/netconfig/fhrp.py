@@ -4,7 +4,7 @@
   and group number on the subnet, and for HSRP the same version (v1 and v2 use different
   packet formats, multicast groups and virtual MACs) and authentication (plain text
   ``cisco`` by default, or an MD5 key); for VRRP the same authentication and advertisement
-  interval (RFC 3768 5.3.4 discards others). Routers that do not hear each other each
+  interval (RFC 3768 7.1 discards others). Routers that do not hear each other each
   become active: both answer for the virtual IP (a dual-active, which the checks refuse).
 * The network is taken to have come up with every link up, so the router that won then (the
   highest priority, ties to the highest interface address; a VRRP address owner has priority
