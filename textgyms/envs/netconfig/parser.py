@@ -16,7 +16,7 @@ import functools
 import ipaddress
 import re
 
-from textgyms.envs.netconfig import parse_bgp, parse_v6
+from textgyms.envs.netconfig import parse_bgp, parse_fhrp, parse_v6
 from textgyms.envs.netconfig.acl import parse_ace
 from textgyms.envs.netconfig.model import (
     Acl,
@@ -454,6 +454,9 @@ def _sub_cmd(dev: DeviceConfig, mode: tuple, expanded: list[str]) -> str | None:
             itf.extra.append(" ".join(expanded))
             return None
         return parse_v6.iface_ipv6(dev, itf, expanded[neg:], neg)
+    if mode[0] == "if" and head in ("standby", "vrrp"):
+        neg = expanded[0] == "no"
+        return parse_fhrp.fhrp_cmd(dev.iface(mode[1]), expanded[neg:], neg)
     if mode[0] == "if":
         return iface_cmd(dev, mode[1], expanded)
     if mode[0] == "ospf6":
