@@ -62,14 +62,14 @@ def _bgp_router(b) -> list[str]:
     for name, n in peers:
         lines += _session_lines(name, n)
     lines += [f" {x}" for x in per_neighbor]
-    af = [f" network {n.network_address} mask {n.netmask}" for n in b.networks]
-    af += [f" redistribute {src}" + (f" route-map {m}" if m else "")
+    af = [f"network {n.network_address} mask {n.netmask}" for n in b.networks]
+    af += [f"redistribute {src}" + (f" route-map {m}" if m else "")
            for src, m in b.redistribute.items()]
     for name, n in peers:
         af += _family_lines(b, name, n)
     if b.default_ipv4:
-        return lines + af + ["!"]
-    return lines + [" !", " address-family ipv4"] + [f" {x}" for x in af] + [
+        return lines + [f" {x}" for x in af] + ["!"]
+    return lines + [" !", " address-family ipv4"] + [f"  {x}" for x in af] + [
         " exit-address-family", "!"]
 
 
