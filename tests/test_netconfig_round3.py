@@ -27,14 +27,17 @@ def test_bang_is_a_comment_and_exit_goes_up_one_level():
             "interface Gi0/1.20\n !\n encapsulation dot1Q 20\n exit\n"
             "route-map M permit 10\n !\n set metric 50\n exit\n"
             "ip access-list standard A\n !\n permit any\n exit\nline vty 0 4\n !\n login\n exit\n"
-            "router ospf 1\n !\n network 10.0.0.0 0.255.255.255 area 0\nend\n")
+            "router ospf 1\n !\n network 10.0.0.0 0.255.255.255 area 0\n exit\n"
+            "ipv6 unicast-routing\nipv6 router ospf 1\n !\n router-id 1.1.1.1\n exit\n"
+            "vlan 10\n !\n name USERS\n exit\ninterface Gi0/2\n !\n description up\nend\n")
     cfg, issues, _n = parse_config(text)
     assert issues == []
     n = cfg.bgp.neighbor(ip_("10.0.0.2"))
     assert n.activate and cfg.bgp.networks and str(cfg.bgp.router_id) == "1.1.1.1"
     assert cfg.interfaces["GigabitEthernet0/1.20"].dot1q == 20
     assert cfg.route_maps["M"][0].metric == 50 and cfg.acls["A"].entries
-    assert cfg.ospf.networks
+    assert cfg.ospf.networks and str(cfg.ospf6.router_id) == "1.1.1.1"
+    assert cfg.vlans[10] == "USERS" and cfg.interfaces["GigabitEthernet0/2"].description == "up"
     # In address-family mode, exit-address-family outside it is refused as IOS does.
     bad = parse_config("router bgp 1\n exit-address-family\n")[1]
     assert [i.reason for i in bad] == ["% Invalid input detected at '^' marker."]
