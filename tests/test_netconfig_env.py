@@ -20,7 +20,7 @@ GOLDEN = Path(__file__).parent / "golden" / "netconfig"
 
 
 def make(**kw):
-    return gym.make("textgyms/NetConfig-v2", **kw).unwrapped
+    return gym.make("textgyms/NetConfig-v3", **kw).unwrapped
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -166,3 +166,14 @@ def test_outputs_do_not_depend_on_the_hash_seed():
                              text=True, timeout=120, check=True)
         outs.add(run.stdout)
     assert len(outs) == 1
+
+
+@pytest.mark.filterwarnings("ignore:.*out of date.*:DeprecationWarning")
+def test_the_previous_id_is_deprecated_the_gymnasium_way():
+    """v3 changed what seeds generate (gateway recovery checks) and how answers score (BGP
+    session preconditions, FHRP mismatches, OSPF network types, NSSA): the v2 id is gone and
+    Gymnasium names its successor."""
+    import gymnasium
+
+    with pytest.raises(gymnasium.error.DeprecatedEnv, match="NetConfig-v3"):
+        gym.make("textgyms/NetConfig-v2")

@@ -157,3 +157,46 @@ def test_analysis_answer_follows_from_the_cabling(level):
 def test_normalize_item():
     assert normalize_item(" FRA-R1 -- AMS-R1 ") == "AMS-R1--FRA-R1"
     assert normalize_item(" R3 ") == "R3"
+
+
+ROUND3_CAUSES = ("bgp_password_mismatch", "hsrp_version_mismatch", "ospf_network_mismatch",
+                 "ibgp_no_next_hop_self", "bgp_no_update_source", "bgp_not_redistributed",
+                 "vrrp_auth_mismatch", "nssa_flag_mismatch")
+# The show command that exposes each fault on the faulty device or its peers.
+EXPOSED_BY = {"bgp_password_mismatch": "show_ip_bgp_summary",
+              "hsrp_version_mismatch": "show_standby_brief",
+              "ospf_network_mismatch": "show_ip_route",
+              "ibgp_no_next_hop_self": "show_ip_route",
+              "bgp_no_update_source": "show_ip_bgp_summary",
+              "bgp_not_redistributed": "show_ip_route",
+              "vrrp_auth_mismatch": "show_standby_brief",
+              "nssa_flag_mismatch": "show_ip_ospf_neighbor"}
+
+
+@pytest.mark.parametrize("cause", ROUND3_CAUSES)
+def test_round3_faults_repair_to_one_diagnose_and_show_up_in_show_commands(cause):
+    """Repair: the oracle scores 1.0 and the broken start at most 0.1; diagnosis: the label
+    scores 1.0; and the fault is visible in a show command's output (what the agent reads)
+    on some router of the network, against the working network."""
+    from textgyms.envs.netconfig.tools import SHOW_CMDS
+
+    fn = SHOW_CMDS[EXPOSED_BY[cause]][1]
+    for level in ("easy", "medium", "hard"):
+        for seed in range(4):
+            t = faults.repair(np.random.default_rng(seed), level, cause)
+            assert json.loads(t.answer)[0]["cause"] == cause
+            assert _submit(t, t.reference) == 1.0, (level, seed)
+            assert _submit(t, t.start) <= 0.1, (level, seed)
+    for seed in range(4):
+        t = faults.diagnosis(np.random.default_rng(seed), "medium", cause)
+        label = json.loads(t.answer)
+        answer = {"device": label["device"], "component": label["components"][0],
+                  "cause": cause}
+        assert verify_submission(t, json.dumps(answer)).score == 1.0
+        kinds = dict(t.devices)
+        ref = build(kinds, [((a, ai), (b, bi)) for a, ai, b, bi in t.links],
+                    {**dict(t.fixed), **dict(t.reference)})
+        now = build(kinds, [((a, ai), (b, bi)) for a, ai, b, bi in t.links],
+                    {**dict(t.fixed), **dict(t.start)})
+        routers = [d for d, k in kinds.items() if k == "router"]
+        assert any(fn(ref, d) != fn(now, d) for d in routers), (cause, seed)

@@ -20,7 +20,7 @@ from textgyms.envs.netconfig.verify import _reference, network, verify_submissio
 
 SEEDS = range(10)
 CONFIG_FAMILIES = ("addressing", "routing", "acl", "vlan", "nat", "ospf_areas", "fhrp", "bgp",
-                   "redistribution")
+                   "redistribution", "ibgp", "bgp_ospf", "vrrp", "nssa")
 
 
 def task(family: str, level: str, seed: int) -> NetTask:
@@ -101,6 +101,8 @@ def ospf_interface_mode(_d: str, text: str) -> str:
     text = re.sub(r"^ network .*\n?", "", text, flags=re.M)
     text = re.sub(r"^router ospf 1$", "router ospf 7", text, flags=re.M)
     for name, area in areas.items():
+        if area is None:
+            continue  # an interface OSPF does not run on
         dotted = str(ipaddress.IPv4Address(area))
         text = re.sub(rf"^(interface {re.escape(name)}\n(?: .*\n)*? ip address .*)$",
                       rf"\1\n ip ospf 7 area {dotted}", text, count=1, flags=re.M)
@@ -178,19 +180,22 @@ def bgp_other_numbers(_d: str, text: str) -> str:
 def bgp_address_family(_d: str, text: str) -> str:
     """The IPv4 family written out (``no bgp default ipv4-unicast``, ``activate``), with
     harmless neighbor options and an inbound prefix-list that permits every prefix."""
-    asn = re.search(r"^router bgp (\d+)$", text, flags=re.M)
-    if not asn:
+    m = re.search(r"^router bgp (\d+)\n(?: .*\n?)*", text, flags=re.M)
+    if not m:
         return text
-    peers = re.findall(r"^ neighbor (\S+) remote-as \d+$", text, flags=re.M)
-    inner = re.findall(r"^ ((?:network|neighbor \S+ (?:route-map|next-hop-self)).*)$", text,
-                       flags=re.M)
-    text = re.sub(r"^ (network|neighbor \S+ (route-map|next-hop-self)).*\n?", "", text,
-                  flags=re.M)
+    block = m.group(0)
+    peers = re.findall(r"^ neighbor (\S+) remote-as \d+$", block, flags=re.M)
+    inner = re.findall(r"^ ((?:network|redistribute|neighbor \S+ (?:route-map|next-hop-self))"
+                       r".*)$", block, flags=re.M)
+    kept = re.sub(r"^ (network|redistribute|neighbor \S+ (route-map|next-hop-self)).*\n?", "",
+                  block, flags=re.M)
     af = "".join(f"  neighbor {p} activate\n  neighbor {p} soft-reconfiguration inbound\n"
                  f"  neighbor {p} send-community both\n  neighbor {p} prefix-list ALL in\n"
                  for p in peers) + "".join(f"  {x}\n" for x in inner)
-    text = re.sub(r"^(router bgp \d+)$", r"\1\n no bgp default ipv4-unicast", text, flags=re.M)
-    return (text.rstrip() + f"\nrouter bgp {asn.group(1)}\n address-family ipv4 unicast\n{af}"
+    kept = kept.replace(f"router bgp {m.group(1)}\n",
+                        f"router bgp {m.group(1)}\n no bgp default ipv4-unicast\n", 1)
+    text = text[:m.start()] + kept.rstrip("\n") + "\n" + text[m.end():].lstrip("\n")
+    return (text.rstrip() + f"\nrouter bgp {m.group(1)}\n address-family ipv4 unicast\n{af}"
             " exit-address-family\nip prefix-list ALL seq 5 permit 0.0.0.0/0 le 32")
 
 
@@ -221,22 +226,129 @@ def redistribution_options(_d: str, text: str) -> str:
     return text.replace(" default-information originate", " default-information originate always")
 
 
+def pasted_show_run(d: str, text: str) -> str:
+    """What ``show running-config`` prints (the BGP address family with its indented ``!``
+    lines, a section ``!`` after every block) pasted back as the answer."""
+    return render_config(parse_config(bgp_address_family(d, text), d)[0])
+
+
+def with_exits(_d: str, text: str) -> str:
+    """``exit`` after every sub-mode block and ``!`` comments inside them, as people type."""
+    text = re.sub(r"^( .*)\n(?=\S)", r"\1\n !\n exit\n", text + "\n", flags=re.M)
+    return text.replace("\n address-family ipv4 unicast\n", "\n address-family ipv4 unicast\n  !\n")
+
+
+def bgp_peer_groups(_d: str, text: str) -> str:
+    """Every neighbor in a peer-group of its own that carries its remote-as and policy."""
+    peers = re.findall(r"^ neighbor (\S+) remote-as (\d+)$", text, flags=re.M)
+    for k, (peer, asn) in enumerate(peers):
+        pg = f"PEERS{k}"
+        text = text.replace(f" neighbor {peer} remote-as {asn}\n",
+                            f" neighbor {pg} peer-group\n neighbor {pg} remote-as {asn}\n"
+                            f" neighbor {peer} peer-group {pg}\n")
+        text = re.sub(rf"^ neighbor {re.escape(peer)} (route-map|next-hop-self)",
+                      rf" neighbor {pg} \1", text, flags=re.M)
+    return text
+
+
+def bgp_sessions_hardened(t: NetTask) -> dict[str, str]:
+    """Where the agent owns both ends: the same MD5 password on both, and loopback peering
+    is not used (the session stays on the link); elsewhere an explicit ebgp-multihop 1."""
+    mine = {d for d, _x in t.start}
+
+    def rewrite(d: str, text: str) -> str:
+        cfg = parse_config(text, d)[0]
+        if cfg.bgp is None:
+            return text
+        extra = ""
+        for addr in cfg.bgp.neighbors:
+            owner = next((o for o, x in t.reference if o != d and f" ip address {addr} " in x),
+                         None)
+            extra += (f" neighbor {addr} password S3cr3t Key\n" if owner in mine else
+                      f" neighbor {addr} ebgp-multihop 1\n")
+        return text.rstrip() + f"\nrouter bgp {cfg.bgp.asn}\n" + extra
+    return edit(t, rewrite)
+
+
+def hsrp_ranges_and_group_forms(_d: str, text: str) -> str:
+    """Priority at the top of HSRP's range, version 2 on both routers, group-numbered
+    timers and MD5 authentication with the same key on both."""
+    text = re.sub(r"^ standby (\d+) priority 110$", r" standby \1 priority 255", text,
+                  flags=re.M)
+    # Tracking must still bring it below the peer's 100: 255 - 200.
+    text = re.sub(r"^( standby \d+ track \S+) \d+$", r"\1 decrement 200", text, flags=re.M)
+    return re.sub(r"^( standby (\d+) ip \S+)$", r" standby version 2\n\1\n standby \2 timers 1 3"
+                  r"\n standby \2 authentication md5 key-string Gr0up\2", text, flags=re.M)
+
+
+def redistribution_tag_and_metric_map(_d: str, text: str) -> str:
+    """``subnets tag 250`` and a route-map that sets the metric and metric type."""
+    if " redistribute static subnets" not in text:
+        return text
+    text = text.replace(" redistribute static subnets", " redistribute static subnets tag 250 "
+                        "route-map SEED")
+    return text + "\nroute-map SEED permit 10\n set metric 50\n set metric-type type-1\n set tag 9"
+
+
+def vrrp_forms(_d: str, text: str) -> str:
+    """VRRP's range top (254), the same MD5 key and advertisement interval on both routers,
+    an explicit ``preempt`` (the default) and a description."""
+    text = re.sub(r"^ vrrp (\d+) priority 110$", r" vrrp \1 priority 254", text, flags=re.M)
+    return re.sub(r"^( vrrp (\d+) ip \S+)$", r"\1\n vrrp \2 timers advertise 2\n vrrp \2 "
+                  r"authentication md5 key-string V\2\n vrrp \2 preempt\n vrrp \2 description "
+                  r"gateway", text, flags=re.M)
+
+
+def nssa_no_summary(_d: str, text: str) -> str:
+    """A totally NSSA: the ABR's type-3 default replaces the type-7 one."""
+    return text.replace(" nssa default-information-originate", " nssa no-summary")
+
+
+def ibgp_interface_ospf(_d: str, text: str) -> str:
+    """next-hop-self written with ``all`` and the iBGP neighbours in one peer-group."""
+    text = text.replace(" next-hop-self", " next-hop-self all")
+    return bgp_peer_groups(_d, text)
+
+
+def bgp_ospf_other_maps(_d: str, text: str) -> str:
+    """Deny-then-permit route-maps that select the same routes, and an E1 seed metric."""
+    text = text.replace(" redistribute ospf 1\n", " redistribute ospf 1 match internal\n")
+    text = text.replace("route-map BGP-TO-OSPF permit 10\n", "route-map BGP-TO-OSPF permit 20\n")
+    if "route-map BGP-TO-OSPF" in text:
+        text += ("\nroute-map BGP-TO-OSPF deny 10\n match ip address prefix-list NOT-ALLOWED"
+                 "\nip prefix-list NOT-ALLOWED seq 5 deny " + re.search(
+                     r"PARTNER-ALLOWED permit (\S+)", text).group(1) +
+                 "\nip prefix-list NOT-ALLOWED seq 10 permit 0.0.0.0/0 le 32")
+    return text.replace(" set metric 50", " set metric 20\n set metric-type type-1")
+
+
 REWRITES = {
+    "ibgp": [abbreviated, with_harmless_lines, with_exits, pasted_show_run, bgp_peer_groups,
+             ibgp_interface_ospf],
+    "bgp_ospf": [abbreviated, with_harmless_lines, with_exits, pasted_show_run,
+                 bgp_ospf_other_maps],
+    "vrrp": [abbreviated, with_harmless_lines, with_exits, pasted_show_run, vrrp_forms],
+    "nssa": [abbreviated, with_harmless_lines, with_exits, pasted_show_run, nssa_no_summary,
+             ospf_interface_mode],
     "redistribution": [abbreviated, with_harmless_lines, redistribution_options,
-                       ospf_md5_everywhere, redistribution_route_map],
-    "bgp": [abbreviated, with_harmless_lines, bgp_other_numbers, bgp_address_family],
+                       ospf_md5_everywhere, redistribution_route_map, with_exits,
+                       pasted_show_run, redistribution_tag_and_metric_map],
+    "bgp": [abbreviated, with_harmless_lines, bgp_other_numbers, bgp_address_family,
+            pasted_show_run, with_exits, bgp_peer_groups],
     "fhrp": [abbreviated, with_harmless_lines, hsrp_other_numbers,
-             hsrp_learnt_vip_and_decrement],
-    "addressing": [abbreviated, with_harmless_lines],
+             hsrp_learnt_vip_and_decrement, hsrp_ranges_and_group_forms, with_exits,
+             pasted_show_run],
+    "addressing": [abbreviated, with_harmless_lines, with_exits, pasted_show_run],
     "routing": [abbreviated, with_harmless_lines, static_fully_specified, static_exit_interface,
                 static_default, ospf_interface_mode, ospf_passive_default, ospf_catch_all,
-                ospf_md5_everywhere],
-    "acl": [abbreviated, with_harmless_lines],
-    "vlan": [abbreviated, with_harmless_lines, trunk_add],
+                ospf_md5_everywhere, with_exits, pasted_show_run],
+    "acl": [abbreviated, with_harmless_lines, with_exits, pasted_show_run],
+    "vlan": [abbreviated, with_harmless_lines, trunk_add, with_exits, pasted_show_run],
     "ospf_areas": [abbreviated, with_harmless_lines, ospf_interface_mode, ospf_passive_default,
-                   ospf_md5_everywhere],
+                   ospf_md5_everywhere, with_exits, pasted_show_run],
     "nat": [abbreviated, with_harmless_lines, nat_without_overload_keyword,
-            nat_pool_of_the_outside_address, nat_static_extendable],
+            nat_pool_of_the_outside_address, nat_static_extendable, with_exits,
+            pasted_show_run],
 }
 
 
@@ -260,6 +372,8 @@ def test_oracle_and_ios_equivalent_rewrites_score_one(family, level):
             assert score(t, edit(t, fn)) == 1.0, (fn.__name__, seed)
         if family == "acl" and level != "easy":
             assert score(t, acl_dst_any(t)) == 1.0, seed
+        if family == "bgp":
+            assert score(t, bgp_sessions_hardened(t)) == 1.0, seed
 
 
 # --- wrong variants ------------------------------------------------------------------------
@@ -481,6 +595,104 @@ def _wrong_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict
             r"^ip nat inside source static .*\n?", "", x, flags=re.M))))
     if family == "vlan" and level != "medium":
         out.append(("trunks carry every VLAN", edit(t, _trunk_all)))
+    out += _round3_variants(family, level, t)
+    return out
+
+
+def _on_first(t: NetTask, pattern: str, fn) -> dict[str, str]:
+    """``fn`` applied to the first device whose reference matches ``pattern``."""
+    first = next(d for d, x in t.reference if re.search(pattern, x, flags=re.M))
+    return edit(t, lambda d, x: fn(x) if d == first else x)
+
+
+def _first_neighbor(text: str, option: str) -> str:
+    m = re.search(r"^router bgp (\d+)$(?:\n .*)*?\n neighbor (\S+) remote-as", text, flags=re.M)
+    return text.rstrip() + f"\nrouter bgp {m.group(1)}\n neighbor {m.group(2)} {option}"
+
+
+def _new_family_variants(family: str, level: str,
+                         t: NetTask) -> list[tuple[str, dict[str, str]]]:
+    """Broken designs of the iBGP, OSPF<->BGP, VRRP and NSSA tasks."""
+    out = []
+    if family == "ibgp":
+        out += [("no next-hop-self", edit(t, lambda d, x: re.sub(
+                    r"^ neighbor \S+ next-hop-self\n?", "", x, flags=re.M))),
+                ("no update-source", edit(t, lambda d, x: re.sub(
+                    r"^ neighbor \S+ update-source .*\n?", "", x, flags=re.M))),
+                ("the provider link in OSPF instead of next-hop-self", edit(t, lambda d, x: re.sub(
+                    r"^ neighbor \S+ next-hop-self\n?", "", x, flags=re.M).replace(
+                    "router ospf 1\n", "router ospf 1\n network 203.0.113.0 0.0.0.255 area 0\n",
+                    1))),
+                ("one iBGP session missing", _on_first(t, r"next-hop-self", lambda x: re.sub(
+                    r"^ neighbor (\S+) remote-as (\d+)\n(?= neighbor \1 update-source)",
+                    r" neighbor \1 remote-as \2\n neighbor \1 shutdown\n", x, count=1,
+                    flags=re.M)))]
+    if family == "bgp_ospf":
+        out += [("BGP not redistributed into OSPF", edit(t, lambda d, x: re.sub(
+                    r"^ redistribute bgp .*\n?", "", x, flags=re.M))),
+                ("OSPF not redistributed into BGP", edit(t, lambda d, x: re.sub(
+                    r"^ redistribute ospf .*\n?", "", x, flags=re.M)))]
+        if level != "easy":
+            out.append(("every OSPF route to the partner", edit(t, lambda d, x: x.replace(
+                " redistribute ospf 1 route-map OSPF-TO-BGP", " redistribute ospf 1"))))
+        if level == "hard":
+            out.append(("every partner route into OSPF", edit(t, lambda d, x: x.replace(
+                " subnets route-map BGP-TO-OSPF", " subnets"))))
+    if family == "vrrp":
+        out += [("no preempt on the master", _on_first(t, r"^ vrrp \d+ ip", lambda x: re.sub(
+                    r"^( vrrp (\d+) ip \S+)$", r"\1\n no vrrp \2 preempt", x, count=1,
+                    flags=re.M))),
+                ("authentication on one router only", _on_first(t, r"^ vrrp", lambda x: re.sub(
+                    r"^( vrrp (\d+) ip \S+)$", r"\1\n vrrp \2 authentication text K", x,
+                    flags=re.M))),
+                ("another advertisement interval on one router", _on_first(
+                    t, r"^ vrrp", lambda x: re.sub(r"^( vrrp (\d+) ip \S+)$",
+                                                   r"\1\n vrrp \2 timers advertise 3", x,
+                                                   flags=re.M)))]
+        if level != "hard":
+            out.append(("no priorities (the higher address wins)", edit(t, lambda d, x: re.sub(
+                r"^ vrrp \d+ priority .*\n?", "", x, flags=re.M))))
+    if family == "nssa":
+        out += [("stub instead of NSSA", edit(t, lambda d, x: re.sub(
+                    r" nssa( default-information-originate)?$", " stub", x, flags=re.M))),
+                ("no NSSA at all", edit(t, lambda d, x: re.sub(
+                    r"^ area \d+ nssa.*\n?", "", x, flags=re.M))),
+                ("NSSA on the branch router only", edit(t, lambda d, x: re.sub(
+                    r"^ area \d+ nssa default-information-originate\n?", "", x, flags=re.M))),
+                ("no default into the NSSA", edit(t, lambda d, x: x.replace(
+                    " nssa default-information-originate", " nssa")))]
+    return out
+
+
+def _round3_variants(family: str, level: str, t: NetTask) -> list[tuple[str, dict[str, str]]]:
+    """The broken designs IOS refuses that a network engineer found scoring 1.0, and their
+    siblings."""
+    out = []
+    if family == "bgp":
+        out += [("password on one side only", _on_first(t, r"^router bgp", lambda x: (
+                    _first_neighbor(x, "password OnlyHere")))),
+                ("neighbor shutdown", _on_first(t, r"^router bgp", lambda x: (
+                    _first_neighbor(x, "shutdown")))),
+                ("update-source a loopback the eBGP peer cannot reach", _on_first(
+                    t, r"^router bgp", lambda x: _first_neighbor(
+                        x + "\ninterface Loopback0\n ip address 10.255.254.1 255.255.255.255",
+                        "update-source Loopback0")))]
+    if family == "fhrp":
+        out += [("standby version 2 on one router only", _on_first(t, r"^ standby", lambda x: (
+                    x.replace(" standby ", " standby version 2\n standby ", 1)))),
+                ("authentication on one router only", _on_first(t, r"^ standby", lambda x: re.sub(
+                    r"^( standby (\d+) ip \S+)$", r"\1\n standby \2 authentication md5 "
+                    r"key-string K", x, flags=re.M))),
+                ("another group number on one router", _on_first(t, r"^ standby", lambda x: re.sub(
+                    r"^ standby (\d+) ", lambda m: f" standby {int(m.group(1)) + 100} ", x,
+                    flags=re.M))),
+                ("no preempt on the primary", _on_first(t, r"^ standby \d+ priority", lambda x: (
+                    re.sub(r"^ standby \d+ preempt\n?", "", x, count=1, flags=re.M))))]
+    out += _new_family_variants(family, level, t)
+    if family in ("ospf_areas", "routing") and level != "easy":
+        out.append(("point-to-point on one side of a broadcast link", _on_first(
+            t, r"^router ospf", lambda x: re.sub(r"^(interface GigabitEthernet0/1\n)", r"\1 ip "
+                                                 r"ospf network point-to-point\n", x, flags=re.M))))
     return out
 
 

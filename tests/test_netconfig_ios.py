@@ -413,7 +413,7 @@ def test_vrrp_preempts_by_default_and_the_address_owner_wins():
 # --- BGP -----------------------------------------------------------------------------------
 
 def _bgp_net(r1_extra: str = "", r1_network: str = "10.1.0.0 mask 255.255.255.0",
-             isp1_remote: int = 65001) -> Network:
+             isp1_remote: int = 65001, isp1_extra: str = "") -> Network:
     """R1 (AS 65001) dual-homed to ISP1 (AS 65010, router ID 2.2.2.2) and ISP2 (AS 65020,
     router ID 1.1.1.1), both peering with R3 (AS 65030) in front of a server LAN."""
     def router(name: str, ifs: list[tuple[str, str]], bgp: str) -> tuple[str, str]:
@@ -427,7 +427,7 @@ def _bgp_net(r1_extra: str = "", r1_network: str = "10.1.0.0 mask 255.255.255.0"
                      f" neighbor 10.0.2.2 remote-as 65020\n{r1_extra}"),
         "ISP1": router("ISP1", [("Gi0/1", "10.0.1.2"), ("Gi0/2", "10.0.3.1")],
                        f"router bgp 65010\n bgp router-id 2.2.2.2\n neighbor 10.0.1.1 remote-as "
-                       f"{isp1_remote}\n neighbor 10.0.3.2 remote-as 65030\n"),
+                       f"{isp1_remote}\n neighbor 10.0.3.2 remote-as 65030\n{isp1_extra}"),
         "ISP2": router("ISP2", [("Gi0/1", "10.0.2.2"), ("Gi0/2", "10.0.4.1")],
                        "router bgp 65020\n bgp router-id 1.1.1.1\n neighbor 10.0.2.1 remote-as "
                        "65001\n neighbor 10.0.4.2 remote-as 65030\n"),

@@ -108,9 +108,12 @@ def test_the_prompt_dialect_names_the_accepted_syntax():
     authentication and priority included, so a model is not steered away from valid IOS."""
     dialect = render_prompt(generate(np.random.default_rng(0), "routing", "easy"))
     dialect = " ".join(dialect.split("Dialect:")[1].split("Tools")[0].split())
-    for words in ("address-family ipv4", "activate", "prefix-list", "redistribute [subnets] "
-                  "[route-map]", "standby G ip [A]", "track IF [decrement] N",
-                  "authentication [message-digest]", "message-digest-key", "priority"):
+    for words in ("address-family ipv4", "activate", "prefix-list", "[subnets] [metric N] "
+                  "[metric-type N] [tag N] [route-map]", "standby G ip [A]",
+                  "track IF [decrement] N", "authentication [message-digest]",
+                  "message-digest-key", "priority", "peer-group", "password", "update-source",
+                  "ebgp-multihop", "nssa", "standby version 1|2", "priority 0-255",
+                  "timers advertise N", "set local-preference|as-path prepend|metric"):
         assert words in dialect, words
     ospf = ("hostname R1\ninterface Gi0/1\n ip address 10.0.0.1 255.255.255.252\n"
             " ip ospf authentication message-digest\n ip ospf message-digest-key 1 md5 K\n"

@@ -1,4 +1,4 @@
-"""NetConfig: network configuration and troubleshooting (``textgyms/NetConfig-v2``)."""
+"""NetConfig: network configuration and troubleshooting (``textgyms/NetConfig-v3``)."""
 
 from textgyms.extras import require
 

@@ -117,3 +117,65 @@ def area_text(t: Topo, areas: dict) -> list[str]:
     for (dev, iface), area in sorted(areas.items()):
         by_area.setdefault(area, []).append(f"{dev} {iface}")
     return [f"area {a}: {', '.join(v)}" for a, v in sorted(by_area.items())]
+
+
+def nssa(rng: np.random.Generator, level: str) -> Scenario:
+    """Multi-area OSPF (as :func:`ospf_areas` at ``level``) where the first branch area is
+    an NSSA: its branch router redistributes a static route to a legacy LAN (type 7,
+    translated to type 5 by the ABR), a backbone router redistributes the Internet server LAN
+    (type 5, which must not enter the NSSA), and the ABR sends the NSSA a default route."""
+    from textgyms.envs.netconfig.families import _add_isp
+
+    sc = ospf_areas(rng, level)
+    t = sc.topo
+    t.name = "nssa"
+    areas = {(c["dev"], c["if"]): c["area"] for c in sc.checks if c["g"] == "ospf_area"}
+    area = areas[("BR1", GI.format(1))]
+    abr = next(d for (d, i), a in areas.items() if a == area and not d.startswith("BR"))
+    own = t.routers()  # the agent's routers (LEG1 and ISP are not)
+    edge = next(r for r in own if not r.startswith("BR") and r != abr)
+    plan = Plan(rng)
+    plan.base, plan.wan_block = "10.250", ipaddress.IPv4Network("10.250.250.0/24")
+    t.kinds["LEG1"] = "router"
+    link = add_wan(t, plan, "BR1", GI.format(2), "LEG1", GI.format(1))
+    lan = add_lan(t, rng, plan, "LEG1", GI.format(0), ["HL1"])
+    near, far = list(link.hosts())
+    isp_ip, _block, web, isp_cfg = _add_isp(rng, t, edge, GI.format(7))
+    back = t.addr[(edge, GI.format(7))].ip
+    sc.fixed["ISP"] = isp_cfg + "".join(f"\nip route {n} {back}" for n in (
+        "10.0.0.0 255.0.0.0", "172.16.0.0 255.240.0.0", "192.168.0.0 255.255.0.0"))
+    sc.fixed["LEG1"] = base_config(t, "LEG1") + f"\nip route 0.0.0.0 0.0.0.0 {near}"
+    members = sorted({d for (d, _i), a in areas.items() if a == area})
+    web_lan = "198.51.100.0/24"
+    add = {d: [] for d in own}
+    for d in members:
+        add[d].append(f"router ospf 1\n area {area} nssa" + (
+            " default-information-originate" if d == abr else ""))
+    add["BR1"] = [f"ip route {lan.network_address} {lan.netmask} {far}", *add["BR1"],
+                  " redistribute static subnets"]
+    add[edge] += [f"ip route 198.51.100.0 255.255.255.0 {isp_ip}",
+                  "router ospf 1\n redistribute static subnets"]
+    for d in own:
+        sc.start[d] = base_config(t, d) + sc.start[d][len(base_config_prefix(sc.start[d])):]
+        sc.reference[d] = base_config(t, d) + sc.reference[d][
+            len(base_config_prefix(sc.reference[d])):] + "".join(f"\n{x}" for x in add[d])
+    sc.reqs.append({"type": "nssa", "area": area, "device": "BR1", "lan": str(lan),
+                    "via": str(far), "edge": edge, "external": web_lan})
+    hosts = sorted(h for h in t.hosts if h.startswith("HB") or h.startswith("H"))
+    hosts = [h for h in hosts if h not in ("HL1", "WEB1")]
+    for d in own:
+        if d != "BR1":
+            sc.checks.append({"g": "routing", "dev": d, "prefix": str(lan), "proto": "O"})
+    for d in members:  # inside the NSSA: the default route, not the type-5 route
+        if d != abr:
+            sc.checks.append({"g": "no_route", "dev": d, "prefix": web_lan})
+            sc.checks.append({"g": "routing", "dev": d, "prefix": web_lan, "proto": "O"})
+    sc.checks += [{"g": "reach", "src": h, "dst": str(t.hosts["HL1"][0].ip)} for h in hosts]
+    sc.checks += [{"g": "reach", "src": h, "dst": str(web)} for h in hosts]
+    return sc
+
+
+def base_config_prefix(text: str) -> str:
+    """The addressing part of a generated configuration (up to its routing blocks)."""
+    cut = text.find("\nrouter ")
+    return text if cut < 0 else text[:cut]

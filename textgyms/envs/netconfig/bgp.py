@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 from textgyms.envs.netconfig import policy
 from textgyms.envs.netconfig.model import DeviceConfig
-from textgyms.envs.netconfig.routing import L3If, Route, lookup, mask
+from textgyms.envs.netconfig.routing import L3If, Route, lookup, mask, ospf_area
 
 MAX_ROUNDS = 16
 
@@ -54,8 +54,12 @@ def router_id(cfg: DeviceConfig, l3: list[L3If]) -> int:
     return max(loops or [i.ip for i in l3] or [0])
 
 
-def _source(l3: list[L3If], fib, peer_ip: int) -> int | None:
-    """The address a router sources its session to ``peer_ip`` from."""
+def _source(cfg: DeviceConfig, l3: list[L3If], fib, peer_ip: int,
+            update_source: str | None) -> int | None:
+    """The address a router sources its session to ``peer_ip`` from: the ``update-source``
+    interface's (None if it has no address or is down), else the egress interface's."""
+    if update_source is not None:
+        return next((i.ip for i in l3 if i.name == update_source), None)
     for i in l3:
         if peer_ip & mask(i.plen) == i.net:
             return i.ip
@@ -65,29 +69,98 @@ def _source(l3: list[L3If], fib, peer_ip: int) -> int | None:
     return None
 
 
-def sessions(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]], fibs,
-             owner: Mapping[int, str]) -> list[Session]:
-    """Every established session, once per direction."""
+class Attempt(NamedTuple):
+    """One configured neighbor and why its session is not up ("" when it is)."""
+
+    dev: str
+    peer_ip: int
+    peer: str | None  # the device owning the address (None: nobody)
+    state: str  # "Established", "Idle", "Idle (Admin)", "Active"
+    why: str
+
+
+def _one_way(cfg: DeviceConfig, n, l3: list[L3If], src: int | None, peer_ip: int,
+             ebgp: bool, hops) -> str:
+    """Why packets from ``src`` never reach ``peer_ip`` as a BGP session needs ("" if they
+    do): the TCP connection must be delivered, and an eBGP session must pass the connected
+    check (the peer on a shared subnet, unless ``ebgp-multihop`` 2 or more, or
+    ``disable-connected-check``) and the TTL (1, or the multihop TTL) must cover the routers
+    on the way."""
+    if src is None:
+        return "no source address (update-source interface down or without an address)"
+    between = hops(src, peer_ip)
+    if between is None:
+        return f"no route from {_addr(src)} to {_addr(peer_ip)}"
+    if not ebgp:
+        return ""
+    direct = any(peer_ip & mask(i.plen) == i.net for i in l3)
+    # The connected check stays on with TTL 1 (no ebgp-multihop, or ebgp-multihop 1).
+    if (n.multihop or 1) < 2 and not direct and not n.disable_connected_check:
+        return f"eBGP peer {_addr(peer_ip)} is not directly connected (no ebgp-multihop)"
+    if between >= (n.multihop or 1):
+        return f"TTL {n.multihop or 1} expires {between} router(s) before {_addr(peer_ip)}"
+    return ""
+
+
+def attempts(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]], fibs,
+             owner: Mapping[int, str], hops) -> list[Attempt]:
+    """Every configured neighbor's session state and the reason it is down. ``hops(src,
+    dst)`` is the number of routers between two addresses (None: undeliverable)."""
     out = []
     for a, cfg in configs.items():
         if cfg.bgp is None:
             continue
-        for ip_b, n in cfg.bgp.neighbors.items():
+        for ip_b in cfg.bgp.neighbors:
+            n = cfg.bgp.neighbor(ip_b)
             b = owner.get(int(ip_b))
-            peer = configs.get(b) if b is not None else None
-            if peer is None or peer.bgp is None or n.remote_as != peer.bgp.asn:
-                continue
-            ebgp = cfg.bgp.asn != peer.bgp.asn
-            direct = any(int(ip_b) & mask(i.plen) == i.net for i in l3[a])
-            src = _source(l3[a], fibs.get(a), int(ip_b))
-            if src is None or (ebgp and not direct):
-                continue
-            back = peer.bgp.neighbors.get(_addr(src))
-            if back is None or back.remote_as != cfg.bgp.asn:
-                continue
-            if not (cfg.bgp.active(ip_b) and peer.bgp.active(_addr(src))):
-                continue  # no address family activated: the session never comes up
-            out.append(Session(a, b, src, int(ip_b), ebgp))
+            state, why = _state(configs, l3, fibs, a, n, b, hops)
+            out.append(Attempt(a, int(ip_b), b, state, why))
+    return out
+
+
+def _state(configs, l3, fibs, a: str, n, b: str | None, hops) -> tuple[str, str]:
+    cfg = configs[a]
+    ip_b = int(n.ip)
+    if n.remote_as is None:
+        return "Idle", "no remote-as (neither on the neighbor nor on its peer-group)"
+    if n.shutdown:
+        return "Idle (Admin)", "neighbor shutdown"
+    peer = configs.get(b) if b is not None else None
+    if peer is None or peer.bgp is None:
+        return "Active", f"nothing runs BGP at {_addr(ip_b)}"
+    if n.remote_as != peer.bgp.asn:
+        return "Idle", f"remote-as {n.remote_as} but {b} is in AS {peer.bgp.asn}"
+    ebgp = cfg.bgp.asn != peer.bgp.asn
+    src = _source(cfg, l3[a], fibs.get(a), ip_b, n.update_source)
+    why = _one_way(cfg, n, l3[a], src, ip_b, ebgp, hops)
+    if why:
+        return "Active", why
+    back = peer.bgp.neighbor(_addr(src))
+    if back is None:
+        return "Active", f"{b} has no neighbor {_addr(src)} (the address sessions come from)"
+    if back.remote_as != cfg.bgp.asn or back.shutdown:
+        return "Active", f"{b} refuses the session from {_addr(src)}"
+    their_src = _source(peer, l3[b], fibs.get(b), int(src), back.update_source)
+    why = _one_way(peer, back, l3[b], their_src, int(src), ebgp, hops)
+    if why or their_src != ip_b:
+        return "Active", why or f"{b} sources its session from another address"
+    if (n.password or None) != (back.password or None):
+        return "Active", "TCP MD5 authentication fails (the passwords differ)"
+    if not (cfg.bgp.active(n.ip) and peer.bgp.active(_addr(src))):
+        return "Idle", "no address family activated"
+    return "Established", ""
+
+
+def sessions(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]], fibs,
+             tried: list[Attempt]) -> list[Session]:
+    """Every established session, once per direction."""
+    out = []
+    for t in tried:
+        if t.state == "Established":
+            cfg, peer = configs[t.dev], configs[t.peer]
+            n = cfg.bgp.neighbor(_addr(t.peer_ip))
+            src = _source(cfg, l3[t.dev], fibs.get(t.dev), t.peer_ip, n.update_source)
+            out.append(Session(t.dev, t.peer, src, t.peer_ip, cfg.bgp.asn != peer.bgp.asn))
     return out
 
 
@@ -120,9 +193,11 @@ def _best(paths: list[Path], reachable) -> Path | None:
 
 
 def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
-            ribs: Mapping[str, list[Route]], fibs, owner: Mapping[int, str]):
-    """(sessions, best paths per router: prefix -> Path) from the IGP/static RIBs."""
-    sess = sessions(configs, l3, fibs, owner)
+            ribs: Mapping[str, list[Route]], fibs, owner: Mapping[int, str], hops):
+    """(session attempts, sessions, best paths per router: prefix -> Path) from the
+    IGP/static RIBs."""
+    tried = attempts(configs, l3, fibs, owner, hops)
+    sess = sessions(configs, l3, fibs, tried)
     rids = {d: router_id(c, l3[d]) for d, c in configs.items() if c.bgp is not None}
     adj_in: dict[str, dict[tuple, Path]] = {d: {} for d in rids}
     for d in rids:
@@ -131,6 +206,8 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
             key = (int(net.network_address), net.prefixlen)
             if key in have:
                 adj_in[d][(key, "")] = Path(*key, (), 100, 0, False, 0, "")
+        for key in redistributed(configs[d], ribs.get(d, [])):
+            adj_in[d].setdefault((key, ""), Path(*key, (), 100, 0, False, 0, ""))
     best: dict[str, dict[tuple, Path]] = {}
     for _round in range(MAX_ROUNDS):
         best = {d: _select(adj_in[d], fibs.get(d)) for d in rids}
@@ -146,7 +223,34 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
                     changed = True
         if not changed:
             break
-    return sess, best
+    return tried, sess, best
+
+
+_CODES = {"static": ("S",), "connected": ("C",)}
+
+
+def _in_ospf(cfg: DeviceConfig, r: Route) -> bool:
+    """Whether a connected route's interface runs OSPF (``redistribute ospf`` takes it)."""
+    itf = cfg.interfaces.get(r.iface)
+    return itf is not None and itf.ip is not None and \
+        ospf_area(cfg, int(itf.ip.ip), r.iface) is not None
+
+
+def redistributed(cfg: DeviceConfig, rib: list[Route]) -> list[tuple[int, int]]:
+    """The prefixes ``redistribute`` injects into BGP: static, connected or OSPF routes of
+    the RIB (OSPF: intra- and inter-area ones, IOS's default ``match internal``, and the
+    connected subnets OSPF runs on), never the default route, through the route-map if one
+    is named."""
+    out = set()
+    for source, rmap in cfg.bgp.redistribute.items():
+        ospf = source.startswith("ospf")
+        codes = ("O", "O IA") if ospf else _CODES[source]
+        for r in rib:
+            take = r.proto in codes or (ospf and r.proto == "C" and _in_ospf(cfg, r))
+            if take and r.plen and (
+                    rmap is None or policy.route_map_entry(cfg, rmap, r.net, r.plen)):
+                out.add((r.net, r.plen))
+    return sorted(out)
 
 
 def _select(adj: dict[tuple, Path], fib) -> dict[tuple, Path]:
@@ -170,7 +274,7 @@ def _advertise(configs, s: Session, path: Path) -> Path | None:
     a, b = configs[s.a], configs[s.b]
     if path.peer and not path.ebgp and not s.ebgp:
         return None  # iBGP split horizon
-    n_out = a.bgp.neighbors[_addr(s.b_ip)]
+    n_out = a.bgp.neighbor(_addr(s.b_ip))
     out = _route_map(a, n_out.route_map_out, n_out.prefix_list_out, path)
     if out is None:
         return None
@@ -183,7 +287,7 @@ def _advertise(configs, s: Session, path: Path) -> Path | None:
         nh = s.a_ip if (out.next_hop == 0 or n_out.next_hop_self) else out.next_hop
         out = out._replace(next_hop=nh)
     out = out._replace(ebgp=s.ebgp, peer=s.a)
-    n_in = b.bgp.neighbors[_addr(s.a_ip)]
+    n_in = b.bgp.neighbor(_addr(s.a_ip))
     return _route_map(b, n_in.route_map_in, n_in.prefix_list_in, out)
 
 

@@ -111,8 +111,13 @@ def _ospf_area(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
 
 
 def _adjacency(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
-    ok = any(a.neighbor == c["b"] and a.iface == c["if"] for a in net.adjacencies.get(c["a"], ()))
-    return ok, f"no OSPF adjacency between {c['a']} and {c['b']} on {c['a']} {c['if']}"
+    """A FULL adjacency that SPF uses (both ends describe the link the same way)."""
+    found = [a for a in net.adjacencies.get(c["a"], ()) if a.neighbor == c["b"]
+             and a.iface == c["if"]]
+    if found and not any(a.usable for a in found):
+        return False, (f"OSPF adjacency between {c['a']} and {c['b']} on {c['a']} {c['if']} is "
+                       "FULL but no route is installed across it (the network types differ)")
+    return bool(found), f"no OSPF adjacency between {c['a']} and {c['b']} on {c['a']} {c['if']}"
 
 
 def _router_ids(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
@@ -125,8 +130,24 @@ def _router_ids(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
 
 
 def _bgp_session(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
-    ok = any({s.a, s.b} == {c["a"], c["b"]} for s in net.bgp_sessions)
-    return ok, f"no BGP session between {c['a']} and {c['b']}"
+    """An established session between the two routers (to ``peer_ip``, b's address, when
+    the check names one: loopback peering)."""
+    want = ip(c["peer_ip"]) if c.get("peer_ip") else None
+    ok = any(s.a == c["a"] and s.b == c["b"] and want in (None, s.b_ip)
+             for s in net.bgp_sessions)
+    to = f" (to {c['peer_ip']})" if want is not None else ""
+    return ok, f"no BGP session between {c['a']} and {c['b']}{to}"
+
+
+def _no_route(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
+    """No route at least as specific as the prefix: it must not be learned there (a
+    default or shorter summary may still cover it)."""
+    pfx = ipaddress.IPv4Network(c["prefix"])
+    fib = net.fib.get(c["dev"])
+    routes = lookup(fib, int(pfx.network_address)) if fib is not None else []
+    leaked = [r for r in routes if r.plen >= pfx.prefixlen]
+    return not leaked, f"{c['dev']} has a route to {pfx} it must not learn ({leaked[0].proto})" \
+        if leaked else ""
 
 
 def _router_id(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
@@ -144,15 +165,28 @@ def failed(net: Network, dev: str, iface: str) -> Network:
     return Network(devices, net.links)
 
 
+def recovered(net: Network, dev: str, iface: str) -> Network:
+    """``net`` after the link failed and came back: every link up again, and each gateway
+    group's incumbent the router that was active during the failure."""
+    down = failed(net, dev, iface)
+    return Network(net.devices, net.links, down.fhrp_state)
+
+
 def _fhrp(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
-    """The right router answers for the virtual gateway (after failing a link, if asked) and
-    the LAN still reaches the server through it on every path."""
+    """The right router, and only it, answers for the virtual gateway (after failing a link,
+    and after it recovers, if asked) and the LAN still reaches the server through it on every
+    path."""
+    when = ""
     if c["fail"]:
-        net = failed(net, *c["fail"])
+        dev, iface = c["fail"]
+        net = recovered(net, dev, iface) if c.get("recover") else failed(net, dev, iface)
+        when = f" when {dev} {iface} fails" + (" and recovers" if c.get("recover") else "")
     dom = net.domain.get((c["host"], "Ethernet0"))
-    owner = net.fhrp.get((dom, ip(c["vip"])))
-    who = owner[0] if owner else "no router"
-    when = f" when {c['fail'][0]} {c['fail'][1]} fails" if c["fail"] else ""
+    actives = net.fhrp_actives.get((dom, ip(c["vip"])), [])
+    if len(actives) > 1:
+        return False, (f"{' and '.join(d for d, _i in actives)} are all active for {c['vip']}"
+                       f"{when} (they do not hear each other's hellos)")
+    who = actives[0][0] if actives else "no router"
     if who != c["active"]:
         return False, f"{who} is active for {c['vip']}{when}, required: {c['active']}"
     ok, _why = _reach(net, {"src": c["host"], "dst": c["dst"]}, ref)
@@ -241,6 +275,7 @@ CHECKS: dict[str, Check] = {
     "router_ids": _router_ids,
     "router_id": _router_id,
     "bgp_session": _bgp_session,
+    "no_route": _no_route,
     "waypoint": _waypoint,
     "vlan": _vlan,
     "trunk": _trunk,
@@ -253,7 +288,8 @@ CHECKS: dict[str, Check] = {
 WEIGHTS = {"addressing": 2, "reach": 2, "flows": 2, "boundary": 1, "collateral": 1,
            "acl_equiv": 2, "routing": 2, "static_only": 2, "passive": 1, "ospf_area": 1,
            "adjacency": 1, "router_ids": 1, "router_id": 1, "waypoint": 1, "vlan": 1, "trunk": 1,
-           "isolation": 1, "nat": 2, "nat_inside": 2, "fhrp": 2, "bgp_session": 1, **WEIGHTS6}
+           "isolation": 1, "nat": 2, "nat_inside": 2, "fhrp": 2, "bgp_session": 1, "no_route": 1,
+           **WEIGHTS6}
 
 
 def run(net: Network, checks: list[dict], ref: Ref, skip=()) -> list[tuple[dict, bool, str]]:

@@ -1,4 +1,4 @@
-"""``textgyms/NetConfig-v2``: network configuration and troubleshooting agents.
+"""``textgyms/NetConfig-v3``: network configuration and troubleshooting agents.
 
 The agent gets a topology, the configurations of the devices it manages and requirements,
 inspects and tests its *candidate* network with emulated IOS tools, and submits. The
@@ -7,15 +7,16 @@ with OSPFv3) and scores
 it semantically; see :mod:`textgyms.envs.netconfig.verify`.
 
 Kwargs: ``family`` (addressing, acl, routing, vlan, nat, repair, diagnosis, analysis,
-ospf_areas, fhrp, bgp, redistribution, ipv6; default
+ospf_areas, fhrp, bgp, redistribution, ipv6, ibgp, bgp_ospf, vrrp, nssa; default
 "routing"), ``difficulty`` (easy, medium, hard; easy also shows the requirements as JSON),
 ``split`` ("train" default, "test": the one task in five held out by a hash of the task, "all"),
 ``max_turns`` (default 30), plus the common TextEnv kwargs.
 
 Tools (tags or JSON tool calls; the last call of a reply counts): ``show_run``,
 ``show_ip_route``, ``show_ip_int_brief``, ``show_ip_ospf_neighbor``, ``show_access_lists``,
-``show_vlan_brief``, ``show_standby_brief``, ``show_ipv6_route``, ``show_ipv6_int_brief``,
-``show_ipv6_ospf_neighbor``, ``get_logs`` (attribute or content: the device),
+``show_vlan_brief``, ``show_standby_brief``, ``show_ip_bgp_summary``, ``show_ipv6_route``,
+``show_ipv6_int_brief``, ``show_ipv6_ospf_neighbor``, ``get_logs`` (attribute or content: the
+device),
 ``ping`` and ``traceroute`` (target, ``source`` device), ``test_flow`` (src, dst, proto, port),
 ``apply_config`` (config lines, ``device``) and ``submit``. ``submit`` ends the episode:
 with a body of ``! device NAME`` sections (every managed device exactly once) it replaces

@@ -1,10 +1,11 @@
 """Fault injection for the repair and root-cause diagnosis families.
 
-A working scenario (static or OSPF routing, ACL, VLAN, NAT, multi-area OSPF, BGP, HSRP,
-redistribution into OSPF, IPv6) is broken by 1-3 faults from a closed set of causes (the
-protocol ones live in :mod:`protofaults`); the first cause is drawn uniformly. A fault must
-matter: the broken network must fail at least one behavioural check (ping, flow, route,
-translation), and those failures are the symptoms the prompt shows. Repair asks for fixed
+A working scenario (static or OSPF routing, ACL, VLAN, NAT, multi-area OSPF, NSSA, eBGP,
+iBGP, OSPF<->BGP redistribution, HSRP, VRRP, redistribution into OSPF, IPv6) is broken by
+1-3 faults from a closed set of causes (the protocol ones live in :mod:`protofaults`); the
+first cause is drawn uniformly. A fault must matter: the broken network must fail at least
+one behavioural check (ping, flow, route, translation), and those failures are the symptoms
+the prompt shows. Repair asks for fixed
 configs (devices without a fault are locked); diagnosis asks for ``{device, component,
 cause}`` given the symptoms and the syslog messages the devices would have logged when the
 fault happened (both derived from the simulator).
@@ -23,6 +24,7 @@ from textgyms.envs.netconfig import (
     checks,
     families,
     gateways,
+    ibgp,
     ipv6tasks,
     peering,
     redistribution,
@@ -54,6 +56,14 @@ CAUSES = (
     "hsrp_wrong_priority",
     "redistribute_no_subnets",
     "default_not_originated",
+    "bgp_password_mismatch",
+    "hsrp_version_mismatch",
+    "ospf_network_mismatch",
+    "ibgp_no_next_hop_self",
+    "bgp_no_update_source",
+    "bgp_not_redistributed",
+    "vrrp_auth_mismatch",
+    "nssa_flag_mismatch",
     "ipv6_routing_off",
     "ipv6_wrong_prefix",
     "ospfv3_missing_area",
@@ -265,15 +275,24 @@ FAULTS = {
 }
 BASES = {  # base scenario -> the faults that apply to it
     "static": ("wrong_mask", "interface_shutdown", "missing_route"),
-    "ospf": ("wrong_mask", "interface_shutdown", "passive_ospf", "area_mismatch"),
+    "ospf": ("wrong_mask", "interface_shutdown", "passive_ospf", "area_mismatch",
+             "ospf_network_mismatch"),
     "acl": ("acl_order", "interface_shutdown"),
     "vlan": ("vlan_missing_on_trunk", "interface_shutdown", "wrong_mask"),
     "nat": ("nat_sides_swapped", "interface_shutdown"),
-    "ospf_areas": ("area_mismatch", "passive_ospf", "interface_shutdown"),
-    "bgp": ("bgp_remote_as", "bgp_missing_network", "interface_shutdown"),
-    "fhrp": ("hsrp_no_preempt", "hsrp_wrong_priority", "interface_shutdown"),
+    "ospf_areas": ("area_mismatch", "passive_ospf", "interface_shutdown",
+                   "ospf_network_mismatch"),
+    "bgp": ("bgp_remote_as", "bgp_missing_network", "interface_shutdown",
+            "bgp_password_mismatch"),
+    "fhrp": ("hsrp_no_preempt", "hsrp_wrong_priority", "interface_shutdown",
+             "hsrp_version_mismatch"),
     "redistribution": ("redistribute_no_subnets", "default_not_originated", "missing_route",
                        "passive_ospf", "interface_shutdown"),
+    "ibgp": ("ibgp_no_next_hop_self", "bgp_no_update_source", "bgp_password_mismatch",
+             "interface_shutdown"),
+    "bgp_ospf": ("bgp_not_redistributed", "bgp_password_mismatch", "interface_shutdown"),
+    "vrrp": ("vrrp_auth_mismatch", "interface_shutdown"),
+    "nssa": ("nssa_flag_mismatch", "area_mismatch", "interface_shutdown"),
     "ipv6_static": ("ipv6_routing_off", "ipv6_wrong_prefix", "interface_shutdown"),
     "ospfv3": ("ospfv3_missing_area", "ospfv3_no_router_id", "ipv6_wrong_prefix",
                "interface_shutdown"),
@@ -291,6 +310,12 @@ def _base(rng: np.random.Generator, level: str, cause: str) -> tuple[str, Scenar
         return name, areas.ospf_areas(rng, level)
     if name == "bgp":
         return name, peering.peering(rng, level)
+    if name in ("ibgp", "bgp_ospf"):
+        return name, getattr(ibgp, name)(rng, level)
+    if name == "vrrp":
+        return name, gateways.fhrp(rng, level, "vrrp")
+    if name == "nssa":
+        return name, areas.nssa(rng, level)
     if name == "fhrp":
         return name, gateways.fhrp(rng, "medium" if level != "hard" else "hard")
     if name == "redistribution":  # medium and up have the default route a fault can drop
@@ -301,7 +326,7 @@ def _base(rng: np.random.Generator, level: str, cause: str) -> tuple[str, Scenar
 
 
 SYMPTOMS = ("reach", "flows", "boundary", "nat", "waypoint", "routing", "isolation", "fhrp",
-            "bgp_session", "reach6", "routing6")
+            "bgp_session", "no_route", "reach6", "routing6")
 
 
 def _failing(sc: Scenario, configs: dict[str, str]) -> list[tuple[str, str]]:
@@ -397,11 +422,27 @@ def syslog(before: Network, after: Network) -> list[str]:
                     )
                 )
     out += _ospfv3_down(before, after)
+    out += _bgp_down(before, after)
     out += sorted(set(after.events) | set(after.v6.events))
     return [
         f"{dev}: *Mar  1 00:{10 + k // 60:02d}:{k % 60:02d}.{(137 * k) % 1000:03d}: {msg}"
         for k, (dev, msg) in enumerate(out)
     ]
+
+
+def _bgp_down(before: Network, after: Network) -> list[tuple[str, str]]:
+    """BGP sessions lost between ``before`` and ``after``, as IOS logs them (and the TCP MD5
+    failure a one-sided password causes)."""
+    up = {(s.a, s.b_ip) for s in before.bgp_sessions}
+    now = {(s.a, s.b_ip) for s in after.bgp_sessions}
+    out = []
+    for t in after.bgp_attempts:
+        if (t.dev, t.peer_ip) in up - now:
+            peer = ipaddress.IPv4Address(t.peer_ip)
+            out.append((t.dev, f"%BGP-5-ADJCHANGE: neighbor {peer} Down Peer closed the session"))
+            if "MD5" in t.why:
+                out.append((t.dev, f"%TCP-6-BADAUTH: Invalid MD5 digest from {peer}(179)"))
+    return out
 
 
 def _ospfv3_down(before: Network, after: Network) -> list[tuple[str, str]]:

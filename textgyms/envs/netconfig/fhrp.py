@@ -1,18 +1,35 @@
 """First-hop redundancy (HSRP, VRRP): which router answers for each virtual IP.
 
-The network is taken to have come up with every link up, so the router that won then (the
-highest priority, ties to the highest interface address; a VRRP address owner has priority
-255) was active; the current failures then apply. If that router is still up it stays active
-unless another member now has a higher priority and ``preempt`` (HSRP priorities drop by the
-decrement of each tracked interface that is down; VRRP preempts by default). If it is down,
-the highest remaining priority takes over.
+* Routers only elect together when they understand each other's hellos: the same protocol
+  and group number on the subnet, and for HSRP the same version (v1 and v2 use different
+  packet formats, multicast groups and virtual MACs) and authentication (plain text
+  ``cisco`` by default, or an MD5 key); for VRRP the same authentication and advertisement
+  interval (RFC 3768 7.1 discards others). Routers that do not hear each other each
+  become active: both answer for the virtual IP (a dual-active, which the checks refuse).
+* The network is taken to have come up with every link up, so the router that won then (the
+  highest priority, ties to the highest interface address; a VRRP address owner has priority
+  255) is the incumbent, unless an ``incumbent`` state from an earlier moment is given (the
+  router that took over during a failure). The current failures then apply: the incumbent,
+  if still up, stays active unless another member now has a higher priority and
+  ``preempt`` (HSRP priorities drop by the decrement of each tracked interface that is down;
+  VRRP preempts by default). If it is down, the highest remaining priority takes over.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from textgyms.envs.netconfig.model import DeviceConfig, Fhrp
+from textgyms.envs.netconfig.model import DeviceConfig, Fhrp, Interface
+
+Member = tuple[str, str, int, Fhrp]  # (device, interface, interface address, group)
+
+
+def hears(itf: Interface, g: Fhrp) -> tuple:
+    """What two members must share to understand each other's hellos (beyond protocol,
+    group and subnet)."""
+    if g.proto == "hsrp":
+        return (itf.hsrp_version, g.auth_key())
+    return (g.auth_key(), (g.timers or (1000, 3000))[0])
 
 
 def _priority(g: Fhrp, ip: int, status, dev: str, live: bool) -> int:
@@ -25,48 +42,57 @@ def _priority(g: Fhrp, ip: int, status, dev: str, live: bool) -> int:
     return max(0, g.priority - down)
 
 
-def _add_learners(configs: Mapping[str, DeviceConfig], groups: dict) -> None:
-    """HSRP members configured with ``standby G ip`` and no address join the group of the
-    same number on their subnet whose members configure the virtual IP (without one they
-    never learn it, and stay out)."""
-    for dev, cfg in configs.items():
-        for name, itf in cfg.interfaces.items():
-            for g in itf.fhrp.values() if itf.ip is not None else ():
-                if g.vip is None and g.learn:
-                    net = int(itf.ip.network.network_address)
-                    key = next((k for k in groups if (k[0], k[1], k[3]) ==
-                                (g.proto, g.group, net)), None)
-                    if key is not None:
-                        groups[key].append((dev, name, int(itf.ip.ip), g))
-
-
-def active(configs: Mapping[str, DeviceConfig], domain: Mapping[tuple[str, str], tuple],
-           status) -> dict[tuple, tuple[str, str, int]]:
-    """(broadcast domain, virtual IP) -> (device, interface, virtual IP) of the active
-    router, for every group with at least one member up."""
-    groups: dict[tuple, list] = {}
+def _groups(configs: Mapping[str, DeviceConfig]) -> dict[tuple, list[Member]]:
+    """Members per (protocol, group, virtual IP, subnet, what the hellos must agree on);
+    HSRP members with ``standby G ip`` and no address join the group they hear (without
+    one they never learn the address, and stay out)."""
+    groups: dict[tuple, list[Member]] = {}
+    learners = []
     for dev, cfg in configs.items():
         for name, itf in cfg.interfaces.items():
             if itf.ip is None:
                 continue
+            net = int(itf.ip.network.network_address)
             for g in itf.fhrp.values():
+                m = (dev, name, int(itf.ip.ip), g)
                 if g.vip is not None:
-                    key = (g.proto, g.group, int(g.vip), int(itf.ip.network.network_address))
-                    groups.setdefault(key, []).append((dev, name, int(itf.ip.ip), g))
-    _add_learners(configs, groups)
-    out = {}
-    for (_proto, _grp, vip, _net), members in groups.items():
-        boot = max(members, key=lambda m: (_priority(m[3], m[2], status, m[0], False), m[2]))
+                    key = (g.proto, g.group, int(g.vip), net, hears(itf, g))
+                    groups.setdefault(key, []).append(m)
+                elif g.learn:
+                    learners.append(((g.proto, g.group, net, hears(itf, g)), m))
+    for want, m in learners:
+        key = next((k for k in groups if (k[0], k[1], k[3], k[4]) == want), None)
+        if key is not None:
+            groups[key].append(m)
+    return groups
+
+
+def _elect(members: list[Member], up: list[Member], status, incumbent) -> Member:
+    # The incumbent may come from another compiled network: matched by device and interface.
+    boot = next((m for m in members if incumbent is not None and m[:2] == incumbent[:2]),
+                None) or max(members, key=lambda m: (_priority(m[3], m[2], status, m[0], False),
+                                                     m[2]))
+    rank = {id(m): (_priority(m[3], m[2], status, m[0], True), m[2]) for m in up}
+    if boot not in up:
+        return max(up, key=lambda m: rank[id(m)])
+    takers = [m for m in up if m[3].preempt and rank[id(m)] > rank[id(boot)]]
+    return max(takers, key=lambda m: rank[id(m)]) if takers else boot
+
+
+def elect(configs: Mapping[str, DeviceConfig], domain: Mapping[tuple[str, str], tuple],
+          status, incumbent: Mapping[tuple, Member] | None = None):
+    """(state, actives): ``state`` maps each group (see :func:`_groups`) to its active
+    member, ``actives`` each (broadcast domain, virtual IP) to every active router's
+    (device, interface), in election order (more than one: a dual-active)."""
+    state: dict[tuple, Member] = {}
+    actives: dict[tuple, list[tuple[str, str]]] = {}
+    for key, members in _groups(configs).items():
         up = [m for m in members if (m[0], m[1]) in domain]
         if not up:
             continue
-        rank = {id(m): (_priority(m[3], m[2], status, m[0], True), m[2]) for m in up}
-        if boot in up:
-            winner = boot
-            takers = [m for m in up if m[3].preempt and rank[id(m)] > rank[id(boot)]]
-            if takers:
-                winner = max(takers, key=lambda m: rank[id(m)])
-        else:
-            winner = max(up, key=lambda m: rank[id(m)])
-        out[(domain[(winner[0], winner[1])], vip)] = (winner[0], winner[1], vip)
-    return out
+        before = (incumbent or {}).get(key)
+        winner = _elect(members, up, status, before)
+        state[key] = winner
+        who = (winner[0], winner[1])
+        actives.setdefault((domain[who], key[2]), []).append(who)
+    return state, actives

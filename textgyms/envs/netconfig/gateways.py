@@ -26,11 +26,12 @@ from textgyms.envs.netconfig.topologies import ETH, GI, Plan, Topo, base_config
 I = ipaddress.IPv4Interface  # noqa: E741
 
 
-def _lan(t: Topo, plan: Plan, rng, sw: str, idx: int, port: str) -> tuple:
-    """A LAN on switch ``sw`` joined by R1 and R2 on ``port``: (subnet, VIP, hosts)."""
+def _lan(t: Topo, plan: Plan, rng, sw: str, idx: int, port: str, owner: bool = False) -> tuple:
+    """A LAN on switch ``sw`` joined by R1 and R2 on ``port``: (subnet, VIP, hosts); with
+    ``owner`` the VIP is R1's own address (a VRRP address owner)."""
     net = plan.lan()
     addrs = list(net.hosts())
-    vip = addrs[0]
+    vip = addrs[1] if owner else addrs[0]
     t.kinds[sw] = "switch"
     for k, r in enumerate(("R1", "R2")):
         t.addr[(r, port)] = I(f"{addrs[1 + k]}/{net.prefixlen}")
@@ -77,29 +78,37 @@ def _ospf(t: Topo, r: str, extra: dict[str, list[str]] | None = None) -> str:
     return base_config(t, r, extra) + "\n" + "\n".join(lines)
 
 
-def fhrp(rng: np.random.Generator, level: str) -> Scenario:
-    """HSRP on one LAN (easy, medium: with uplink tracking) or two LANs (hard)."""
+def fhrp(rng: np.random.Generator, level: str, proto: str = "hsrp") -> Scenario:
+    """HSRP on one LAN (easy, medium: with uplink tracking) or two LANs (hard); VRRP on one
+    LAN (easy) or two (medium, hard: the first LAN's gateway is R1's own address, so R1 is
+    its address owner)."""
     t, plan = Topo("redundant-gateway"), Plan(rng)
     t.kinds.update({"R1": "router", "R2": "router"})
-    lans = [_lan(t, plan, rng, "SW1", 0, GI.format(0))]
-    if level == "hard":
+    owner = proto == "vrrp" and level == "hard"
+    lans = [_lan(t, plan, rng, "SW1", 0, GI.format(0), owner)]
+    if level == "hard" or (proto == "vrrp" and level == "medium"):
         lans.append(_lan(t, plan, rng, "SW2", 1, GI.format(2)))
     srv, core_cfg = _core(t, plan, rng)
     groups = [int(rng.integers(1, 50)) for _ in lans]
-    track = level != "easy"
+    track = level != "easy" and proto == "hsrp"  # VRRP tracks objects only: not modelled
     extra: dict[str, dict[str, list[str]]] = {"R1": {}, "R2": {}}
     reqs: list[dict] = []
     checks: list[dict] = []
     for k, ((net, vip, hosts), grp) in enumerate(zip(lans, groups)):
         port = GI.format(0 if k == 0 else 2)
         act, stby = ("R1", "R2") if k == 0 else ("R2", "R1")
-        extra[act][port] = [f" standby {grp} ip {vip}", f" standby {grp} priority 110",
-                            f" standby {grp} preempt"]
-        extra[stby][port] = [f" standby {grp} ip {vip}", f" standby {grp} preempt"]
+        if proto == "vrrp":  # VRRP preempts by default; an address owner needs no priority
+            extra[act][port] = [f" vrrp {grp} ip {vip}"] + (
+                [] if owner and k == 0 else [f" vrrp {grp} priority 110"])
+            extra[stby][port] = [f" vrrp {grp} ip {vip}"]
+        else:
+            extra[act][port] = [f" standby {grp} ip {vip}", f" standby {grp} priority 110",
+                                f" standby {grp} preempt"]
+            extra[stby][port] = [f" standby {grp} ip {vip}", f" standby {grp} preempt"]
         if track:
             extra[act][port].append(f" standby {grp} track {GI.format(1)} 20")
         reqs.append({"type": "fhrp", "group": grp, "vip": str(vip), "subnet": str(net),
-                     "active": act, "standby": stby, "track": track})
+                     "active": act, "standby": stby, "track": track, "proto": proto})
         _checks(checks, hosts, str(vip), srv, act, stby, port, track)
     reference = {r: _ospf(t, r, extra[r]) for r in ("R1", "R2")}
     start = {r: _ospf(t, r) for r in ("R1", "R2")}
@@ -117,6 +126,11 @@ def _checks(checks: list, hosts, vip: str, srv: str, act: str, stby: str, port: 
     checks.append({"g": "fhrp", "host": h, "vip": vip, "active": act, "fail": None, "dst": srv})
     checks.append({"g": "fhrp", "host": h, "vip": vip, "active": stby, "fail": [act, port],
                    "dst": srv})
+    # The primary takes the role back once its link recovers: preempt where it is needed.
+    checks.append({"g": "fhrp", "host": h, "vip": vip, "active": act, "fail": [act, port],
+                   "recover": True, "dst": srv})
     if track:
         checks.append({"g": "fhrp", "host": h, "vip": vip, "active": stby,
                        "fail": [act, GI.format(1)], "dst": srv})
+        checks.append({"g": "fhrp", "host": h, "vip": vip, "active": act,
+                       "fail": [act, GI.format(1)], "recover": True, "dst": srv})

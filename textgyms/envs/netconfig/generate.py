@@ -1,6 +1,7 @@
 """NetConfig task generation: the family dispatch. The families live on top of the scenario
 model (:mod:`l3tasks` for addressing and routing, :mod:`families` for ACL, VLAN and NAT,
-:mod:`areas` for multi-area OSPF, :mod:`gateways` for HSRP, :mod:`peering` for BGP,
+:mod:`areas` for multi-area OSPF and NSSA, :mod:`gateways` for HSRP and VRRP,
+:mod:`peering` for eBGP, :mod:`ibgp` for iBGP and OSPF<->BGP redistribution,
 :mod:`redistribution` for redistribution into OSPF, :mod:`ipv6tasks` for IPv6,
 :mod:`faults` for repair and diagnosis, :mod:`analysis` for topology questions); nothing
 below imports this module."""
@@ -15,6 +16,7 @@ from textgyms.envs.netconfig import (
     families,
     faults,
     gateways,
+    ibgp,
     ipv6tasks,
     l3tasks,
     peering,
@@ -23,7 +25,8 @@ from textgyms.envs.netconfig import (
 from textgyms.envs.netconfig.task import NetTask, freeze
 
 FAMILIES = ("addressing", "acl", "routing", "vlan", "nat", "repair", "diagnosis", "analysis",
-            "ospf_areas", "fhrp", "bgp", "redistribution", "ipv6")
+            "ospf_areas", "fhrp", "bgp", "redistribution", "ipv6", "ibgp", "bgp_ospf", "vrrp",
+            "nssa")
 LEVELS = ("easy", "medium", "hard")
 __all__ = ["FAMILIES", "LEVELS", "NetTask", "generate"]
 
@@ -42,6 +45,12 @@ def generate(rng: np.random.Generator, family: str, level: str) -> NetTask:
         return freeze(family, level, peering.peering(rng, level))
     if family == "fhrp":
         return freeze(family, level, gateways.fhrp(rng, level))
+    if family in ("ibgp", "bgp_ospf"):
+        return freeze(family, level, getattr(ibgp, family)(rng, level))
+    if family == "vrrp":
+        return freeze(family, level, gateways.fhrp(rng, level, "vrrp"))
+    if family == "nssa":
+        return freeze(family, level, areas.nssa(rng, level))
     if family == "ipv6":
         return freeze(family, level, ipv6tasks.ipv6(rng, level))
     if family == "ospf_areas":

@@ -24,6 +24,16 @@ class Fhrp:
     preempt: bool = False
     track: dict[str, int] = field(default_factory=dict)  # HSRP: interface -> decrement
     learn: bool = False  # HSRP ``standby G ip`` with no address: learnt from the active router
+    auth: tuple[str, str] | None = None  # ("text" | "md5", key); None: the default
+    timers: tuple[int, int] | None = None  # (hello, hold) in ms; None: the default
+    extra: list[str] = field(default_factory=list)  # accepted options nothing depends on
+
+    def auth_key(self) -> tuple[str, str]:
+        """What the hellos carry: HSRP sends the text ``cisco`` unless configured, VRRP
+        nothing."""
+        if self.auth is not None:
+            return self.auth
+        return ("text", "cisco") if self.proto == "hsrp" else ("none", "")
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,7 @@ class Interface:
     native_vlan: int = 1
     proxy_arp: bool = True
     fhrp: dict[tuple[str, int], Fhrp] = field(default_factory=dict)
+    hsrp_version: int = 1  # ``standby version 1|2``
     extra: list[str] = field(default_factory=list)  # accepted lines the model ignores
     ipv6: list[V6Addr] = field(default_factory=list)  # global/unique-local addresses
     ipv6_ll: ipaddress.IPv6Address | None = None  # ``ipv6 address FE80::X link-local``
@@ -135,10 +146,17 @@ class Ospf:
     # source ("static" | "connected") -> (subnets, metric, metric type)
     redistribute_maps: dict[str, str] = field(default_factory=dict)  # source -> route-map
     stubs: dict[int, bool] = field(default_factory=dict)  # ``area A stub``: A -> no-summary
+    nssa: dict[int, tuple[bool, bool, bool]] = field(default_factory=dict)
+    # ``area A nssa``: A -> (no-summary, default-information-originate, no-redistribution)
+    redistribute_tags: dict[str, int] = field(default_factory=dict)  # ``... tag N``
+    bgp_asn: int | None = None  # ``redistribute bgp ASN``
     area_auth: dict[int, str] = field(default_factory=dict)  # ``area A authentication``
 
     def stub_kind(self, area: int) -> int:
-        """0 for a normal area, 1 for ``stub``, 2 for ``stub no-summary`` (totally stubby)."""
+        """0 for a normal area, 1 for ``stub``, 2 for ``stub no-summary`` (totally stubby),
+        3 for ``nssa``, 4 for ``nssa no-summary`` (totally NSSA)."""
+        if area in self.nssa:
+            return 3 + self.nssa[area][0]
         return 0 if area not in self.stubs else 1 + self.stubs[area]
 
     def is_passive(self, iface: str) -> bool:
@@ -181,32 +199,60 @@ class NatPool:
 
 @dataclass
 class BgpNeighbor:
-    """``neighbor A remote-as N`` and its options."""
+    """``neighbor A remote-as N`` (or a peer-group ``neighbor PG peer-group``) and its
+    options; None means "not set here" (a member then takes its peer-group's value)."""
 
-    ip: ipaddress.IPv4Address
+    ip: ipaddress.IPv4Address | None  # None: a peer-group
     remote_as: int | None = None
     route_map_in: str | None = None
     route_map_out: str | None = None
-    next_hop_self: bool = False
+    next_hop_self: bool | None = None
     prefix_list_in: str | None = None  # ``neighbor A prefix-list NAME in``
     prefix_list_out: str | None = None
     activate: bool | None = None  # ``[no] neighbor A activate`` (None: the default)
+    peer_group: str | None = None  # ``neighbor A peer-group PG``
+    password: str | None = None  # ``neighbor A password [0|7] KEY`` (TCP MD5)
+    update_source: str | None = None  # ``neighbor A update-source IF``
+    multihop: int | None = None  # ``neighbor A ebgp-multihop [TTL]`` (255 without TTL)
+    shutdown: bool | None = None  # ``neighbor A shutdown``: administratively down
+    disable_connected_check: bool | None = None
+
+
+# The options a member takes from its peer-group when it does not set them itself.
+NEIGHBOR_OPTIONS = ("remote_as", "route_map_in", "route_map_out", "next_hop_self",
+                    "prefix_list_in", "prefix_list_out", "activate", "password",
+                    "update_source", "multihop", "shutdown", "disable_connected_check")
 
 
 @dataclass
 class Bgp:
-    """``router bgp ASN``: neighbors and the prefixes it originates (``network``)."""
+    """``router bgp ASN``: neighbors, peer-groups and the prefixes it originates."""
 
     asn: int
     router_id: ipaddress.IPv4Address | None = None
     neighbors: dict[ipaddress.IPv4Address, BgpNeighbor] = field(default_factory=dict)
+    groups: dict[str, BgpNeighbor] = field(default_factory=dict)  # peer-groups by name
     networks: list[ipaddress.IPv4Network] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
     default_ipv4: bool = True  # ``no bgp default ipv4-unicast``: neighbors need ``activate``
+    redistribute: dict[str, str | None] = field(default_factory=dict)
+    # source ("ospf N" | "static" | "connected") -> route-map name or None
+
+    def neighbor(self, ip: ipaddress.IPv4Address) -> BgpNeighbor | None:
+        """The settings in force for neighbor ``ip``: its own, else its peer-group's."""
+        n = self.neighbors.get(ip)
+        group = self.groups.get(n.peer_group) if n is not None and n.peer_group else None
+        if n is None or group is None:
+            return n
+        merged = BgpNeighbor(n.ip, peer_group=n.peer_group)
+        for name in NEIGHBOR_OPTIONS:
+            own = getattr(n, name)
+            setattr(merged, name, own if own is not None else getattr(group, name))
+        return merged
 
     def active(self, ip: ipaddress.IPv4Address) -> bool:
         """Whether the IPv4 unicast family is activated for neighbor ``ip``."""
-        n = self.neighbors.get(ip)
+        n = self.neighbor(ip)
         return n is not None and (n.activate if n.activate is not None else self.default_ipv4)
 
 
@@ -220,6 +266,10 @@ class RouteMapEntry:
     acl: str | None = None  # ``match ip address ACL``
     local_pref: int | None = None
     prepend: tuple[int, ...] = ()
+    metric: int | None = None  # ``set metric N`` (MED in BGP, the seed metric in OSPF)
+    tag: int | None = None  # ``set tag N``
+    metric_type: int | None = None  # ``set metric-type type-1|type-2`` (OSPF externals)
+    match_tag: tuple[int, ...] = ()  # ``match tag N...``
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,13 @@ DEFAULT_BW = {  # kbit/s, as IOS sets them per interface type
     "TenGigabitEthernet": 10_000_000, "Serial": 1_544, "Loopback": 8_000_000,
     "Vlan": 1_000_000,
 }
-RANK = {"O": 0, "O IA": 1, "O E1": 2, "O E2": 3}
+RANK = {"O": 0, "O IA": 1, "O E1": 2, "O N1": 2, "O E2": 3, "O N2": 3}
+
+
+def area_flag(kind: int) -> int:
+    """What a hello says of the area (its E and N option bits): 0 normal, 1 stub, 2 NSSA;
+    neighbours must agree on it."""
+    return (0, 1, 1, 2, 2)[kind]
 
 
 class Adjacency(NamedTuple):
@@ -44,6 +50,7 @@ class Adjacency(NamedTuple):
     neighbor_ip: int
     neighbor_rid: int
     area: int
+    usable: bool = True  # False: FULL, but the two ends describe the link differently
 
 
 class OspfIf(NamedTuple):
@@ -56,6 +63,7 @@ class OspfIf(NamedTuple):
     stub: int = 0  # the router's view of the area: 0 normal, 1 stub, 2 totally stubby
     auth: ospf_opts.Auth = ("null", frozenset())  # authentication type and keys
     dr: tuple[bool, int] = (False, 1)  # (the network elects a DR, the priority)
+    kind: str = "broadcast"  # the OSPF network type
 
 
 def if_cost(cfg: DeviceConfig, name: str) -> int:
@@ -90,12 +98,13 @@ def ospf_interfaces(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L
             if area is None:
                 continue
             itf = cfg.interfaces.get(i.name)
-            hello = (itf.ospf_hello if itf is not None else None) or 10
+            kind = ospf_opts.net_type(itf, i.name)
+            hello = (itf.ospf_hello if itf is not None else None) or ospf_opts.default_hello(kind)
             dead = (itf.ospf_dead if itf is not None else None) or 4 * hello
             passive = cfg.ospf.is_passive(i.name) or i.name.startswith("Loopback")
             out.append(OspfIf(dev, i, area, if_cost(cfg, i.name), passive, (hello, dead),
                               cfg.ospf.stub_kind(area), ospf_opts.auth_of(itf, cfg.ospf, area),
-                              ospf_opts.dr_role(itf, i.name)))
+                              ospf_opts.dr_role(itf, i.name), kind))
     return out
 
 
@@ -120,7 +129,7 @@ def adjacencies(oifs: list[OspfIf], rids: Mapping[str, int], devices) -> tuple[
                 if a.area != b.area:
                     logs += [(x.dev, _area_log(y.l3.ip, x.l3.name)) for x, y in ((a, b), (b, a))]
                     continue
-                if a.timers != b.timers or bool(a.stub) != bool(b.stub):
+                if a.timers != b.timers or area_flag(a.stub) != area_flag(b.stub):
                     continue  # hellos are dropped (timers, stub flag): no log by default
                 if not ospf_opts.authenticates(a.auth, b.auth):
                     continue  # packets fail authentication (seen only with debug)
@@ -130,8 +139,12 @@ def adjacencies(oifs: list[OspfIf], rids: Mapping[str, int], devices) -> tuple[
                     logs += [(x.dev, _dup_log(rids[x.dev], y.l3.ip, x.l3.name))
                              for x, y in ((a, b), (b, a))]
                     continue
-                adj[a.dev].append(Adjacency(a.l3.name, b.dev, b.l3.ip, rids[b.dev], a.area))
-                adj[b.dev].append(Adjacency(b.l3.name, a.dev, a.l3.ip, rids[a.dev], b.area))
+                # Different network types with the same timers (point-to-point against
+                # broadcast) reach FULL, but one router LSA lists a point-to-point link and
+                # the other a transit network: SPF's two-way check fails, no route uses it.
+                same = a.kind == b.kind
+                adj[a.dev].append(Adjacency(a.l3.name, b.dev, b.l3.ip, rids[b.dev], a.area, same))
+                adj[b.dev].append(Adjacency(b.l3.name, a.dev, a.l3.ip, rids[a.dev], b.area, same))
     return adj, logs
 
 
@@ -188,7 +201,7 @@ class Areas:
             self.stubs.setdefault(o.area, {}).setdefault(pfx, []).append((o.dev, o.cost))
         graphs: dict[int, dict] = {a: {} for a in self.members}
         for d, ns in adj.items():
-            for a in ns:
+            for a in (a for a in ns if a.usable):
                 graphs[a.area].setdefault(d, []).append(
                     (a.neighbor, cost[(d, a.iface)], a.neighbor_ip, a.iface))
         self.spf = {(a, r): _spf(r, graphs[a]) for a, ms in self.members.items() for r in ms}
@@ -199,8 +212,12 @@ class Areas:
         return sorted(a for a, ms in self.members.items() if r in ms)
 
     def only_stub(self, r: str) -> bool:
-        """Whether every area of ``r`` is a stub (no external routes reach or leave it)."""
+        """Whether every area of ``r`` is a stub or NSSA (no type-5 LSA reaches it)."""
         return all(self.stub.get((r, a), 0) for a in self.areas_of(r))
+
+    def nssa_areas(self, r: str) -> list[int]:
+        """The not-so-stubby areas ``r`` is in."""
+        return [a for a in self.areas_of(r) if self.stub.get((r, a), 0) >= 3]
 
     def intra(self, r: str, area: int) -> dict[tuple[int, int], tuple[int, set]]:
         """Prefixes of ``area`` reachable from ``r`` inside it: cost and first hops."""
@@ -263,10 +280,10 @@ def _into_area(areas: Areas, abr_table: dict, learned_here: dict, b: str, a: int
     routes not learned inside ``a``; into a stub area also a default route (cost 1, IOS's
     ``area default-cost``), and into a totally stubby one that default alone."""
     kind = areas.stub.get((b, a), 0)
-    if kind == 2:
+    if kind in (2, 4):  # totally stubby, totally NSSA: the default summary alone
         return {(0, 0): 1}
     out = {p: e[1] for p, e in abr_table.items() if p not in learned_here and e[0] in ("O", "O IA")}
-    return {**out, (0, 0): 1} if kind else out
+    return {**out, (0, 0): 1} if kind == 1 else out
 
 
 def _summaries(table: dict, areas: Areas, r: str, area: int, heard: dict) -> None:
@@ -301,25 +318,56 @@ def _asbr_path(areas: Areas, r: str, s: str, depth: int = 2):
     return best
 
 
-def external_routes(areas: Areas, tables: dict, externals: dict[str, list]) -> None:
-    """Add ``O E1``/``O E2`` routes: ``externals`` maps an ASBR to (prefix, metric, type)."""
+def external_routes(areas: Areas, tables: dict, externals: dict[str, list],
+                    nssa_defaults: dict[str, list[int]] | None = None) -> None:
+    """Add external routes: ``externals`` maps an ASBR to (prefix, metric, type). Inside an
+    NSSA they are type-7 (``O N1``/``O N2``, from ASBRs of that area, over intra-area
+    paths); elsewhere type-5 (``O E1``/``O E2``), an NSSA's ASBR reaching them once its ABR
+    translates. ``nssa_defaults`` maps an ABR to the NSSAs it sends a type-7 default into
+    (``area A nssa default-information-originate``)."""
     for r, table in tables.items():
-        if areas.only_stub(r):
-            continue  # type-5 LSAs are not flooded into stub areas
         internal = set(table)
+        for b, nssas in (nssa_defaults or {}).items():
+            for a in nssas:
+                via = _via(areas, r, a, b) if r in areas.members.get(a, ()) else None
+                if via is not None and (0, 0) not in internal:
+                    _merge(table, (0, 0), "O N2", (1 << 24) + via[0], via[1])
         for s, prefixes in externals.items():
-            if s == r or areas.only_stub(s):
-                continue
-            path = _asbr_path(areas, r, s)
+            if s == r or (areas.only_stub(s) and not areas.nssa_areas(s)):
+                continue  # a router only in stub areas cannot be an ASBR
+            path, kind = _external_path(areas, r, s)
             if path is None:
                 continue
             for pfx, metric, mtype in prefixes:
                 if pfx in internal:
                     continue
                 if mtype == 1:
-                    _merge(table, pfx, "O E1", path[0] + metric, path[1])
+                    _merge(table, pfx, f"O {kind}1", path[0] + metric, path[1])
                 else:  # E2: the metric alone, ties broken by the cost to the ASBR
-                    _merge(table, pfx, "O E2", (metric << 24) + path[0], path[1])
+                    _merge(table, pfx, f"O {kind}2", (metric << 24) + path[0], path[1])
+
+
+def nssa_defaults(configs: Mapping[str, DeviceConfig], areas: Areas) -> dict[str, list[int]]:
+    """ABR -> the NSSAs it sends a type-7 default into (``default-information-originate``
+    on its ``area A nssa``)."""
+    out = {}
+    for r in sorted(areas.abrs):
+        ospf = configs[r].ospf
+        nssas = [a for a in areas.nssa_areas(r) if ospf.nssa.get(a, (0, 0, 0))[1]]
+        if nssas:
+            out[r] = nssas
+    return out
+
+
+def _external_path(areas: Areas, r: str, s: str):
+    """(cost and first hops from ``r`` to ASBR ``s``, "N" or "E"), or (None, "")."""
+    shared = [a for a in areas.nssa_areas(s) if r in areas.members.get(a, ())]
+    if shared:  # type 7 inside the NSSA both are in
+        vias = [v for v in (_via(areas, r, a, s) for a in shared) if v is not None]
+        return (min(vias, key=lambda v: v[0]), "N") if vias else (None, "")
+    if areas.only_stub(r):
+        return None, ""  # no type-5 LSA is flooded into stub areas and NSSAs
+    return _asbr_path(areas, r, s), "E"
 
 
 def to_routes(table: dict) -> list[Route]:
@@ -341,16 +389,17 @@ def classful(net: int, plen: int) -> bool:
 
 def redistributed(cfg: DeviceConfig, rib: list[Route], l3: list[L3If],
                   oifs: list[OspfIf]) -> list[tuple[tuple[int, int], int, int]]:
-    """What an ASBR injects: statics and non-OSPF connected subnets it redistributes
-    (classful networks only without ``subnets``, never the default route) and the default
-    route of ``default-information originate`` (if it has one, or ``always``); a route-map on
-    ``redistribute`` lets through only what it permits (``set`` clauses are ignored)."""
+    """What an ASBR injects: statics, non-OSPF connected subnets and BGP routes it
+    redistributes (classful networks only without ``subnets``, never the default route) and
+    the default route of ``default-information originate`` (if it has one, or ``always``); a
+    route-map on ``redistribute`` lets through only what it permits, with its ``set metric``
+    and ``set metric-type``."""
     ospf = cfg.ospf
     if ospf is None:
         return []
     out = []
     running = {o.l3.name for o in oifs}
-    for source, code in (("static", "S"), ("connected", "C")):
+    for source, code in (("static", "S"), ("connected", "C"), ("bgp", "B")):
         opts = ospf.redistribute.get(source)
         if opts is None:
             continue
@@ -359,10 +408,15 @@ def redistributed(cfg: DeviceConfig, rib: list[Route], l3: list[L3If],
         for r in rib:
             if r.proto != code or r.plen == 0 or (code == "C" and r.iface in running):
                 continue
-            if rmap is not None and policy.route_map_entry(cfg, rmap, r.net, r.plen) is None:
-                continue  # denied by the route-map (or it is not defined)
+            m, t = metric, mtype
+            if rmap is not None:
+                e = policy.route_map_entry(cfg, rmap, r.net, r.plen)
+                if e is None:
+                    continue  # denied by the route-map (or it is not defined)
+                m = e.metric if e.metric is not None else m
+                t = e.metric_type if e.metric_type is not None else t
             if subnets or classful(r.net, r.plen):
-                out.append(((r.net, r.plen), metric, mtype))
+                out.append(((r.net, r.plen), m, t))
     if ospf.originate is not None:
         always, metric, mtype = ospf.originate
         if always or any(r.plen == 0 and not r.proto.startswith("O") for r in rib):

@@ -138,9 +138,20 @@ def authenticates(a: Auth, b: Auth) -> bool:
     return a[0] == b[0] and (a[0] == "null" or bool(a[1] & b[1]))
 
 
+def net_type(itf: Interface | None, name: str) -> str:
+    """The OSPF network type: ``ip ospf network``, else point-to-point on serial links and
+    broadcast on Ethernet."""
+    default = "point-to-point" if name.startswith("Serial") else "broadcast"
+    return (itf.ospf_network if itf is not None else None) or default
+
+
+def default_hello(kind: str) -> int:
+    """IOS's hello interval per network type: 10 s on broadcast and point-to-point
+    networks, 30 s on non-broadcast and point-to-multipoint ones (dead: four hellos)."""
+    return 10 if kind in ("broadcast", "point-to-point") else 30
+
+
 def dr_role(itf: Interface | None, name: str) -> tuple[bool, int]:
     """(whether the interface's network elects a DR, its priority)."""
-    default = "point-to-point" if name.startswith("Serial") else "broadcast"
-    kind = (itf.ospf_network if itf is not None else None) or default
     prio = itf.ospf_priority if itf is not None and itf.ospf_priority is not None else 1
-    return kind in DR_TYPES, prio
+    return net_type(itf, name) in DR_TYPES, prio

@@ -14,7 +14,7 @@ from textgyms.envs.netconfig.model import (
     PrefixListEntry,
     RouteMapEntry,
 )
-from textgyms.envs.netconfig.parse_if import ip4, number
+from textgyms.envs.netconfig.parse_if import ip4, normalize_ifname, number
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID
 
 MAX_AS = 4294967295
@@ -34,14 +34,27 @@ def router_bgp(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
     return None
 
 
+def bgp_mode_cmd(dev: DeviceConfig, words: list[str],
+                 in_af: bool) -> tuple[str | None, tuple | None]:
+    """One line of ``router bgp`` (or its ``address-family ipv4``) mode: (None or IOS's
+    message, the mode it enters)."""
+    w = words[1:] if words[0] == "no" else words
+    if w and w[0] == "address-family" and not in_af:
+        reason = _address_family(w, words[0] == "no")
+        return reason, (("af",) if reason is None and words[0] != "no" else None)
+    if w and w[0] == "exit-address-family":
+        return INVALID, None  # only in address-family mode, where the parser pops it
+    return bgp_cmd(dev, words), None
+
+
 def bgp_cmd(dev: DeviceConfig, words: list[str]) -> str | None:
-    """One ``router bgp`` sub-command."""
+    """One ``router bgp`` sub-command (the IPv4 address-family ones are the same here)."""
     bgp = dev.bgp
     neg = words[0] == "no"
     w = words[1:] if neg else words
     if not w:
         return INCOMPLETE
-    if w[0] in ("synchronization", "auto-summary", "timers") or w[:2] == [
+    if w[0] in ("synchronization", "auto-summary", "timers", "maximum-paths") or w[:2] == [
         "bgp", "log-neighbor-changes"
     ]:
         bgp.extra.append(" ".join(words))
@@ -50,26 +63,56 @@ def bgp_cmd(dev: DeviceConfig, words: list[str]) -> str | None:
         bgp.router_id = None if neg else ip4(w[2])
     elif w == ["bgp", "default", "ipv4-unicast"]:
         bgp.default_ipv4 = not neg
-    elif w[0] in ("address-family", "exit-address-family"):
-        return _address_family(w, neg)
     elif w[0] == "network" and len(w) in (2, 4):
         return _network(bgp, w, neg)
     elif w[0] == "neighbor" and len(w) >= 3:
         return _neighbor(bgp, w, neg)
+    elif w[0] == "redistribute" and len(w) >= 2:
+        return _redistribute(bgp, w[1:], neg)
     else:
         return INCOMPLETE if len(w) < 3 else INVALID
     return None
 
 
 def _address_family(w: list[str], neg: bool) -> str | None:
-    """``address-family ipv4 [unicast]`` ... ``exit-address-family``: the IPv4 unicast
-    commands inside are the router-mode ones, so the parser stays in ``router bgp`` (other
-    families are not modelled, and refused)."""
-    if w[0] == "exit-address-family":
-        return None if len(w) == 1 and not neg else INVALID
+    """``address-family ipv4 [unicast]``: the IPv4 unicast commands inside are the
+    router-mode ones (other families are not modelled, and refused)."""
     if [x.lower() for x in w[1:]] in (["ipv4"], ["ipv4", "unicast"]) and not neg:
         return None
     return INCOMPLETE if len(w) == 1 else INVALID
+
+
+_REDIST_SOURCES = ("static", "connected", "ospf")
+
+
+def _redistribute(bgp: Bgp, w: list[str], neg: bool) -> str | None:
+    """``redistribute static|connected|ospf PID [match ...] [metric N] [route-map NAME]``
+    into BGP (the metric becomes the MED, which no path selection here reads)."""
+    hits = [x for x in _REDIST_SOURCES if x.startswith(w[0].lower())]
+    if len(hits) != 1:
+        return INVALID
+    source, rest = hits[0], w[1:]
+    if source == "ospf":
+        pid = number(rest[0], 1, 65535) if rest else None
+        if pid is None:
+            return INCOMPLETE if not rest else INVALID
+        source, rest = f"ospf {pid}", rest[1:]
+        while rest[:1] == ["match"] or rest[:1] and rest[0] in ("internal", "external", "1",
+                                                                "2", "nssa-external"):
+            rest = rest[1:]  # which OSPF route types: every type the tasks use is internal
+    rmap = None
+    while rest:
+        if rest[0] == "route-map" and len(rest) >= 2:
+            rmap, rest = rest[1], rest[2:]
+        elif rest[0] == "metric" and len(rest) >= 2 and number(rest[1], 0, MAX_AS) is not None:
+            rest = rest[2:]
+        else:
+            return INVALID
+    if neg:
+        bgp.redistribute.pop(source, None)
+    else:
+        bgp.redistribute[source] = rmap
+    return None
 
 
 def _network(bgp: Bgp, w: list[str], neg: bool) -> str | None:
@@ -92,40 +135,146 @@ def _network(bgp: Bgp, w: list[str], neg: bool) -> str | None:
     return None
 
 
+# Neighbor options kept verbatim: they change no route or session modelled here (a
+# description, keepalive/hold timers, soft reconfiguration, sending communities, the BGP
+# version, private-AS removal, logging).
+_HARMLESS_NEIGHBOR = ("description", "timers", "soft-reconfiguration", "send-community",
+                      "version", "remove-private-as", "log-neighbor-changes",
+                      "advertisement-interval")
+_NEIGHBOR_KEYWORDS = ("remote-as", "peer-group", "route-map", "prefix-list", "next-hop-self",
+                      "activate", "password", "update-source", "ebgp-multihop", "shutdown",
+                      "disable-connected-check") + _HARMLESS_NEIGHBOR
+
+
 def _neighbor(bgp: Bgp, w: list[str], neg: bool) -> str | None:
+    """``neighbor {A | PG} OPTION ...`` (keywords may be abbreviated, as IOS allows)."""
+    hits = [k for k in _NEIGHBOR_KEYWORDS if k == w[2].lower()] or \
+        [k for k in _NEIGHBOR_KEYWORDS if k.startswith(w[2].lower())]
+    if len(hits) > 1:
+        return f'% Ambiguous command:  "neighbor {w[1]} {w[2]}"'
+    if not hits:
+        return INVALID
+    w = [w[0], w[1], hits[0], *w[3:]]
     addr = ip4(w[1])
     if addr is None:
-        return INVALID
+        return _group_cmd(bgp, w, neg)
     n = bgp.neighbors.get(addr)
     opt = w[2]
-    if opt == "remote-as" and len(w) == 4 and number(w[3], 1, MAX_AS) is not None:
+    if opt == "remote-as":
         if neg:
             bgp.neighbors.pop(addr, None)
             return None
+        asn = number(w[3], 1, MAX_AS) if len(w) == 4 else None
+        if asn is None:
+            return INCOMPLETE if len(w) < 4 else INVALID
         n = n or BgpNeighbor(addr)
-        n.remote_as = int(w[3])
+        n.remote_as = asn
+        bgp.neighbors[addr] = n
+        return None
+    if opt == "peer-group" and len(w) == 4:
+        if w[3] not in bgp.groups:
+            return f"% Create the peer-group {w[3]} first"
+        if neg:
+            if n is not None:
+                n.peer_group = None
+            return None
+        n = n or BgpNeighbor(addr)
+        n.peer_group = w[3]
         bgp.neighbors[addr] = n
         return None
     if n is None:
         return "% Specify remote-as or peer-group commands first"
-    if opt in ("route-map", "prefix-list") and len(w) == 5 and w[4] in ("in", "out"):
-        setattr(n, f"{opt.replace('-', '_')}_{w[4]}", None if neg else w[3])
-    elif opt == "next-hop-self" and len(w) == 3:
-        n.next_hop_self = not neg
-    elif opt == "activate" and len(w) == 3:
-        n.activate = not neg
-    elif opt in ("description", "update-source", "timers", "password") or _harmless(w):
+    return _option(bgp, n, w, neg)
+
+
+def _group_cmd(bgp: Bgp, w: list[str], neg: bool) -> str | None:
+    """``neighbor PG peer-group`` (create), and options on an existing group."""
+    name = w[1]
+    if w[2] == "peer-group" and len(w) == 3:
+        if neg:
+            bgp.groups.pop(name, None)
+            for a in [a for a, n in bgp.neighbors.items() if n.peer_group == name]:
+                if bgp.neighbors[a].remote_as is None:
+                    del bgp.neighbors[a]  # a member that only existed through the group
+                else:
+                    bgp.neighbors[a].peer_group = None
+        else:
+            bgp.groups.setdefault(name, BgpNeighbor(None))
+        return None
+    g = bgp.groups.get(name)
+    if g is None:
+        return INVALID  # neither an address nor a peer-group: IOS marks the word
+    if w[2] == "remote-as":
+        asn = number(w[3], 1, MAX_AS) if len(w) == 4 else None
+        if asn is None and not neg:
+            return INCOMPLETE if len(w) < 4 else INVALID
+        g.remote_as = None if neg else asn
+        return None
+    return _option(bgp, g, w, neg)
+
+
+def _option(bgp: Bgp, n: BgpNeighbor, w: list[str], neg: bool) -> str | None:
+    """A neighbor (or peer-group) option other than ``remote-as`` and ``peer-group``."""
+    opt, args = w[2], w[3:]
+    if opt in ("route-map", "prefix-list") and len(args) == 2 and args[1] in ("in", "out"):
+        setattr(n, f"{opt.replace('-', '_')}_{args[1]}", None if neg else args[0])
+    elif opt in ("next-hop-self", "activate", "shutdown", "disable-connected-check") and \
+            args in ([], ["all"]) and (opt == "next-hop-self" or not args):
+        # ``no neighbor A activate`` is an explicit off; the others go back to the default
+        # (or to the peer-group's setting).
+        on = (not neg) if opt == "activate" else (None if neg else True)
+        setattr(n, opt.replace("-", "_"), on)
+    elif opt == "password":
+        return _password(n, args, neg)
+    elif opt == "update-source" and (neg or len(args) == 1):
+        name = normalize_ifname("".join(args)) if args else None
+        if name is None and not neg:
+            return INVALID
+        n.update_source = None if neg else name
+    elif opt == "ebgp-multihop" and len(args) <= 1:
+        ttl = number(args[0], 1, 255) if args else 255
+        if ttl is None:
+            return INVALID
+        n.multihop = None if neg else ttl
+    elif _harmless(opt, args):
         bgp.extra.append(" ".join(["no", *w] if neg else w))
     else:
-        return INCOMPLETE if len(w) < 4 else INVALID
+        return INCOMPLETE if not args else INVALID
     return None
 
 
-def _harmless(w: list[str]) -> bool:
-    """Neighbor options that change no route here: keeping updates for a soft reset, and
-    sending communities (no policy reads them)."""
-    return w[2:] == ["soft-reconfiguration", "inbound"] or (
-        w[2] == "send-community" and w[3:] in ([], ["both"], ["standard"], ["extended"]))
+def _harmless(opt: str, args: list[str]) -> bool:
+    """A neighbor option of :data:`_HARMLESS_NEIGHBOR` in a form IOS accepts."""
+    if opt == "soft-reconfiguration":
+        return args == ["inbound"]
+    if opt == "send-community":
+        return args in ([], ["both"], ["standard"], ["extended"])
+    if opt in ("remove-private-as", "log-neighbor-changes"):
+        return args in ([], ["all"]) if opt == "remove-private-as" else not args
+    if opt == "version":
+        return args == ["4"]
+    return opt in _HARMLESS_NEIGHBOR and bool(args)
+
+
+PASSWORD_LEN = 25  # IOS: "a case-sensitive password of up to 25 characters"
+
+
+def _password(n: BgpNeighbor, args: list[str], neg: bool) -> str | None:
+    """``neighbor A password [0|7] KEY`` (the key may contain spaces; type 7 stays in its
+    hidden form and equals only the same hidden form)."""
+    if neg:
+        n.password = None
+        return None
+    if args[:1] in (["0"], ["7"]) and len(args) > 1:
+        key = " ".join(args[1:]) if args[0] == "0" else "7 " + " ".join(args[1:])
+    else:
+        key = " ".join(args)
+    if not key:
+        return INCOMPLETE
+    if len(key) > PASSWORD_LEN and not key.startswith("7 "):
+        return "% Password too long (max 25 characters)"
+    n.password = key
+    return None
 
 
 def route_map(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, tuple | None]:
@@ -153,8 +302,9 @@ def route_map(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, t
 
 
 def rmap_cmd(dev: DeviceConfig, name: str, seq: int, words: list[str]) -> str | None:
-    """``match ip address prefix-list P``, ``set local-preference N``, ``set as-path
-    prepend AS...`` inside a route-map entry."""
+    """A ``match`` or ``set`` clause inside a route-map entry: ``match ip address
+    prefix-list P`` / ``ACL``, ``match tag N...``, ``set local-preference N``, ``set as-path
+    prepend AS...``, ``set metric N``, ``set metric-type type-1|type-2``, ``set tag N``."""
     entry = next(e for e in dev.route_maps[name] if e.seq == seq)
     neg = words[0] == "no"
     w = words[1:] if neg else words
@@ -162,17 +312,35 @@ def rmap_cmd(dev: DeviceConfig, name: str, seq: int, words: list[str]) -> str | 
         entry.prefix_list = None if neg else w[4]
     elif w[:3] == ["match", "ip", "address"] and len(w) == 4:
         entry.acl = None if neg else w[3]
-    elif w[:2] == ["set", "local-preference"] and len(w) == 3 and number(w[2], 0, MAX_AS):
-        entry.local_pref = None if neg else int(w[2])
-    elif w[:3] == ["set", "as-path", "prepend"] and len(w) > 3:
-        asns = [number(x, 1, MAX_AS) for x in w[3:]]
-        if None in asns:
+    elif w[:2] == ["match", "tag"] and len(w) > 2:
+        tags = [number(x, 0, MAX_AS) for x in w[2:]]
+        if None in tags:
             return INVALID
-        entry.prepend = () if neg else tuple(asns)
+        entry.match_tag = () if neg else tuple(tags)
+    elif w[0] == "set" and len(w) >= 2:
+        return _set(entry, w[1:], neg)
     elif w[0] == "description":
         return None
     else:
         return INCOMPLETE if len(w) < 3 else INVALID
+    return None
+
+
+def _set(entry: RouteMapEntry, w: list[str], neg: bool) -> str | None:
+    """The words after ``set``."""
+    value = number(w[1], 0, MAX_AS) if len(w) == 2 else None
+    if w[0] in ("local-preference", "metric", "tag") and (value is not None or neg):
+        attr = {"local-preference": "local_pref"}.get(w[0], w[0])
+        setattr(entry, attr, None if neg else value)
+    elif w[:2] == ["as-path", "prepend"] and len(w) > 2:
+        asns = [number(x, 1, MAX_AS) for x in w[2:]]
+        if None in asns:
+            return INVALID
+        entry.prepend = () if neg else tuple(asns)
+    elif w[0] == "metric-type" and len(w) == 2 and w[1] in ("type-1", "type-2"):
+        entry.metric_type = None if neg else int(w[1][-1])
+    else:
+        return INCOMPLETE if len(w) < 2 else INVALID
     return None
 
 

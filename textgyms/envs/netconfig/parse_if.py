@@ -11,7 +11,7 @@ import ipaddress
 import re
 
 from textgyms.envs.netconfig import ospf_opts
-from textgyms.envs.netconfig.model import DeviceConfig, Fhrp, Interface, Ospf
+from textgyms.envs.netconfig.model import DeviceConfig, Interface, Ospf
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID, IPV6_OFF, harmless
 
 IFACE_TYPES = (
@@ -137,8 +137,6 @@ def iface_cmd(dev: DeviceConfig, name: str, words: list[str]) -> str | None:
         if vid is None:
             return INVALID
         itf.dot1q = None if neg else vid
-    elif w[0] in ("standby", "vrrp"):
-        return fhrp_cmd(itf, w, neg)
     elif w[0] == "bandwidth" and (neg or (len(w) == 2 and number(w[1], 1, 10**7))):
         itf.bandwidth = None if neg else int(w[1])
     else:
@@ -298,8 +296,17 @@ def ospf_cmd(dev: DeviceConfig, words: list[str], v3: bool = False) -> str | Non
     elif w[0] == "area" and len(w) >= 3 and "authentication".startswith(w[2]) and not v3:
         area = parse_area(w[1])
         return INVALID if area is None else ospf_opts.area_auth(ospf, area, w[3:], neg)
+    elif w[0] == "area" and len(w) >= 3 and len(w[2]) > 1 and "nssa".startswith(w[2]) \
+            and not v3:
+        return _nssa(ospf, w, neg)
     elif w[0] == "redistribute" and len(w) >= 2 and w[1] in ("static", "connected"):
         return _redistribute(ospf, w[1], w[2:], neg)
+    elif w[0] == "redistribute" and len(w) >= 3 and w[1] == "bgp" and not v3:
+        asn = number(w[2], 1, 4294967295)
+        if asn is None:
+            return INVALID
+        ospf.bgp_asn = asn
+        return _redistribute(ospf, "bgp", w[3:], neg)
     else:
         return INCOMPLETE if len(w) == 1 else INVALID
     return None
@@ -334,6 +341,7 @@ def _stub(ospf: Ospf, w: list[str], neg: bool) -> str | None:
     elif neg:
         ospf.stubs.pop(area, None)
     else:
+        ospf.nssa.pop(area, None)
         ospf.stubs[area] = bool(tail)
     return None
 
@@ -367,8 +375,9 @@ def _metric_opts(args: list[str], allowed: tuple[str, ...]) -> dict | str:
         elif key == "route-map" and key in allowed and i + 1 < len(args):
             out[key] = args[i + 1]
             i += 2
-        elif key in ("metric", "metric-type") and i + 1 < len(args):
-            value = number(args[i + 1], 1, 16777214 if key == "metric" else 2)
+        elif key in ("metric", "metric-type", "tag") and i + 1 < len(args):
+            hi = {"metric": 16777214, "metric-type": 2, "tag": 4294967295}[key]
+            value = number(args[i + 1], 0 if key == "tag" else 1, hi)
             if value is None:
                 return INVALID
             out[key] = value
@@ -376,6 +385,39 @@ def _metric_opts(args: list[str], allowed: tuple[str, ...]) -> dict | str:
         else:
             return INVALID
     return out
+
+
+def _nssa(ospf: Ospf, w: list[str], neg: bool) -> str | None:
+    """``area A nssa [no-summary] [default-information-originate [metric N] [metric-type
+    1|2]] [no-redistribution]`` (RFC 3101): no type-5 LSAs in the area; an ASBR inside it
+    originates type-7 LSAs (``O N1``/``O N2``), which its ABR translates to type 5; the ABR
+    sends a default only with ``default-information-originate`` (type 7) or ``no-summary``
+    (a type-3 summary, and no other summaries)."""
+    area = parse_area(w[1])
+    if area is None:
+        return INVALID
+    if area == 0:
+        return "% OSPF: Backbone can not be configured as NSSA area"
+    flags = {"no-summary": False, "default-information-originate": False,
+             "no-redistribution": False}
+    rest = w[3:]
+    while rest:
+        hits = [f for f in flags if f.startswith(rest[0])] if len(rest[0]) > 3 else []
+        if len(hits) != 1:
+            if rest[0] in ("metric", "metric-type") and len(rest) > 1 and \
+                    number(rest[1], 1, 16777214 if rest[0] == "metric" else 2) is not None:
+                rest = rest[2:]  # the default's metric: the tasks never compare it
+                continue
+            return INVALID
+        flags[hits[0]] = True
+        rest = rest[1:]
+    if neg:
+        ospf.nssa.pop(area, None)
+    else:
+        ospf.stubs.pop(area, None)
+        ospf.nssa[area] = (flags["no-summary"], flags["default-information-originate"],
+                           flags["no-redistribution"])
+    return None
 
 
 def _originate(ospf: Ospf, args: list[str], neg: bool) -> str | None:
@@ -396,61 +438,18 @@ def _redistribute(ospf: Ospf, source: str, args: list[str], neg: bool) -> str | 
     if neg:
         ospf.redistribute.pop(source, None)
         return None
+    ospf.redistribute_tags.pop(source, None)
     if "route-map" in opts:
         ospf.redistribute_maps[source] = opts["route-map"]
+    if "tag" in opts:
+        ospf.redistribute_tags[source] = opts["tag"]
     ospf.redistribute[source] = (
-        bool(opts.get("subnets")), opts.get("metric", 20), opts.get("metric-type", 2)
+        bool(opts.get("subnets")), opts.get("metric", seed_metric(source)),
+        opts.get("metric-type", 2)
     )
     return None
 
 
-def fhrp_cmd(itf: Interface, w: list[str], neg: bool) -> str | None:
-    """``standby [G] ip|priority|preempt|track ...`` (HSRP, group 0 by default) and
-    ``vrrp G ip|priority|preempt ...`` (VRRP preempts by default)."""
-    proto = "hsrp" if w[0] == "standby" else "vrrp"
-    args = w[1:]
-    if args and args[0] in ("version", "timers", "authentication", "name", "delay",
-                            "use-bia", "description"):
-        itf.extra.append(" ".join(w))  # accepted, nothing modelled depends on it
-        return None
-    group = number(args[0], 0, 255) if args and args[0].isdigit() else None
-    if group is None and proto == "vrrp":
-        return INCOMPLETE if not args else INVALID
-    args = args[1:] if group is not None else args
-    group = group or 0
-    if not args:
-        return INCOMPLETE
-    key = (proto, group)
-    g = itf.fhrp.get(key) or Fhrp(proto, group, preempt=proto == "vrrp")
-    reason = _fhrp_field(g, args, neg)
-    if reason is None:
-        itf.fhrp[key] = g
-        if neg and args[0] == "ip":
-            itf.fhrp.pop(key)
-    return reason
-
-
-def _fhrp_field(g: Fhrp, args: list[str], neg: bool) -> str | None:
-    head = args[0]
-    if head == "ip" and (neg or (len(args) == 2 and ip4(args[1]) is not None)):
-        g.vip = None if neg else ip4(args[1])
-    elif head == "ip" and len(args) == 1 and g.proto == "hsrp":
-        g.learn = True  # no address: learnt from the active router's hellos
-    elif head == "priority" and len(args) == 2 and number(args[1], 1, 254) is not None:
-        g.priority = 100 if neg else int(args[1])
-    elif head == "preempt":
-        g.preempt = not neg
-    elif head == "track" and g.proto == "hsrp" and len(args) in (2, 3, 4):
-        name = normalize_ifname(args[1])
-        if len(args) == 4 and "decrement".startswith(args[2]):  # IOS 12.3+ spelling
-            args = args[:2] + args[3:]
-        dec = number(args[2], 1, 255) if len(args) == 3 else 10
-        if name is None or dec is None:
-            return INVALID
-        if neg:
-            g.track.pop(name, None)
-        else:
-            g.track[name] = dec
-    else:
-        return INCOMPLETE if len(args) == 1 and head in ("ip", "priority", "track") else INVALID
-    return None
+def seed_metric(source: str) -> int:
+    """The metric OSPF gives redistributed routes by default: 1 for BGP, 20 otherwise."""
+    return 1 if source == "bgp" else 20

@@ -16,7 +16,7 @@ import functools
 import ipaddress
 import re
 
-from textgyms.envs.netconfig import parse_bgp, parse_v6
+from textgyms.envs.netconfig import parse_bgp, parse_fhrp, parse_v6
 from textgyms.envs.netconfig.acl import parse_ace
 from textgyms.envs.netconfig.model import (
     Acl,
@@ -39,6 +39,7 @@ from textgyms.envs.netconfig.parse_if import (
 from textgyms.envs.netconfig.vocab import (
     ACL,
     BGP,
+    BGP_AF,
     GLOBAL,
     INCOMPLETE,
     INTERFACE,
@@ -53,10 +54,10 @@ from textgyms.envs.netconfig.vocab import (
 )
 
 __all__ = ["apply_lines", "normalize_ifname", "parse_config", "parse_mask", "split_devices"]
-_NOOPS = {"end", "exit", "configure terminal", "conf t", "enable"}
+_NOOPS = {"configure terminal", "conf t", "enable"}
 _DEVICE_MARK = re.compile(r"^\s*!\s*device\s+(\S+)\s*$", re.I)
 _TREES = {"if": INTERFACE, "vlan": VLAN, "ospf": OSPF, "acl": ACL, "line": LINE,
-          "global": GLOBAL, "bgp": BGP, "rmap": RMAP, "ospf6": OSPF6}
+          "global": GLOBAL, "bgp": BGP, "af": BGP_AF, "rmap": RMAP, "ospf6": OSPF6}
 
 
 @functools.lru_cache(maxsize=16384)
@@ -364,41 +365,88 @@ def _bad_number(line: str) -> bool:
 
 
 def apply_lines(dev: DeviceConfig, text: str, device: str = "", first_line: int = 1) -> list[Issue]:
-    """Apply IOS-lite ``text`` to ``dev`` in place; return the rejected lines."""
+    """Apply IOS-lite ``text`` to ``dev`` in place; return the rejected lines.
+
+    The configuration modes form a stack, as on IOS: ``!`` is a comment that never changes
+    mode, ``exit`` leaves one level (address-family -> router bgp -> global), ``end`` leaves
+    them all, and a line that is not a command of the current mode is tried in each
+    enclosing mode in turn (IOS leaves the sub-modes for the one that takes it)."""
     issues: list[Issue] = []
-    mode: tuple | None = None
+    stack: list[tuple] = []
     for lineno, raw in enumerate(text.splitlines(), first_line):
         line = raw.strip()
-        if not line or line.startswith("!") or line.lower() in _NOOPS:
-            mode = None if line.lower() in ("end", "exit") or line.startswith("!") else mode
+        if not line or line.startswith("!"):
+            continue
+        low = line.lower()
+        if low == "end":
+            stack.clear()
+            continue
+        if low in _NOOPS:
             continue
         if _bad_number(line):
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, INVALID))
             continue
-        words = line.split()
-        reason = _in_mode(dev, mode, words) if mode is not None else "not in a mode"
-        if reason is not None:
-            # Not a command of the sub-mode: IOS tries it as a global command (and leaves
-            # the sub-mode if it is one).
-            in_mode = reason if mode is not None else None
-            reason, new_mode = _global_cmd(dev, words)
-            mode = new_mode if reason is None else mode
-            # A line that fits neither: the more specific of the two messages.
-            if reason in (INVALID, INCOMPLETE) and in_mode is not None:
-                reason = in_mode
+        reason = _apply(dev, stack, line.split())
         if reason is not None:
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, reason))
     return issues
 
 
-def _in_mode(dev: DeviceConfig, mode: tuple, words: list[str]) -> str | None:
+def _is_exit(words: list[str]) -> bool:
+    """``exit`` or a prefix of it IOS takes (``ex`` is ambiguous with ``exec-timeout``
+    only in line mode, where ``exit`` is meant anyway)."""
+    return len(words) == 1 and len(words[0]) >= 2 and "exit".startswith(words[0].lower())
+
+
+def _leaves_af(words: list[str]) -> bool:
+    """``exit-address-family`` (any unique prefix: ``exit-a``)."""
+    w = words[0].lower() if len(words) == 1 else ""
+    return len(w) > 5 and "exit-address-family".startswith(w)
+
+
+def _apply(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> str | None:
+    """One line in the mode ``stack`` (changed in place): None, or IOS's message."""
+    if _is_exit(words) or (stack and stack[-1][0] == "af" and _leaves_af(words)):
+        if stack:
+            stack.pop()
+        return None
+    reasons: list[str] = []
+    for depth in range(len(stack), -1, -1):
+        if depth:
+            reason, new_mode = _in_mode(dev, stack[depth - 1], words)
+        else:
+            reason, new_mode = _global_cmd(dev, words)
+        if reason is None:
+            del stack[depth:]
+            if new_mode is not None:
+                stack.append(new_mode)
+            return None
+        reasons.append(reason)
+    # A line no mode takes: the global message if it says more than "invalid", else the
+    # innermost mode's.
+    outer = reasons[-1]
+    return outer if outer not in (INVALID, INCOMPLETE) or len(reasons) == 1 else reasons[0]
+
+
+def _in_mode(dev: DeviceConfig, mode: tuple, words: list[str]) -> tuple[str | None, tuple | None]:
+    """One line in a sub-mode: (None or IOS's message, the mode it enters or None)."""
     tree = _TREES[mode[0]]
     expanded = _expand(mode[0], words)
     if isinstance(expanded, str):
-        return expanded
+        return expanded, None
     head = expanded[1] if expanded[0] == "no" and len(expanded) > 1 else expanded[0]
     if head not in tree and not (mode[0] == "acl" and head.isdigit()):
-        return INVALID
+        return INVALID, None
+    if mode[0] in ("bgp", "af"):
+        if dev.bgp is None:
+            return INVALID, None
+        return parse_bgp.bgp_mode_cmd(dev, expanded, in_af=mode[0] == "af")
+    return _sub_cmd(dev, mode, expanded), None
+
+
+def _sub_cmd(dev: DeviceConfig, mode: tuple, expanded: list[str]) -> str | None:
+    """A command of a sub-mode that enters no further mode."""
+    head = expanded[1] if expanded[0] == "no" and len(expanded) > 1 else expanded[0]
     if mode[0] == "if" and head == "ipv6":
         itf = dev.iface(mode[1])
         neg = expanded[0] == "no"
@@ -406,14 +454,15 @@ def _in_mode(dev: DeviceConfig, mode: tuple, words: list[str]) -> str | None:
             itf.extra.append(" ".join(expanded))
             return None
         return parse_v6.iface_ipv6(dev, itf, expanded[neg:], neg)
+    if mode[0] == "if" and head in ("standby", "vrrp"):
+        neg = expanded[0] == "no"
+        return parse_fhrp.fhrp_cmd(dev.iface(mode[1]), expanded[neg:], neg)
     if mode[0] == "if":
         return iface_cmd(dev, mode[1], expanded)
     if mode[0] == "ospf6":
         return ospf_cmd(dev, expanded, v3=True) if dev.ospf6 is not None else INVALID
     if mode[0] == "ospf":
         return ospf_cmd(dev, expanded) if dev.ospf is not None else INVALID
-    if mode[0] == "bgp":
-        return parse_bgp.bgp_cmd(dev, expanded) if dev.bgp is not None else INVALID
     if mode[0] == "rmap":
         return parse_bgp.rmap_cmd(dev, mode[1], mode[2], expanded) if mode[1] in \
             dev.route_maps else INVALID

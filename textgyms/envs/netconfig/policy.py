@@ -26,6 +26,8 @@ def prefix_list_permits(cfg: DeviceConfig, name: str, net: int, plen: int) -> bo
 def _matches(cfg: DeviceConfig, e: RouteMapEntry, net: int, plen: int) -> bool:
     if e.prefix_list is not None and not prefix_list_permits(cfg, e.prefix_list, net, plen):
         return False
+    if e.match_tag:
+        return False  # routes carry no tag in this model: ``match tag`` matches none
     if e.acl is not None:
         acl = cfg.acls.get(e.acl)
         # An undefined or empty list matches nothing here (it is not an applied filter).

@@ -25,6 +25,10 @@ INTRO = {
     "fhrp": "Make the LAN gateway redundant with HSRP on the two routers.",
     "bgp": "Configure BGP peering and routing policy as required below.",
     "redistribution": "Bring routes OSPF does not carry into the OSPF domain.",
+    "ibgp": "Run iBGP across the autonomous system over its OSPF underlay, as required below.",
+    "bgp_ospf": "Redistribute between OSPF and BGP at the border router as required below.",
+    "vrrp": "Make the LAN gateway redundant with VRRP on the two routers.",
+    "nssa": "Design multi-area OSPF with a not-so-stubby area, as required below.",
     "ipv6": "Deploy IPv6 (addresses, IPv6 routing, static routes or OSPFv3) as required below.",
 }
 
@@ -84,22 +88,27 @@ _HOW = """\
 Dialect: IOS-lite, a strict subset of Cisco IOS (hostname; interface with ip address, \
 [no] shutdown, description, ip access-group, ip nat inside|outside, switchport mode/access \
 vlan/trunk allowed vlan/native vlan, encapsulation dot1Q, ip ospf cost|priority|PID area \
-A|authentication [message-digest]|authentication-key|message-digest-key, standby G ip [A] \
-(no A: learnt)|priority|preempt|track IF [decrement] N; vlan/name; \
+A|authentication [message-digest]|authentication-key|message-digest-key|network TYPE, \
+standby version 1|2, standby G ip [A] (no A: learnt)|priority 0-255|preempt|track IF \
+[decrement] N|timers H D|authentication [text S|md5 key-string K], vrrp G ip A|priority \
+1-254|preempt|timers advertise N|authentication; vlan/name; \
 ip routing; ip route (next hop, exit interface or both, distance, name); router ospf with \
-network/passive-interface [default]/router-id/area A authentication/redistribute [subnets] \
-[route-map]/default-information originate; router bgp with neighbor \
-remote-as/route-map/prefix-list/next-hop-self/activate and network mask, also inside \
-address-family ipv4 ... exit-address-family; route-map (match ip address prefix-list or ACL, \
-set local-preference, set as-path prepend); ip prefix-list; \
+network/passive-interface [default]/router-id/area A authentication|stub|nssa \
+[no-summary] [default-information-originate]/redistribute static|connected|bgp AS [subnets] \
+[metric N] [metric-type N] [tag N] [route-map]/default-information originate; router bgp \
+with neighbor A|PG remote-as/peer-group/route-map/prefix-list/next-hop-self/activate/password/\
+update-source/ebgp-multihop/shutdown, network mask and redistribute ospf|static|connected \
+[route-map], also inside address-family ipv4 ... exit-address-family; route-map (match ip \
+address prefix-list or ACL, set local-preference|as-path prepend|metric|metric-type|tag); \
+ip prefix-list; `!` is a comment and `exit` leaves one mode level; \
 standard and extended ACLs, numbered or named; ip nat pool; ip nat inside source \
 list|static, with pools, overload, port forwarding and extendable). Keywords may be \
 abbreviated as IOS allows. Interfaces are enabled unless `shutdown`.
 Tools (XML-style tags or JSON tool calls; only the last call in a reply counts): show_run, \
 show_ip_route, show_ip_int_brief, show_ip_ospf_neighbor, show_access_lists, show_vlan_brief, \
-show_standby_brief, get_logs (each takes a device), ping and traceroute (target address, \
-device attribute), test_flow (src, dst, proto, port), apply_config (config lines, device \
-attribute) and submit.
+show_standby_brief, show_ip_bgp_summary, get_logs (each takes a device), ping and traceroute \
+(target address, device attribute), test_flow (src, dst, proto, port), apply_config \
+(config lines, device attribute) and submit.
 Submit ends the episode. For configuration tasks, put the complete configuration of every \
 device you manage inside submit, one section per device starting with "! device NAME" (each \
 device exactly once), or submit with an empty body to submit your candidate as edited with \

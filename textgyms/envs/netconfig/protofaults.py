@@ -108,5 +108,112 @@ def default_not_originated(rng: np.random.Generator, cfgs: Configs, kinds) -> La
     return {"device": dev, "cause": "default_not_originated", "components": ["router ospf"]}
 
 
+def bgp_password_mismatch(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """A TCP MD5 password on one end of a session only: the peer's segments fail the MD5
+    check (IOS logs %TCP-6-BADAUTH) and the session never comes up."""
+    dev = _pick(rng, [d for d, c in sorted(cfgs.items()) if c.bgp and c.bgp.neighbors])
+    if dev is None:
+        return None
+    nbrs = sorted(cfgs[dev].bgp.neighbors.values(), key=lambda n: int(n.ip))
+    n = nbrs[int(rng.integers(len(nbrs)))]
+    n.password = "Md5-" + "".join(str(int(x)) for x in rng.integers(0, 10, size=6))
+    return {"device": dev, "cause": "bgp_password_mismatch", "components": ["router bgp"]}
+
+
+def hsrp_version_mismatch(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """``standby version 2`` on one member of an HSRP group: v1 and v2 hellos do not
+    interoperate, so both routers become active."""
+    members = _pick(rng, _hsrp_groups(cfgs))
+    if members is None:
+        return None
+    d, n, _g = members[int(rng.integers(len(members)))]
+    itf = cfgs[d].interfaces[n]
+    itf.hsrp_version = 2 if itf.hsrp_version == 1 else 1
+    return {"device": d, "cause": "hsrp_version_mismatch", "components": [n]}
+
+
+def ospf_network_mismatch(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """``ip ospf network point-to-point`` on one end of an Ethernet link: the adjacency goes
+    FULL, but the two router LSAs describe the link differently and SPF installs no route
+    across it."""
+    picks = [(d, n) for d, c in sorted(cfgs.items()) if c.ospf is not None
+             for n, i in sorted(c.interfaces.items())
+             if i.ip is not None and i.ip.network.prefixlen == 30 and i.ospf_network is None
+             and n.startswith("Gigabit") and not c.ospf.is_passive(n)]
+    pick = _pick(rng, picks)
+    if pick is None:
+        return None
+    cfgs[pick[0]].interfaces[pick[1]].ospf_network = "point-to-point"
+    return {"device": pick[0], "cause": "ospf_network_mismatch", "components": [pick[1]]}
+
+
+def ibgp_no_next_hop_self(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """``next-hop-self`` dropped at the edge: its iBGP peers keep the provider's address as
+    the next hop, which the IGP does not carry, so they install no route to the provider."""
+    picks = [(d, a) for d, c in sorted(cfgs.items()) if c.bgp
+             for a, n in sorted(c.bgp.neighbors.items()) if n.next_hop_self]
+    pick = _pick(rng, picks)
+    if pick is None:
+        return None
+    cfgs[pick[0]].bgp.neighbors[pick[1]].next_hop_self = None
+    return {"device": pick[0], "cause": "ibgp_no_next_hop_self", "components": ["router bgp"]}
+
+
+def bgp_no_update_source(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """``update-source Loopback0`` dropped for a loopback peer: the session comes from the
+    egress interface's address, which the peer does not name, and never establishes."""
+    picks = [(d, a) for d, c in sorted(cfgs.items()) if c.bgp
+             for a, n in sorted(c.bgp.neighbors.items()) if n.update_source]
+    pick = _pick(rng, picks)
+    if pick is None:
+        return None
+    cfgs[pick[0]].bgp.neighbors[pick[1]].update_source = None
+    return {"device": pick[0], "cause": "bgp_no_update_source", "components": ["router bgp"]}
+
+
+def bgp_not_redistributed(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """One direction of OSPF<->BGP redistribution missing at the border."""
+    picks = [(d, "bgp") for d, c in sorted(cfgs.items()) if c.bgp and c.bgp.redistribute]
+    picks += [(d, "ospf") for d, c in sorted(cfgs.items())
+              if c.ospf is not None and "bgp" in c.ospf.redistribute]
+    pick = _pick(rng, picks)
+    if pick is None:
+        return None
+    d, where = pick
+    if where == "bgp":
+        cfgs[d].bgp.redistribute.clear()
+    else:
+        cfgs[d].ospf.redistribute.pop("bgp")
+    comp = "router bgp" if where == "bgp" else "router ospf"
+    return {"device": d, "cause": "bgp_not_redistributed", "components": [comp]}
+
+
+def vrrp_auth_mismatch(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """VRRP authentication on one member only: the other discards its advertisements and
+    both become master."""
+    picks = [(d, n, k) for d, c in sorted(cfgs.items()) for n, i in sorted(c.interfaces.items())
+             for k, g in sorted(i.fhrp.items()) if g.proto == "vrrp" and g.auth is None]
+    pick = _pick(rng, picks)
+    if pick is None:
+        return None
+    d, n, k = pick
+    cfgs[d].interfaces[n].fhrp[k].auth = ("text", "vrrp" + str(int(rng.integers(10, 99))))
+    return {"device": d, "cause": "vrrp_auth_mismatch", "components": [n]}
+
+
+def nssa_flag_mismatch(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | None:
+    """``area A nssa`` missing on one router of the area: the hellos' area flags differ and
+    the adjacency never forms."""
+    dev = _pick(rng, [d for d, c in sorted(cfgs.items()) if c.ospf is not None and c.ospf.nssa])
+    if dev is None:
+        return None
+    area = sorted(cfgs[dev].ospf.nssa)[0]
+    del cfgs[dev].ospf.nssa[area]
+    return {"device": dev, "cause": "nssa_flag_mismatch", "components": ["router ospf"]}
+
+
 PROTOCOL_FAULTS = (bgp_remote_as, bgp_missing_network, hsrp_no_preempt, hsrp_wrong_priority,
-                   redistribute_no_subnets, default_not_originated)
+                   redistribute_no_subnets, default_not_originated, bgp_password_mismatch,
+                   hsrp_version_mismatch, ospf_network_mismatch, ibgp_no_next_hop_self,
+                   bgp_no_update_source, bgp_not_redistributed, vrrp_auth_mismatch,
+                   nssa_flag_mismatch)

@@ -70,9 +70,11 @@ def _areas(r: dict) -> str:
 
 
 def _fhrp(r: dict) -> str:
-    text = (f"Gateway redundancy for {r['subnet']}: HSRP group {r['group']} with virtual IP "
+    proto = r.get("proto", "hsrp").upper()
+    text = (f"Gateway redundancy for {r['subnet']}: {proto} group {r['group']} with virtual IP "
             f"{r['vip']} (the hosts' gateway) on {r['active']} and {r['standby']}; "
-            f"{r['active']} is active, and if its LAN link fails {r['standby']} takes over.")
+            f"{r['active']} is active, and if its LAN link fails {r['standby']} takes over "
+            f"({r['active']} takes the role back when the link recovers).")
     if r.get("track"):
         text += (f" If {r['active']}'s uplink to CORE fails, {r['standby']} must take over "
                  "too (and give it back when it recovers).")
@@ -93,6 +95,40 @@ def _bgp_policy(r: dict) -> str:
         text += (f" Return traffic from the server must also come in through {r['prefer']} "
                  f"(make the path through {r['backup']} longer).")
     return text
+
+
+def _ibgp(r: dict) -> str:
+    loops = ", ".join(f"{d} {ip}" for d, ip in r["loopbacks"].items())
+    return (f"iBGP: {', '.join(r['routers'])} run BGP in AS {r['asn']} with a full mesh of "
+            f"iBGP sessions between their Loopback0 addresses ({loops}; OSPF already carries "
+            f"them), and each advertises its LAN in BGP. {r['edge']} also peers with the "
+            f"provider at {r['isp']} (AS {r['isp_asn']}). Every router must reach the server "
+            f"{r['server']} by BGP routes; the provider link must stay out of OSPF (no router "
+            "but the edge may have a route to it).")
+
+
+def _bgp_ospf(r: dict) -> str:
+    text = (f"Redistribution: {r['device']} runs BGP in AS {r['asn']}, peers with the partner "
+            f"at {r['peer']} (AS {r['peer_asn']}), and redistributes between OSPF process 1 "
+            "and BGP both ways: the partner learns the inside LANs by BGP, and every other "
+            "OSPF router learns the partner's LANs by OSPF.")
+    if r["only_lans"]:
+        text += (" Only the inside LANs (" + ", ".join(r["inside"]) + ") may go to the partner:"
+                 " no transit link subnet.")
+    if r["denied"]:
+        text += (" Of the partner's LANs only " + ", ".join(r["allowed"]) + " may enter OSPF ("
+                 + ", ".join(r["denied"]) + " must not).")
+    return text
+
+
+def _nssa(r: dict) -> str:
+    return (f"NSSA: area {r['area']} is a not-so-stubby area (every router in it agrees): no "
+            "external route from the rest of the domain may enter it, and its ABR gives it a "
+            f"default route instead. Inside it, {r['device']} reaches the legacy LAN "
+            f"{r['lan']} through {r['via']} (not running OSPF): route it statically and "
+            "redistribute it, so every router learns it by OSPF. "
+            f"{r['edge']} already redistributes its static route to {r['external']} (the "
+            "Internet server LAN).")
 
 
 def _ospf6(r: dict) -> str:
@@ -131,6 +167,9 @@ RENDER = {
         "router must learn the default route via OSPF so every host reaches the Internet."
     ),
     "bgp": _bgp,
+    "ibgp": _ibgp,
+    "bgp_ospf": _bgp_ospf,
+    "nssa": _nssa,
     "bgp_policy": _bgp_policy,
     "fhrp": _fhrp,
     "ospf_areas": _areas,

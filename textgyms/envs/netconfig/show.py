@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
 from textgyms.envs.netconfig.routing import mask
+from textgyms.envs.netconfig.show_bgp import bgp_lines
 from textgyms.envs.netconfig.sim import Network
 
 A = ipaddress.IPv4Address
@@ -67,6 +68,8 @@ def _iface_lines(itf) -> list[str]:
                             itf.ospf_area)
     lines += _ospf_opt_lines(itf)
     lines += _ipv6_iface_lines(itf)
+    if itf.hsrp_version != 1:
+        lines.append(f" standby version {itf.hsrp_version}")
     for (proto, grp), g in sorted(itf.fhrp.items()):
         lines += _fhrp_lines(proto, grp, g)
     lines += [f" {x}" for x in itf.extra]
@@ -129,7 +132,20 @@ def _fhrp_lines(proto: str, grp: int, g) -> list[str]:
     if g.preempt != (proto == "vrrp"):
         out.append(f"{cmd} preempt" if g.preempt else f" no{cmd} preempt")
     out += [f"{cmd} track {name} {dec}" for name, dec in sorted(g.track.items())]
-    return out
+    if g.timers is not None:
+        hello, hold = g.timers
+        if proto == "vrrp":
+            out.append(f"{cmd} timers advertise " + (f"{hello // 1000}" if hello % 1000 == 0
+                                                     else f"msec {hello}"))
+        else:
+            out.append(f"{cmd} timers " + " ".join(
+                f"{v // 1000}" if v % 1000 == 0 else f"msec {v}" for v in (hello, hold)))
+    if g.auth is not None:
+        kind, key = g.auth
+        out.append(f"{cmd} authentication " + (f"text {key}" if kind == "text" else
+                                               f"md5 key-chain {key}" if kind == "md5-chain"
+                                               else f"md5 key-string {key}"))
+    return out + [f"{cmd} {x}" for x in g.extra]
 
 
 def _acl_lines(acl: Acl) -> list[str]:
@@ -149,15 +165,20 @@ def _ospf_lines(ospf) -> list[str]:
         lines.append(f" auto-cost reference-bandwidth {ospf.ref_bw}")
     lines += [f" area {a} stub" + (" no-summary" if nos else "")
               for a, nos in sorted(ospf.stubs.items())]
+    lines += [f" area {a} nssa" + (" no-summary" if nos else "") + (
+        " default-information-originate" if dio else "") + (" no-redistribution" if nor else "")
+        for a, (nos, dio, nor) in sorted(ospf.nssa.items())]
     lines += [f" area {a} authentication" + (" message-digest" if k == "md5" else "")
               for a, k in sorted(ospf.area_auth.items())]
     lines += [f" {x}" for x in ospf.extra]
     for source, (subnets, metric, mtype) in sorted(ospf.redistribute.items()):
-        opts = (f" metric {metric}" if metric != 20 else "") + (
+        opts = (f" metric {metric}" if metric != (1 if source == "bgp" else 20) else "") + (
             f" metric-type {mtype}" if mtype != 2 else "") + (" subnets" if subnets else "") + (
             f" route-map {ospf.redistribute_maps[source]}"
-            if source in ospf.redistribute_maps else "")
-        lines.append(f" redistribute {source}{opts}")
+            if source in ospf.redistribute_maps else "") + (
+            f" tag {ospf.redistribute_tags[source]}" if source in ospf.redistribute_tags else "")
+        src = f"bgp {ospf.bgp_asn}" if source == "bgp" else source
+        lines.append(f" redistribute {src}{opts}")
     if ospf.passive_default:
         lines.append(" passive-interface default")
         lines += [f" no passive-interface {p}" for p in sorted(ospf.active, key=_natural)]
@@ -169,57 +190,6 @@ def _ospf_lines(ospf) -> list[str]:
                      + (f" metric {metric}" if metric != 1 else "")
                      + (f" metric-type {mtype}" if mtype != 2 else ""))
     return lines + ["!"]
-
-
-def _bgp_lines(cfg: DeviceConfig) -> list[str]:
-    b = cfg.bgp
-    return (_bgp_router(b) if b is not None else []) + _policy_lines(cfg)
-
-
-def _bgp_router(b) -> list[str]:
-    lines = [f"router bgp {b.asn}"]
-    if b.router_id is not None:
-        lines.append(f" bgp router-id {b.router_id}")
-    if not b.default_ipv4:
-        lines.append(" no bgp default ipv4-unicast")
-    # Neighbor options come after the neighbor's remote-as, or IOS refuses them.
-    per_neighbor = [x for x in b.extra if x.startswith(("neighbor ", "no neighbor "))]
-    lines += [f" {x}" for x in b.extra if x not in per_neighbor]
-    lines += [f" network {n.network_address} mask {n.netmask}" for n in b.networks]
-    for ip, n in b.neighbors.items():
-        lines.append(f" neighbor {ip} remote-as {n.remote_as}")
-        lines += [f" neighbor {ip} {kind} {m} {d}" for kind, d, m in
-                  (("route-map", "in", n.route_map_in), ("route-map", "out", n.route_map_out),
-                   ("prefix-list", "in", n.prefix_list_in),
-                   ("prefix-list", "out", n.prefix_list_out)) if m]
-        if n.activate is not None and n.activate != b.default_ipv4:
-            lines.append(f" {'' if n.activate else 'no '}neighbor {ip} activate")
-        if n.next_hop_self:
-            lines.append(f" neighbor {ip} next-hop-self")
-    return lines + [f" {x}" for x in per_neighbor] + ["!"]
-
-
-def _policy_lines(cfg: DeviceConfig) -> list[str]:
-    lines = []
-    for name, entries in cfg.prefix_lists.items():
-        for e in entries:
-            bounds = (f" ge {e.ge}" if e.ge is not None else "") + (
-                f" le {e.le}" if e.le is not None else "")
-            action = "permit" if e.permit else "deny"
-            lines.append(f"ip prefix-list {name} seq {e.seq} {action} {e.prefix}{bounds}")
-    for name, entries in cfg.route_maps.items():
-        for e in entries:
-            lines.append(f"route-map {name} {'permit' if e.permit else 'deny'} {e.seq}")
-            if e.prefix_list:
-                lines.append(f" match ip address prefix-list {e.prefix_list}")
-            if e.acl:
-                lines.append(f" match ip address {e.acl}")
-            if e.local_pref is not None:
-                lines.append(f" set local-preference {e.local_pref}")
-            if e.prepend:
-                lines.append(" set as-path prepend " + " ".join(str(a) for a in e.prepend))
-            lines.append("!")
-    return lines
 
 
 def _nat_lines(cfg: DeviceConfig) -> list[str]:
@@ -264,7 +234,7 @@ def render_config(cfg: DeviceConfig) -> str:
         lines += _iface_lines(cfg.interfaces[name])
     if cfg.ospf is not None:
         lines += _ospf_lines(cfg.ospf)
-    lines += _bgp_lines(cfg)
+    lines += bgp_lines(cfg)
     lines += _nat_lines(cfg)
     lines += [_route_line(r) for r in cfg.routes]
     lines += _ipv6_global_lines(cfg)
@@ -416,7 +386,8 @@ def show_standby_brief(net: Network, dev: str) -> str:
                 continue
             dom = net.domain.get((dev, name))
             owner = net.fhrp.get((dom, int(g.vip))) if dom is not None else None
-            state = "Init" if dom is None else "Active" if owner and owner[0] == dev else "Standby"
+            actives = net.fhrp_actives.get((dom, int(g.vip)), [])
+            state = "Init" if dom is None else "Active" if (dev, name) in actives else "Standby"
             active = "local" if state == "Active" else (
                 str(A(next(i.ip for i in net.l3[owner[0]] if i.name == owner[1])))
                 if owner else "unknown")

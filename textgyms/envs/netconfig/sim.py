@@ -36,8 +36,11 @@ class Network:
     """A compiled network; ``devices`` maps name -> (kind, config)."""
 
     def __init__(
-        self, devices: Mapping[str, tuple[str, DeviceConfig]], links: list[l2.Link]
+        self, devices: Mapping[str, tuple[str, DeviceConfig]], links: list[l2.Link],
+        fhrp_incumbent: Mapping | None = None,
     ) -> None:
+        """``fhrp_incumbent``: the active router of each FHRP group at an earlier moment
+        (another network's ``fhrp_state``); by default the one that won at boot."""
         self.devices = dict(devices)
         self.links = list(links)
         peer = l2.peers(self.links)
@@ -57,11 +60,13 @@ class Network:
         self.routers = {d for d, (k, c) in self.devices.items() if routes_packets(k, c)}
         # In device order, never set order: results must not depend on the hash seed.
         self._router_cfgs = {d: c for d, (_k, c) in self.devices.items() if d in self.routers}
-        self.fhrp = fhrp.active(self._router_cfgs, self.domain, self.status)
+        self.fhrp_state, self.fhrp_actives = fhrp.elect(
+            self._router_cfgs, self.domain, self.status, fhrp_incumbent)
+        # With a dual-active both answer ARP; hosts keep one (the first, here).
+        self.fhrp = {k: (v[0][0], v[0][1], k[1]) for k, v in self.fhrp_actives.items()}
         for (dom, vip), (dev, name, _vip) in self.fhrp.items():
             self.arp.setdefault(dom, {})[vip] = (dev, name)
             self.own[dev].setdefault(vip, name)
-        self._route()
         # Lookups the packet walk does at every hop, precomputed once.
         self._cfgs = {d: c for d, (_k, c) in self.devices.items()}
         self._ingress_fx = {
@@ -71,6 +76,7 @@ class Network:
         self._arp_at = {k: self.arp.get(dom, _EMPTY) for k, dom in self.domain.items()}
         self.nat_pool_use: dict[tuple[str, int], int] = {}  # (dev, inside local) -> global
         self._v6: sim6.Plane6 | None = None
+        self._route()
 
     @property
     def v6(self) -> sim6.Plane6:
@@ -82,6 +88,21 @@ class Network:
     def _route(self) -> None:
         configs = self._router_cfgs
         l3r = {d: self.l3[d] for d in configs}
+        self._igp(configs, l3r, {})
+        self.bgp_sessions: list = []
+        self.bgp_attempts: list = []
+        self.bgp_best: dict = {}
+        if any(c.bgp is not None for c in configs.values()):
+            self._route_bgp(configs, l3r)
+            # OSPF redistributing BGP: its externals come from the BGP routes, so OSPF runs
+            # again with them (sessions and best paths stay those of the first pass).
+            if any(c.ospf is not None and "bgp" in c.ospf.redistribute for c in configs.values()):
+                learned = {d: [r for r in rib if r.proto == "B"] for d, rib in self.rib.items()}
+                self._igp(configs, l3r, learned)
+
+    def _igp(self, configs, l3r, learned: dict[str, list[Route]]) -> None:
+        """Connected, static and OSPF routes (with ``learned`` BGP routes kept in the RIB and
+        offered to redistribution) into ``rib`` and ``fib``."""
         adj, events, self.rids, oifs, self.areas, tables = ospf.compute(configs, l3r)
         self.adjacencies, self.events = adj, events
         statics: dict[str, list[Route]] = {}
@@ -91,26 +112,35 @@ class Network:
         externals = {}
         for dev, cfg in configs.items():
             if cfg.ospf is not None and (cfg.ospf.redistribute or cfg.ospf.originate):
-                rib = routing.select(routing.connected_routes(self.l3[dev]) + statics[dev])
+                rib = routing.select(routing.connected_routes(self.l3[dev]) + statics[dev]
+                                     + learned.get(dev, []))
                 mine = [o for o in oifs if o.dev == dev]
                 externals[dev] = ospf.redistributed(cfg, rib, self.l3[dev], mine)
-        ospf.external_routes(self.areas, tables, externals)
+        ospf.external_routes(self.areas, tables, externals, ospf.nssa_defaults(configs, self.areas))
         self.rib: dict[str, list[Route]] = {}
         self.fib = {}
         for dev in configs:
             cands = routing.connected_routes(self.l3[dev]) + ospf.to_routes(tables.get(dev, {}))
-            rib = routing.select(cands + statics[dev])
+            rib = routing.select(cands + statics[dev] + learned.get(dev, []))
             self.rib[dev] = rib
             self.fib[dev] = routing.build_fib(rib)
-        self.bgp_sessions: list = []
-        self.bgp_best: dict = {}
-        if any(c.bgp is not None for c in configs.values()):
-            self._route_bgp(configs, l3r)
+
+    def _tcp_hops(self, src: int, dst: int) -> int | None:
+        """Routers between ``src`` and ``dst`` for a BGP connection (TCP port 179) from the
+        device that owns ``src``, over the IGP/static FIBs; None if it is not delivered."""
+        dev = self.owner(src)
+        if dev is None:
+            return None
+        w = self.walk((src, dst, 6, 49152, 179, False), dev)
+        if w.status != "delivered" or dst not in self.own.get(w.at, _EMPTY):
+            return None
+        return max(0, len(w.hops) - 2)
 
     def _route_bgp(self, configs, l3r) -> None:
-        """BGP on top of the IGP/static RIBs (next hops resolve through them)."""
+        """BGP on top of the IGP/static RIBs (sessions and next hops use them)."""
         owner = {ip: d for d, own in self.own.items() for ip in own}
-        self.bgp_sessions, self.bgp_best = bgp.compute(configs, l3r, self.rib, self.fib, owner)
+        self.bgp_attempts, self.bgp_sessions, self.bgp_best = bgp.compute(
+            configs, l3r, self.rib, self.fib, owner, self._tcp_hops)
         for dev, best in self.bgp_best.items():
             rib = routing.select(self.rib[dev] + bgp.to_routes(best, self.fib[dev]))
             self.rib[dev] = rib

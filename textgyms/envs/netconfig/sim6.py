@@ -31,7 +31,7 @@ from collections.abc import Mapping
 
 from textgyms.envs.netconfig import ospf, routing
 from textgyms.envs.netconfig.model import DeviceConfig, Interface
-from textgyms.envs.netconfig.ospf import Adjacency, OspfIf
+from textgyms.envs.netconfig.ospf import Adjacency, OspfIf, area_flag
 from textgyms.envs.netconfig.routing import L3If, Route, Walk
 
 LINK_LOCAL = int(ipaddress.IPv6Address("fe80::"))
@@ -153,7 +153,7 @@ class Plane6:
             for k, a in enumerate(members):
                 for b in members[k + 1:]:
                     if a.dev == b.dev or a.area != b.area or a.timers != b.timers \
-                            or bool(a.stub) != bool(b.stub):
+                            or area_flag(a.stub) != area_flag(b.stub):
                         continue
                     if self.rids[a.dev] == self.rids[b.dev]:
                         continue  # duplicate router ID: IOS refuses the neighbour

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Any
 
-from textgyms.envs.netconfig import show, show6
+from textgyms.envs.netconfig import show, show6, show_bgp
 from textgyms.envs.netconfig.acl import format_packet
 from textgyms.envs.netconfig.model import PROTO_NAME, PROTO_NUM
 from textgyms.envs.netconfig.parser import apply_lines
@@ -18,6 +18,7 @@ SHOW_CMDS = {
     "show_ip_ospf_neighbor": ("show ip ospf neighbor", show.show_ip_ospf_neighbor),
     "show_vlan_brief": ("show vlan brief", show.show_vlan_brief),
     "show_standby_brief": ("show standby brief", show.show_standby_brief),
+    "show_ip_bgp_summary": ("show ip bgp summary", show_bgp.show_ip_bgp_summary),
     "show_ipv6_route": ("show ipv6 route", show6.show_ipv6_route),
     "show_ipv6_int_brief": ("show ipv6 interface brief", show6.show_ipv6_int_brief),
     "show_ipv6_ospf_neighbor": ("show ipv6 ospf neighbor", show6.show_ipv6_ospf_neighbor),

@@ -163,7 +163,7 @@ OSPF: Tree = {
     "auto-cost": {"reference-bandwidth": None},
     "log-adjacency-changes": None,
     "default-information": {"originate": None},
-    "redistribute": {"static": None, "connected": None},
+    "redistribute": {"static": None, "connected": None, "bgp": None},
     "area": None,
     "timers": None,
     "maximum-paths": None,
@@ -188,9 +188,14 @@ _HARMLESS_OSPF = {"log-adjacency-changes", "timers", "maximum-paths", "ispf", "n
 VLAN: Tree = {"name": None, "state": None, "exit": None}
 BGP: Tree = {"neighbor": None, "network": None, "bgp": None, "synchronization": None,
              "auto-summary": None, "timers": None, "address-family": None,
-             "exit-address-family": None, "exit": None}
-RMAP: Tree = {"match": {"ip": {"address": {"prefix-list": None}}},
-              "set": {"local-preference": None, "as-path": {"prepend": None}},
+             "redistribute": None, "maximum-paths": None, "exit": None}
+# ``address-family ipv4`` mode: what is not here is tried in ``router bgp`` mode.
+BGP_AF: Tree = {"neighbor": None, "network": None, "redistribute": None, "synchronization": None,
+                "auto-summary": None, "maximum-paths": None, "exit-address-family": None,
+                "exit": None}
+RMAP: Tree = {"match": {"ip": {"address": {"prefix-list": None}}, "tag": None},
+              "set": {"local-preference": None, "as-path": {"prepend": None}, "metric": None,
+                      "metric-type": None, "tag": None},
               "description": None, "exit": None}
 LINE: Tree = {
     "login": None, "password": None, "transport": None, "exec-timeout": None, "logging": None,
