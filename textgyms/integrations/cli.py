@@ -17,7 +17,9 @@ from textgyms.errors import ConfigError
 __all__ = ["SHIPPED", "add_parser", "run", "shipped_path"]
 
 # trainer -> the file shipped for it, relative to this package; one entry per shipped file.
-SHIPPED: dict[str, str] = {}
+SHIPPED: dict[str, str] = {
+    "openrlhf": "openrlhf_agent.py",
+}
 
 
 def shipped_path(name: str) -> Path:
