@@ -85,8 +85,8 @@ def _row(label: Any) -> TaskRow:
         try:
             label = json.loads(label)
         except json.JSONDecodeError as exc:
-            raise ConfigError(f"label is not a task row (JSON): {exc}; write rows with "
-                              "`textgyms export tasks` and pass --data.label_key extra_info") from exc
+            raise ConfigError(f"label is not a task row (JSON): {exc}; write rows with `textgyms "
+                              "export tasks` and pass --data.label_key extra_info") from exc
     if not isinstance(label, Mapping):
         raise ConfigError(f"label must be a task row, got {type(label).__name__}")
     return TaskRow.from_row(label)
