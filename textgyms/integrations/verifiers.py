@@ -20,8 +20,9 @@ Every taskset takes the same config (``--env.taskset.*``): ``envs`` (one id, a m
 ``"textgyms/Wordle-v0*2,textgyms/Code-v0"`` or a JSON list of ``{"id", "kwargs", "weight"}``),
 ``kwargs`` (for every entry), ``split`` (``train``/``test``/``all``), ``seed`` (task ``i``
 plays seed ``seed + i``; a mixture picks the entry from the seed, as
-:class:`textgyms.mixture.Mixture` does) and ``interleave`` (play the entries in turn instead). Tasks are procedural, so the taskset is ``INFINITE``:
-bound a run with ``-n`` or ``take(n)``.
+:class:`textgyms.mixture.Mixture` does) and ``interleave`` (play the entries in turn
+instead). Tasks are procedural, so the taskset is ``INFINITE``: bound a run with ``-n`` or
+``take(n)``.
 
 :class:`TextgymsEnv` plays an episode turn by turn: the env's prompt is the task prompt, each
 assistant reply is one ``env.step``, and each observation goes back as the next user turn,
