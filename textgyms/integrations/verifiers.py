@@ -116,7 +116,9 @@ class TextgymsTaskset(vf.Taskset[TextgymsTask, TextgymsConfig]):
         try:
             for row in self.rows():
                 key = row.columns()["env_kwargs"] + row.env_id
-                env = envs.get(key) or envs.setdefault(key, row.make())
+                if key not in envs:
+                    envs[key] = row.make()
+                env = envs[key]
                 prompt, info = env.reset(seed=row.seed)
                 row = TaskRow(row.env_id, row.env_kwargs, row.seed, row.split, info["task_id"])
                 data = TextgymsData(name=f"{row.env_id}#{row.seed}", id=row.task_id,
