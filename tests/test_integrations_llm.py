@@ -27,6 +27,9 @@ import pytest
 import textgyms
 from textgyms.integrations.episode import Episode, TaskRow
 
+# Importing ART imports litellm, which fetches a price table from the network unless told not to.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
 ROOT = Path(__file__).resolve().parents[1]
 VF_BIN = ROOT / ".venv-verifiers" / "bin"
 KWARGS = {"max_turns": 2}
