@@ -23,7 +23,7 @@ SCRIPT = r'''
 import json
 import verifiers.v1 as vf
 from verifiers.v1.utils.loaders import environment_class, taskset_class, taskset_config_type
-from textgyms.integrations.verifiers import FAMILIES, TextgymsEnv, TextgymsTaskset
+from textgyms.integrations.verifiers import FAMILIES, TextgymsEnv, TextgymsTaskset, taskset
 
 out = {"families": {}}
 for module, env_id in [*FAMILIES.items(), ("textgyms_env", "")]:
@@ -42,6 +42,8 @@ out["interleave"] = [t.data.info["env_id"] for t in mix.take(4)]
 weighted = taskset_class("textgyms_env")(taskset_config_type("textgyms_env")(
     id="textgyms_env", envs="textgyms/Wordle-v0*3,textgyms/Code-v0", seed=100))
 out["weighted"] = [t.data.info["env_id"] for t in weighted.take(40)]
+out["factory"] = [(t.data.info["env_id"], t.data.info["seed"], t.data.info["split"])
+                  for t in taskset("textgyms/Code-v0", split="all", seed=3).take(2)]
 try:
     list(taskset_class("textgyms_env")(taskset_config_type("textgyms_env")(
         id="textgyms_env")).take(1))
@@ -89,6 +91,10 @@ def test_mixtures_interleave_or_draw_by_weight(report):
     assert report["interleave"] == ["textgyms/Wordle-v0", "textgyms/Code-v0"] * 2
     drawn = report["weighted"]
     assert 20 <= drawn.count("textgyms/Wordle-v0") <= 38 and "textgyms/Code-v0" in drawn
+
+
+def test_the_factory_makes_a_taskset_for_any_id(report):
+    assert report["factory"] == [["textgyms/Code-v0", 3, "all"], ["textgyms/Code-v0", 4, "all"]]
 
 
 def test_a_taskset_without_an_env_says_what_to_set(report):
