@@ -97,11 +97,12 @@ class AgentInstance(AgentInstanceBase):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.episode: Episode | None = None
+        self.rollout = _Rollout(None)  # the executor's, once reset runs inside it
         self.paid = 0.0  # rewards handed to OpenRLHF so far
 
     async def reset(self, states: dict, **kwargs: Any) -> dict:
         """Make the label's env on its seed; check the prompt is that env's prompt."""
-        self.rollout = _ROLLOUT.get(None) or _Rollout(None)
+        self.rollout = _ROLLOUT.get(self.rollout)
         self.episode = Episode(_row(states["label"]))
         if self.episode.prompt not in states["observation"]:
             self.episode.close()
