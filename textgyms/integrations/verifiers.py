@@ -1,0 +1,175 @@
+"""textgyms envs as verifiers v1 tasksets (``pip install "textgyms[verifiers]"``).
+
+verifiers 0.4 (the v1 API that prime-rl trains on) loads an environment by **taskset id**: it
+imports the id as a top-level module and takes the one ``Taskset`` subclass (and the ``Env``
+subclass, if any) that the module's ``__all__`` exports. textgyms installs one such module per
+family, each a thin alias of the classes here:
+
+=====================  ==========================================================
+taskset id             plays
+=====================  ==========================================================
+``textgyms_wordle``    ``textgyms/Wordle-v0``
+``textgyms_search``    ``textgyms/Search-v1``
+``textgyms_code``      ``textgyms/Code-v0``
+``textgyms_netconfig`` ``textgyms/NetConfig-v2``
+``textgyms_iso20022``  ``textgyms/ISO20022-MT103-v2``
+``textgyms_env``       any id or mixture (``--env.taskset.envs`` is required)
+=====================  ==========================================================
+
+Every taskset takes the same config (``--env.taskset.*``): ``envs`` (one id, a mixture such as
+``"textgyms/Wordle-v0*2,textgyms/Code-v0"`` or a JSON list of ``{"id", "kwargs", "weight"}``),
+``kwargs`` (for every entry), ``split`` (``train``/``test``/``all``), ``seed`` (task ``i``
+plays seed ``seed + i``; a mixture picks the entry from the seed, as
+:class:`textgyms.mixture.Mixture` does) and ``interleave`` (play the entries in turn
+instead). Tasks are procedural, so the taskset is ``INFINITE``: bound a run with ``-n`` or
+``take(n)``.
+
+:class:`TextgymsEnv` plays an episode turn by turn: the env's prompt is the task prompt, each
+assistant reply is one ``env.step``, and each observation goes back as the next user turn,
+until the env ends the episode (solved, failed, or its own ``max_turns``) or the agent's own
+limit (``--env.player.max-turns``) cuts it short. The trace records the episode's return as the
+reward ``textgyms`` (so ``Trace.reward`` is the env's return) and score, solved, turns,
+return and finished as metrics; ``trace.info["textgyms"]`` keeps the task row and the actions.
+verifiers 0.4 no longer loads the legacy ``load_environment(**kwargs)`` modules, so there is
+no such entry.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any, Literal
+
+import verifiers.v1 as vf
+from pydantic import Field
+
+from textgyms.integrations.episode import Episode, TaskRow
+from textgyms.mixture import Mixture
+
+__all__ = ["FAMILIES", "TextgymsConfig", "TextgymsData", "TextgymsEnv", "TextgymsEnvConfig",
+           "TextgymsTask", "TextgymsTaskset", "taskset"]
+
+REWARD = "textgyms"  # the reward name on the trace; Trace.reward sums the recorded rewards
+
+# taskset module (top-level, installed with textgyms) -> the env id it plays by default.
+FAMILIES: dict[str, str] = {
+    "textgyms_wordle": "textgyms/Wordle-v0",
+    "textgyms_search": "textgyms/Search-v1",
+    "textgyms_code": "textgyms/Code-v0",
+    "textgyms_netconfig": "textgyms/NetConfig-v2",
+    "textgyms_iso20022": "textgyms/ISO20022-MT103-v2",
+}
+
+
+class TextgymsConfig(vf.TasksetConfig):
+    """Which textgyms env(s) a taskset plays (``--env.taskset.*``)."""
+
+    envs: str | list[Any] = ""
+    """An env id, a mixture ``"A*2,B"``, or a JSON list of ``{"id", "kwargs", "weight"}``."""
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    """Kwargs for every entry (an entry's own kwargs win), e.g. ``{"max_turns": 4}``."""
+    split: Literal["train", "test", "all"] = "train"
+    """The split tasks are drawn from (the env's ``split`` kwarg)."""
+    seed: int = 0
+    """The seed of task 0; task ``i`` plays seed ``seed + i``."""
+    interleave: bool = False
+    """Play a mixture's entries in turn (task ``i`` plays entry ``i`` mod their number) instead
+    of drawing one by weight: an evaluation over every env, e.g. ``-n 6`` over six ids."""
+
+
+class TextgymsData(vf.TaskData):
+    """A task: the env's prompt plus the task row that replays it (``TaskData`` has no info)."""
+
+    info: dict[str, Any]
+    """The task row: ``env_id``, ``env_kwargs`` (JSON text), ``seed``, ``split``, ``task_id``."""
+
+
+class TextgymsTask(vf.Task[TextgymsData]):
+    """One textgyms episode to play."""
+
+
+class TextgymsTaskset(vf.Taskset[TextgymsTask, TextgymsConfig]):
+    """Procedural tasks of one env id or a mixture, over the train or test split."""
+
+    INFINITE = True
+
+    def rows(self) -> Iterator[TaskRow]:
+        """The task rows, seed ``seed + i`` for task ``i`` (endless)."""
+        config = self.config
+        if not config.envs:
+            raise vf.TaskError(
+                "textgyms taskset needs an env: set --env.taskset.envs to an id such as "
+                "textgyms/Wordle-v0, or a mixture such as 'textgyms/Wordle-v0*2,textgyms/Code-v0'"
+            )
+        mixture = Mixture.parse(config.envs)
+        for i in itertools.count():
+            seed = config.seed + i
+            pick = i % len(mixture.entries) if config.interleave else mixture.pick(seed)
+            entry = mixture.entries[pick]
+            row = {"env_id": entry.env_id, "seed": seed, "split": config.split,
+                   "env_kwargs": {**config.kwargs, **entry.kwargs}}
+            yield TaskRow.from_row(row)
+
+    def load(self) -> Iterator[TextgymsTask]:
+        """Reset each row's env to read its prompt (one env per distinct id and kwargs)."""
+        envs: dict[str, Any] = {}
+        try:
+            for row in self.rows():
+                key = row.columns()["env_kwargs"] + row.env_id
+                if key not in envs:
+                    envs[key] = row.make()
+                env = envs[key]
+                prompt, info = env.reset(seed=row.seed)
+                row = TaskRow(row.env_id, row.env_kwargs, row.seed, row.split, info["task_id"])
+                data = TextgymsData(name=f"{row.env_id}#{row.seed}", id=row.task_id,
+                                    prompt=prompt, info=row.columns())
+                yield TextgymsTask(data, self.config.task)
+        finally:
+            for env in envs.values():
+                env.close()
+
+
+class TextgymsEnvConfig(vf.EnvConfig):
+    """The env's one seat: ``--env.player.*`` (model, runtime, harness, ``max_turns``)."""
+
+    player: vf.AgentConfig = vf.AgentConfig()
+
+
+def _reply(segment: vf.Segment) -> str:
+    """The model's raw completion of a segment (unstripped: the env sees what it wrote)."""
+    for message in reversed(segment.messages):
+        if isinstance(message, vf.AssistantMessage):
+            return message.content if isinstance(message.content, str) else segment.last_reply
+    return segment.last_reply
+
+
+class TextgymsEnv(vf.Env[TextgymsEnvConfig]):
+    """Plays a textgyms episode turn by turn through the player's interaction."""
+
+    async def run(self, task: TextgymsTask, agents: vf.Agents) -> None:
+        """Reset on the task's seed, step each reply, send each observation back."""
+        row = TaskRow.from_row(task.data.info)
+        episode = Episode(row)
+        actions: list[str] = []
+        try:
+            async with agents.player.interaction(task) as interaction:
+                segment = await interaction.turn()  # the task's prompt opens the exchange
+                while not segment.terminated:
+                    actions.append(_reply(segment))
+                    result = episode.step(actions[-1])
+                    if result.done:
+                        break
+                    segment = await interaction.turn(result.observation)
+            trace = interaction.trace
+            trace.record_reward(REWARD, episode.reward())
+            trace.record_metrics(episode.metrics())
+            trace.info["textgyms"] = {**row.columns(), "actions": actions}
+        finally:
+            episode.close()
+
+
+def taskset(envs: str | list[Any], **config: Any) -> TextgymsTaskset:
+    """A taskset for any id or mixture, e.g. ``taskset("textgyms/Wordle-v0", kwargs={...})``;
+    ``config`` takes the other :class:`TextgymsConfig` fields (``kwargs``, ``split``, ``seed``)."""
+    return TextgymsTaskset(TextgymsConfig(envs=envs, **config))
+
