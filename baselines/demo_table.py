@@ -11,6 +11,7 @@ of the ``grpo`` run (the first by episode index).
 
 from __future__ import annotations
 
+import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,12 +30,21 @@ ORDERINGS = (("grpo", "sft"), ("sft", "smollm2"), ("grpo", "blind"))
 
 @dataclass
 class Args:
+    """The eval directory, the run prefix and where to write (see :func:`parse`)."""
+
     eval_dir: str
-    """the directory holding the demo's eval runs"""
     prefix: str = "search-"
-    """run directories named PREFIX<policy> (oracle, random, blind, smollm2, sft, grpo)"""
     out: str = ""
-    """write the Markdown here as well as to stdout"""
+
+
+def parse(argv: list[str] | None = None) -> Args:
+    """``EVAL_DIR [--prefix P] [--out FILE]``."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("eval_dir", help="the directory holding the demo's eval runs")
+    p.add_argument("--prefix", default="search-",
+                   help="run directories named PREFIX<policy> (oracle, random, blind, ...)")
+    p.add_argument("--out", default="", help="write the Markdown here as well as to stdout")
+    return Args(**vars(p.parse_args(argv)))
 
 
 def rows_of(eval_dir: Path, prefix: str) -> dict[str, tuple[dict, list[dict]]]:
@@ -57,13 +67,14 @@ def interval(a: dict) -> tuple[float, float]:
 
 def table(runs: dict[str, tuple[dict, list[dict]]]) -> str:
     """The Markdown table, best score first."""
-    lines = ["| policy | score ± 95% CI | 95% interval | solved | invalid / episode | "
-             "feedback use |", "|---|---|---|---|---|---|"]
+    lines = ["| policy | episodes | score ± 95% CI | 95% interval | solved | invalid / episode | "
+             "feedback use |", "|---|---|---|---|---|---|---|"]
     for key, (a, _) in sorted(runs.items(), key=lambda kv: -kv[1][0]["score"]):
         lo, hi = interval(a)
         use = ", ".join(f"{k} {v['mean']:.2f}" for k, v in a.get("use", {}).items()
                         if k != "repeats") or "—"
-        lines.append(f"| {LABELS.get(key, key)} | {a['score']:.3f} ± {a['score_ci95']:.3f} | "
+        lines.append(f"| {LABELS.get(key, key)} | {a['n']} | "
+                     f"{a['score']:.3f} ± {a['score_ci95']:.3f} | "
                      f"[{lo:.3f}, {hi:.3f}] | {a['solve_rate']:.1%} | {a['invalid']:.2f} | "
                      f"{use} |")
     return "\n".join(lines)
@@ -109,6 +120,4 @@ def main(args: Args) -> str:
 
 
 if __name__ == "__main__":
-    import tyro
-
-    main(tyro.cli(Args))
+    main(parse())

@@ -128,3 +128,26 @@ def test_lookup_difficulty_is_one_hop_chains():
 
     with pytest.raises(ConfigError, match="lookup"):
         gym.make(demo.SEARCH_ID, corpus="geoweb", difficulty="lookup")
+
+
+def test_demo_table_reads_runs_and_checks_orderings(tmp_path, monkeypatch):
+    import textgyms.blind as blind
+    from baselines import demo_table
+
+    monkeypatch.setenv("TEXTGYMS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(blind, "DEFAULT_TASKS", 4)  # a small fit: the test checks the table
+    monkeypatch.setattr(blind, "DEFAULT_CANDIDATES", 4)
+    blind._cached_actions.cache_clear()
+    from textgyms.evaluate import evaluate
+    from textgyms.policies.scripted import ScriptedPolicy
+
+    for name in ("oracle", "blind"):
+        evaluate(ScriptedPolicy(name), [demo.SEARCH_ID], episodes=3, out=tmp_path / "runs" / f"s-{name}",
+                 env_kwargs=demo.SEARCH_VARIANT, progress=False)
+    text = demo_table.main(demo_table.parse([str(tmp_path / "runs"), "--prefix", "s-"]))
+    blind._cached_actions.cache_clear()
+    lines = text.splitlines()
+    assert lines[2].startswith("| oracle | 3 | 1.000 ± 0.000") and "grounded 1.00" in lines[2]
+    assert lines[3].startswith("| blind (best constant sequence) | 3 | 0.000")
+    assert "grpo > sft: not measured" in text
+    assert "[agent] <search>" not in text  # no grpo run: no transcript
