@@ -38,13 +38,17 @@ $(VF_STAMP): pyproject.toml
 	touch $(VF_STAMP)
 
 ## demo: the reference policies over every env, the CPU learning demo, and the leaderboard
-# The eval runs use the leaderboard protocol (test split, seeds 0..29); the trained model is
-# ranked on the Wordle variant it was trained on (DEMO_EPISODES test-split episodes each), next
-# to oracle and random on that variant (the normalised score needs both) and to SmolLM2 before
-# training; the models decode greedily (DEMO_HF). See docs/training.md.
+# The eval runs use the leaderboard protocol (test split, seeds 0..29) for oracle, random and
+# blind over every env. The headline demo trains SmolLM2-135M-Instruct on a FictionWeb Search
+# variant (SEARCH_KWARGS: one-hop questions, Search-R1 tools, 3 turns) and ranks it on
+# DEMO_EPISODES test-split episodes next to oracle, random, blind and SmolLM2 before training;
+# the models decode greedily (DEMO_HF). See docs/training.md.
+SEARCH_KWARGS := {"difficulty": "lookup", "search_only": true, "k": 2, "max_turns": 3, "max_invalid": 1}
 DEMO_KWARGS   := {"vocab": "easy", "max_guesses": 3, "max_invalid": 1}
 DEMO_EPISODES := 200
-DEMO_HF       := max_new_tokens=12&tools_in_prompt=false&temperature=0&batch_size=50
+DEMO_HF       := max_new_tokens=24&tools_in_prompt=false&temperature=0&batch_size=50
+SEARCH        := $(PY) -m textgyms.cli eval --envs textgyms/Search-v1 --episodes $(DEMO_EPISODES) \
+                 --concurrency 50 --kwargs '$(SEARCH_KWARGS)'
 EASY          := $(PY) -m textgyms.cli eval --envs textgyms/Wordle-v0 --episodes $(DEMO_EPISODES) \
                  --concurrency 50 --kwargs '$(DEMO_KWARGS)'
 demo: $(STAMP)
@@ -52,18 +56,21 @@ demo: $(STAMP)
 	rm -rf runs/demo runs/demo-oracle runs/demo-random
 	$(PY) -m textgyms.cli eval --policy oracle --envs all --episodes 30 --out runs/demo/eval/oracle
 	$(PY) -m textgyms.cli eval --policy random --envs all --episodes 30 --out runs/demo/eval/random
-	$(PY) baselines/demo.py --env-kwargs '$(DEMO_KWARGS)' --out runs/demo/train
+	$(PY) -m textgyms.cli eval --policy blind --envs all --episodes 30 --out runs/demo/eval/blind
+	$(PY) baselines/demo.py --demo search --out runs/demo/train
 	cp runs/demo/train/grpo/training.png runs/demo/training.png
 	cp runs/demo/train/curves.png runs/demo/curves.png
-	$(EASY) --policy oracle --out runs/demo/eval/easy-oracle
-	$(EASY) --policy random --out runs/demo/eval/easy-random
-	$(EASY) --policy "hf:smollm2-135m?$(DEMO_HF)" --out runs/demo/eval/easy-smollm2
-	$(EASY) --policy "hf:runs/demo/train/sft/final?$(DEMO_HF)" --out runs/demo/eval/easy-sft
-	$(EASY) --policy "hf:runs/demo/train/grpo/final?$(DEMO_HF)" --out runs/demo/eval/easy-grpo
+	for p in oracle random blind; do $(SEARCH) --policy $$p --out runs/demo/eval/search-$$p; done
+	$(SEARCH) --policy "hf:smollm2-135m?$(DEMO_HF)" --out runs/demo/eval/search-smollm2
+	$(SEARCH) --policy "hf:runs/demo/train/sft/final?$(DEMO_HF)" --out runs/demo/eval/search-sft
+	$(SEARCH) --policy "hf:runs/demo/train/grpo/final?$(DEMO_HF)" --out runs/demo/eval/search-grpo
+	for p in oracle random blind; do $(EASY) --policy $$p --out runs/demo/eval/easy-$$p; done
 	$(PY) -m textgyms.cli leaderboard runs/demo/eval --out runs/demo
-	@echo "leaderboard: runs/demo/leaderboard.md, runs/demo/leaderboard.html"
+	$(PY) baselines/demo_table.py runs/demo/eval --prefix search- --out runs/demo/search-table.md
+	@echo "leaderboard: runs/demo/leaderboard.md, runs/demo/leaderboard.html (blind rows beside oracle and random)"
+	@echo "search demo: runs/demo/search-table.md (policies, intervals, feedback use, a won episode)"
 	@echo "training:    runs/demo/curves.png, runs/demo/training.png, runs/demo/train/grpo/metrics.jsonl"
-	$(PY) -m textgyms.cli view runs/demo/eval/oracle runs/demo/eval/random --out runs/demo/view/oracle-vs-random.html && echo "viewer:      runs/demo/view/ (one page per run, linked from leaderboard.html; oracle-vs-random.html compares them task by task)"
+	$(PY) -m textgyms.cli view runs/demo/eval/search-grpo runs/demo/eval/search-sft --out runs/demo/view/search-grpo-vs-sft.html && echo "viewer:      runs/demo/view/ (one page per run, linked from leaderboard.html; search-grpo-vs-sft.html compares them task by task)"
 
 ## test: lint, then the whole suite on 2 CPU cores (no GPU, no network)
 test: $(STAMP) $(VF_STAMP)

@@ -314,6 +314,13 @@ class TextEnv(gym.Env[str, str]):
         """The oracle's actions for the episode in progress (``solve(self.task)``)."""
         return self.solve(self.task)
 
+    def blind_actions(self) -> list[str]:
+        """The env's blind sequence: the best constant actions for its id and kwargs, the same
+        on every task (:mod:`textgyms.blind`; the env must come from ``gym.make``)."""
+        from textgyms.blind import blind_actions  # the search imports the protocol module
+
+        return list(blind_actions(self))
+
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:

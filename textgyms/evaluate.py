@@ -11,7 +11,8 @@ results.jsonl
     ``rewards``, ``return``, ``score``, ``solved``, ``parts``, ``turns``, ``invalid``,
     ``truncated``, ``tokens`` (policy-reported ``{"prompt", "completion"}``, or null),
     ``action_chars``, ``wall_time`` (seconds), ``feedback`` and ``error`` (the final verdict's
-    explanation and agent-error name). Each line is written with one ``write`` call
+    explanation and agent-error name) and ``use`` (the episode's feedback-use metrics,
+    :mod:`textgyms.feedback_use`). Each line is written with one ``write`` call
     while SIGINT is held back, so Ctrl-C never leaves a torn line; a torn line left by a crash
     is dropped on resume.
 metadata.json
@@ -46,6 +47,7 @@ import numpy as np
 import textgyms
 from textgyms.core import ERROR, PARTS, SCORE, SOLVED, TASK_ID, check_choice
 from textgyms.errors import ConfigError
+from textgyms.feedback_use import episode_use
 from textgyms.policies.base import Policy
 from textgyms.protocol import (
     PROTOCOL_VERSION,
@@ -488,6 +490,7 @@ def _record_step(
             "error": info.get(ERROR),
         }
     )
+    rec["use"] = episode_use(rec)  # did the policy act on what it saw (textgyms.feedback_use)
     return True
 
 

@@ -14,6 +14,11 @@ the same column (so under the same protocol). It is not clipped: below 0 is wors
 above 1 better than the oracle (possible where the scripted oracle is not perfect). Without both
 baselines, or when they are equal, it is "n/a". A run's cross-env normalised score is the mean
 over the columns where it is defined, and runs are ranked by it (n/a last).
+
+The same score against the ``blind`` baseline (the env's best constant action sequence,
+:mod:`textgyms.blind`), ``(score - blind) / (oracle - blind)``, is shown beside it ("vs
+blind"): at or below 0 a policy does no better than one that reads nothing. Each column also
+shows the feedback-use metrics of its runs (:mod:`textgyms.feedback_use`).
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ class Run:
     records: dict[str, dict[str, Any]] = field(default_factory=dict)  # column -> protocol record
     incomplete: list[str] = field(default_factory=list)
     normalised: dict[str, float | None] = field(default_factory=dict)
+    vs_blind: dict[str, float | None] = field(default_factory=dict)
 
     @property
     def policy(self) -> str:
@@ -56,6 +62,12 @@ class Run:
     def score(self) -> float | None:
         """Mean normalised score over the columns where it is defined."""
         vals = [v for v in self.normalised.values() if v is not None]
+        return sum(vals) / len(vals) if vals else None
+
+    @property
+    def score_vs_blind(self) -> float | None:
+        """Mean score normalised against blind over the columns where it is defined."""
+        vals = [v for v in self.vs_blind.values() if v is not None]
         return sum(vals) / len(vals) if vals else None
 
 
@@ -139,7 +151,7 @@ def build(runs: list[Run]) -> Board:
     columns = sorted({c for r in runs for c in r.aggregates})
     baselines: dict[str, dict[str, float | None]] = {}
     for col in columns:
-        base: dict[str, float | None] = {"oracle": None, "random": None}
+        base: dict[str, float | None] = {"oracle": None, "random": None, "blind": None}
         for run in sorted(runs, key=lambda r: r.name):  # the first run of each kind counts
             if run.policy in base and base[run.policy] is None and col in run.aggregates:
                 base[run.policy] = run.aggregates[col]["score"]
@@ -148,6 +160,7 @@ def build(runs: list[Run]) -> Board:
             if col in run.aggregates:
                 score = run.aggregates[col]["score"]
                 run.normalised[col] = normalise(score, base["random"], base["oracle"])
+                run.vs_blind[col] = normalise(score, base["blind"], base["oracle"])
     ranked = sorted(runs, key=lambda r: (r.score is None, -(r.score or 0.0), r.name))
     return Board(ranked, columns, baselines)
 
@@ -167,7 +180,8 @@ def short(col: str) -> str:
 def overall_rows(board: Board) -> tuple[list[str], list[list[str]]]:
     """Header and rows of the ranking table: rank, run, policy, normalised score, envs, and the
     normalised score per column."""
-    head = ["rank", "run", "policy", "normalised", "envs", *(short(c) for c in board.columns)]
+    head = ["rank", "run", "policy", "normalised", "vs blind", "envs",
+            *(short(c) for c in board.columns)]
     rows = []
     for i, run in enumerate(board.runs, 1):
         cells = [
@@ -175,7 +189,8 @@ def overall_rows(board: Board) -> tuple[list[str], list[list[str]]]:
             for col in board.columns
         ]
         rows.append(
-            [str(i), run.name, run.policy, _num(run.score), str(len(run.aggregates)), *cells]
+            [str(i), run.name, run.policy, _num(run.score), _num(run.score_vs_blind),
+             str(len(run.aggregates)), *cells]
         )
     return head, rows
 
@@ -187,7 +202,8 @@ def column_rows(board: Board, col: str) -> tuple[list[str], list[list[str]]]:
     )
     ks = sorted({int(k) for r in runs for k in r.aggregates[col]["pass_at_k"]})
     head = ["run", "policy", "score ± 95% CI", "solved [95% CI]"]
-    head += [f"pass@{k}" for k in ks] + ["turns", "tokens in/out", "invalid/ep", "normalised"]
+    head += [f"pass@{k}" for k in ks] + ["turns", "tokens in/out", "invalid/ep", "normalised",
+                                         "vs blind", "feedback use"]
     rows = []
     for run in runs:
         a = run.aggregates[col]
@@ -200,9 +216,15 @@ def column_rows(board: Board, col: str) -> tuple[list[str], list[list[str]]]:
         row = [run.name, run.policy, f"{a['score']:.3f} ± {a['score_ci95']:.3f}"]
         row.append(f"{a['solve_rate']:.1%} [{lo:.1%}, {hi:.1%}]")
         row += [_num(a["pass_at_k"].get(str(k))) if str(k) in a["pass_at_k"] else "" for k in ks]
-        row += [f"{a['turns']:.2f}", toks, f"{a['invalid']:.2f}", _num(run.normalised[col])]
+        row += [f"{a['turns']:.2f}", toks, f"{a['invalid']:.2f}", _num(run.normalised[col]),
+                _num(run.vs_blind.get(col)), use_cell(a.get("use") or {})]
         rows.append(row)
     return head, rows
+
+
+def use_cell(use: dict[str, dict[str, Any]]) -> str:
+    """The feedback-use metrics of a column's run, ``consistent 0.62 · repeats 0.05``."""
+    return " · ".join(f"{k} {v['mean']:.2f}" for k, v in use.items()) or "—"
 
 
 def protocol_line(board: Board, col: str) -> str:
@@ -213,7 +235,7 @@ def protocol_line(board: Board, col: str) -> str:
         f"protocol: v{rec['env_version']} env, split {rec['split']}, seed {rec['seed']}, "
         f"{rec['episodes']} tasks, max_turns {rec['max_turns']}, "
         f"data sha256 {rec['data_sha256'][:12]}; baselines: oracle {_num(base['oracle'])}, "
-        f"random {_num(base['random'])}"
+        f"random {_num(base['random'])}, blind {_num(base.get('blind'))}"
     )
 
 
@@ -243,7 +265,9 @@ def _caption(board: Board) -> str:
     when = datetime.now(timezone.utc).isoformat(timespec="seconds")
     return (
         f"Protocol version {PROTOCOL_VERSION}; {len(board.runs)} runs; generated {when}. "
-        "Normalised score = (score − random) / (oracle − random) per env, averaged over envs."
+        "Normalised score = (score − random) / (oracle − random) per env, averaged over envs; "
+        "vs blind = (score − blind) / (oracle − blind), blind being the env's best constant "
+        "action sequence."
     )
 
 
@@ -390,7 +414,9 @@ def board_json(board: Board, links: dict[str, str] | None = None) -> dict[str, A
     runs = [
         {
             "rank": i, "run": r.name, "policy": r.policy, "normalised": r.score,
-            "columns": {c: {**r.aggregates[c], "normalised": r.normalised.get(c)}
+            "vs_blind": r.score_vs_blind,
+            "columns": {c: {**r.aggregates[c], "normalised": r.normalised.get(c),
+                            "vs_blind": r.vs_blind.get(c)}
                         for c in r.aggregates},
             "incomplete": r.incomplete, "view": (links or {}).get(r.name),
         }

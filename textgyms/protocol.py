@@ -8,6 +8,7 @@ records field by field (:func:`protocol_diff`) to put differing runs in their ow
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import importlib
@@ -16,6 +17,7 @@ import inspect
 import json
 import re
 import sys
+import textwrap
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -51,10 +53,15 @@ def digest(obj: Any, length: int = 64) -> str:
 
 
 def resolved_kwargs(env_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The env's constructor kwargs with every embedded default filled in.
+    """The env's constructor kwargs with every embedded default filled in, such that
+    ``gym.make(env_id, **resolved_kwargs(env_id, kwargs))`` builds the same env.
 
-    Keyword defaults are collected along the class's MRO (subclass first), then the
-    registration's kwargs, then ``kwargs``; values are JSON-normalised (non-JSON ones by repr).
+    Keyword defaults are collected along the class's MRO (base first, so a subclass's own
+    default wins), then the registration's kwargs, then ``kwargs``; values are JSON-normalised
+    (non-JSON ones by repr). Two patterns of a subclass's ``__init__`` are honoured
+    (:func:`_init_overrides`): a base kwarg it passes itself to ``super().__init__`` is not a
+    kwarg of the env (Wordle fixes ``max_obs_chars``; passing it again would raise), and a
+    ``kwargs.setdefault(name, value)`` is that subclass's default for ``name``.
     """
     spec = gym.spec(env_id)
     cls = gym.envs.registration.load_env_creator(spec.entry_point)
@@ -63,12 +70,45 @@ def resolved_kwargs(env_id: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         init = klass.__dict__.get("__init__")
         if init is None:
             continue
+        own = {}
         for p in inspect.signature(init).parameters.values():
             if p.kind is p.KEYWORD_ONLY and p.default is not p.empty:
-                out[p.name] = p.default
+                own[p.name] = p.default
+        fixed, defaults = _init_overrides(init)
+        for name in fixed - set(own):
+            out.pop(name, None)
+        out.update(defaults)
+        out.update(own)
     out.update(spec.kwargs or {})
     out.update(kwargs)
     return json.loads(canonical(out))
+
+
+@functools.cache
+def _init_overrides(init: Any) -> tuple[frozenset[str], dict[str, Any]]:
+    """``(fixed, defaults)`` read from the source of an ``__init__``: the keyword names it
+    passes explicitly to ``super().__init__(...)``, and the ``X.setdefault("name", literal)``
+    calls on its ``**`` parameter. An ``__init__`` without readable source has neither."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(init)))
+    except (OSError, TypeError, SyntaxError):
+        return frozenset(), {}
+    var = next((p.name for p in inspect.signature(init).parameters.values()
+                if p.kind is p.VAR_KEYWORD), None)
+    fixed: set[str] = set()
+    defaults: dict[str, Any] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        f = node.func
+        if (f.attr == "__init__" and isinstance(f.value, ast.Call)
+                and isinstance(f.value.func, ast.Name) and f.value.func.id == "super"):
+            fixed.update(k.arg for k in node.keywords if k.arg is not None)
+        elif (f.attr == "setdefault" and isinstance(f.value, ast.Name) and f.value.id == var
+              and len(node.args) == 2 and isinstance(node.args[0], ast.Constant)):
+            with contextlib.suppress(ValueError):
+                defaults[node.args[0].value] = ast.literal_eval(node.args[1])
+    return frozenset(fixed), defaults
 
 
 @functools.cache

@@ -11,6 +11,8 @@ from typing import Any
 
 import numpy as np
 
+from textgyms.feedback_use import use_means
+
 Z95 = 1.959963984540054  # two-sided 95% quantile of the standard normal
 
 
@@ -88,6 +90,7 @@ def aggregate_env(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "wall_time": float(np.mean([r["wall_time"] for r in rows])),
     }
     out.update(_token_means(rows))
+    out["use"] = use_means(rows)  # feedback-use metrics: mean and count per metric
     return out
 
 

@@ -1,4 +1,5 @@
-"""Scripted policies: the oracle (each family's ``solve``) and a seeded random baseline."""
+"""Scripted policies: the oracle (each family's ``solve``), a seeded random baseline and the
+blind baseline (the env's best constant action sequence, :mod:`textgyms.blind`)."""
 
 from __future__ import annotations
 
@@ -9,22 +10,32 @@ import numpy as np
 
 from textgyms.core import TASK_ID, TURN, check_choice
 
+KINDS = ("oracle", "random", "blind")
+
 
 class ScriptedPolicy:
-    """``kind="oracle"`` replays ``solve(task)``; ``kind="random"`` plays ``sample_action``.
+    """``kind="oracle"`` replays ``solve(task)``; ``kind="random"`` plays ``sample_action``;
+    ``kind="blind"`` plays the env's blind sequence, action ``t`` at turn ``t`` and its last
+    action once the sequence is spent, whatever the observations and the task.
 
     The random policy draws from a generator seeded by ``(seed, task_id, turn)``, so its moves do
     not depend on batching, backend or the order in which envs are stepped.
     """
 
-    def __init__(self, kind: Literal["oracle", "random"] = "oracle", seed: int = 0) -> None:
-        self.kind = check_choice("scripted policy", kind, ("oracle", "random"))
+    def __init__(self, kind: Literal["oracle", "random", "blind"] = "oracle", seed: int = 0
+                 ) -> None:
+        self.kind = check_choice("scripted policy", kind, KINDS)
         self.seed = seed
         self._plans: dict[int, tuple[str, list[str]]] = {}
 
     def spec(self) -> dict[str, Any]:
         """Run metadata."""
-        return {"name": self.kind, "type": "scripted", "seed": self.seed}
+        spec: dict[str, Any] = {"name": self.kind, "type": "scripted", "seed": self.seed}
+        if self.kind == "blind":
+            from textgyms.blind import BLIND_VERSION
+
+            spec["blind_version"] = BLIND_VERSION
+        return spec
 
     def act(
         self, observations: Sequence[Any], infos: Sequence[dict[str, Any]], envs: Any = None
@@ -42,9 +53,12 @@ class ScriptedPolicy:
             return _call(envs, i, "sample_action", rng)
         cached = self._plans.get(i)
         if cached is None or cached[0] != task_id or turn == 0:
-            cached = (task_id, _call(envs, i, "oracle_actions"))
+            method = "oracle_actions" if self.kind == "oracle" else "blind_actions"
+            cached = (task_id, _call(envs, i, method))
             self._plans[i] = cached
         plan = cached[1]
+        if self.kind == "blind":  # a constant policy: its last action again once it is spent
+            return plan[min(turn, len(plan) - 1)]
         # Past the end of the plan the oracle has nothing left to say; an empty action is
         # an invalid move, which only happens if the env disagrees with its own oracle.
         return plan[turn] if turn < len(plan) else ""

@@ -13,20 +13,20 @@ from urllib.parse import parse_qsl
 from textgyms.errors import ConfigError
 from textgyms.policies.base import Policy
 
-POLICY_SPECS = ("oracle", "random", "openai:MODEL@URL", "hf:PATH", "vllm:MODEL")
+POLICY_SPECS = ("oracle", "random", "blind", "openai:MODEL@URL", "hf:PATH", "vllm:MODEL")
 
 
 def make_policy(spec: str, seed: int = 0) -> Policy:
     """Build a policy from a CLI spec.
 
-    ``oracle`` | ``random`` | ``openai:MODEL@URL`` (any OpenAI-compatible server, e.g.
+    ``oracle`` | ``random`` | ``blind`` | ``openai:MODEL@URL`` (any OpenAI-compatible server, e.g.
     ``openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1``) | ``hf:PATH`` (a local transformers
     directory, or ``hf:tiny-random``) | ``vllm:MODEL``. Keyword options of the policy's
     constructor follow a ``?``, e.g. ``openai:m@http://h:8000/v1?temperature=0&concurrency=16``.
     """
     from textgyms.policies.scripted import ScriptedPolicy
 
-    if spec in ("oracle", "random"):
+    if spec in ("oracle", "random", "blind"):
         return ScriptedPolicy(spec, seed=seed)
     kind, sep, rest = spec.partition(":")
     body, _, query = rest.partition("?")

@@ -72,7 +72,7 @@ function init() {
   $("f-env").append(option("", "all envs"), ...D.envs.map((e, i) => option(i, envName(i))));
   const runs = D.runs.map((r) => h("tr", {}, h("td", {title: r.name}, r.label),
     h("td", {}, r.policy), h("td", {class: "num"}, String(r.episodes)),
-    h("td", {class: "num"}, fmt(r.score))));
+    h("td", {class: "num"}, fmt(r.score)), h("td", {class: "parts"}, partsText(r.use || {}))));
   $("runs").append(...runs);
   let timer = 0;
   for (const id of ["f-run", "f-env", "f-min", "f-max", "f-solved", "f-text"]) {
@@ -176,7 +176,8 @@ function tableRow(i) {
     h("td", {class: "num"}, String(e.seed)), h("td", {class: "num"}, fmt(e.score)),
     h("td", {class: e.solved ? "ok" : "bad"}, e.solved ? "yes" : "no"),
     h("td", {class: "num"}, String(e.turns)), h("td", {class: "num"}, String(e.invalid)),
-    h("td", {class: "parts"}, partsText(e.parts)));
+    h("td", {class: "parts"}, partsText(e.parts)),
+    h("td", {class: "parts"}, partsText(e.use || {})));
   if (i === st.sel) tr.classList.add("sel");
   return tr;
 }
@@ -246,7 +247,8 @@ function verdict(e) {
   return h("div", {},
     h("div", {class: "verdict"}, "score ", h("b", {}, fmt(e.score)), " · ",
       h("span", {class: e.solved ? "ok" : "bad"}, e.solved ? "solved" : "not solved"),
-      e.error ? ` · error: ${e.error}` : "", e.truncated ? " · truncated (turn limit)" : ""),
+      e.error ? ` · error: ${e.error}` : "", e.truncated ? " · truncated (turn limit)" : "",
+      Object.keys(e.use || {}).length ? ` · feedback use: ${partsText(e.use)}` : ""),
     e.feedback ? longText(e.feedback, 2000) : null,
     parts.length ? h("div", {class: "chips"}, parts) : null);
 }

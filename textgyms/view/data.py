@@ -20,6 +20,7 @@ import gymnasium as gym
 from textgyms.actions import ParseError, ToolSpec, parse_all
 from textgyms.errors import ConfigError
 from textgyms.evaluate import METADATA, load_results, protocol_rows, run_dirs
+from textgyms.feedback_use import episode_use, use_means
 from textgyms.protocol import PROTOCOL_VERSION, protocol_diff, resolved_kwargs
 
 #: Characters of text (all kept observations and actions) a page holds before clipping.
@@ -255,6 +256,7 @@ def _episode(ri: int, ei: int, row: dict[str, Any], calls: list[list[Any]],
         "solved": row["solved"], "turns": row["turns"], "invalid": row.get("invalid", 0),
         "truncated": row.get("truncated", False), "parts": row.get("parts") or {},
         "feedback": row.get("feedback"), "error": row.get("error"),
+        "use": row["use"] if row.get("use") is not None else episode_use(row),
         "obs": [strings.add(o) for o in row["observations"]],
         "act": [strings.add(a) for a in row["actions"]],
         "calls": [[n, ids(a) if isinstance(a, dict) else a] for n, a in calls],
@@ -332,6 +334,7 @@ def _run_summary(run: ViewRun, label: str) -> dict[str, Any]:
         "created": run.meta.get("created", ""),
         "protocol_id": run.meta.get("protocol_id", ""), "episodes": len(run.rows),
         "score": sum(scores) / len(scores) if scores else None,
+        "use": {k: v["mean"] for k, v in use_means(run.rows).items()},
     }
 
 

@@ -32,7 +32,7 @@ MIN_BUDGET = 200_000
 
 BODY = """<header><h1>{title}</h1></header><main>
 <table class="runs"><thead><tr><th>run</th><th>policy</th><th>episodes</th>
-<th>mean score</th></tr></thead><tbody id="runs"></tbody></table>
+<th>mean score</th><th>feedback use</th></tr></thead><tbody id="runs"></tbody></table>
 <p id="capnote" class="muted"></p>
 <nav><button id="tab-episodes" class="on">Episodes</button><button id="tab-diff">Diff</button></nav>
 <section id="v-episodes">
@@ -47,7 +47,8 @@ BODY = """<header><h1>{title}</h1></header><main>
 <table id="episodes"><thead><tr><th data-key="run">run</th><th data-key="env">env</th>
 <th data-key="task">task</th><th data-key="seed">seed</th><th data-key="score">score</th>
 <th data-key="solved">solved</th><th data-key="turns">turns</th>
-<th data-key="invalid">invalid</th><th>reward parts</th></tr></thead><tbody id="rows"></tbody>
+<th data-key="invalid">invalid</th><th>reward parts</th><th>feedback use</th></tr></thead>
+<tbody id="rows"></tbody>
 </table>
 <div class="pager"><button id="prev">◀ prev</button> <span id="page"></span>
 <button id="next">next ▶</button></div>

@@ -205,6 +205,9 @@ class SearchEnv(TextEnv):
             qa=qa,
             noise=self.noise,
         )
+        if self.difficulty == "lookup" and corpus == "geoweb":
+            raise ConfigError("difficulty 'lookup' is FictionWeb's (one-hop chains); GeoWeb "
+                              "has easy, medium and hard")
         self.grounding = self.spec_corpus.grounded if grounding is None else bool(grounding)
         tools = TOOLS_SEARCH_ONLY if self.search_only else TOOLS_BROWSE
         self.active_tools = tools + ((CLARIFY,) if self.clarify else ())

@@ -19,8 +19,10 @@ from textgyms.envs.search.verify import normalize
 
 __all__ = ["SearchTask", "DIFFICULTIES", "HOPS", "fiction_task", "passes_filters", "NUMBER_WORDS"]
 
-DIFFICULTIES = ("easy", "medium", "hard")
-HOPS = {"easy": (1, 2), "medium": (2, 3), "hard": (3, 5)}
+DIFFICULTIES = ("lookup", "easy", "medium", "hard")
+# "lookup" is the level below easy (FictionWeb only): one-hop chain questions, one fact read
+# off the start entity's page; the others mix chains, constraints and counts.
+HOPS = {"lookup": (1, 1), "easy": (1, 2), "medium": (2, 3), "hard": (3, 5)}
 NUMBER_WORDS = "zero one two three four five six seven eight nine ten".split()
 _PHRASE = {
     "born_in": "the city where {x} was born",
@@ -209,7 +211,7 @@ def fiction_task(
     """A FictionWeb task that passes every generation-time filter."""
     for _ in range(500):
         vague = ambiguous_rate > 0 and rng.random() < ambiguous_rate
-        roll = rng.random()
+        roll = 0.0 if difficulty == "lookup" else rng.random()
         if vague or roll < 0.6:
             task = _chain(rng, g, difficulty, vague)
         elif roll < 0.85:
