@@ -6,8 +6,6 @@ import argparse
 import ipaddress
 import json
 import os
-import signal
-import sys
 from typing import Any
 
 from textgyms.errors import BackendError, ConfigError
@@ -18,7 +16,6 @@ DEFAULT_MAX_SESSIONS = 256
 GRACE_SECONDS = 30.0  # SIGTERM: how long in-flight steps may take before they are cancelled
 IDLE_SECONDS = 900.0  # a session whose client neither sends nor reads for this long is closed
 REQUEST_SECONDS = 10.0  # a request (or a silent new connection) must arrive whole within this
-FD_RESERVE = 128  # descriptors kept for envs, sandboxes and logs beyond the connections
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -68,6 +65,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=GRACE_SECONDS,
         help="SIGTERM: seconds steps in flight may take to finish and reply before they are "
         f"cancelled ({GRACE_SECONDS:g})",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes sharing the port; each serves whole sessions and has its own "
+        "--max-sessions (default 1)",
     )
     p.add_argument(
         "--sandbox-servers",
@@ -121,6 +125,8 @@ def _check_limits(args: argparse.Namespace) -> dict[str, Any]:
             raise ConfigError(f"{flag} must be > 0 seconds, got {getattr(args, name)}")
     if not args.grace >= 0:
         raise ConfigError(f"--grace must be >= 0 seconds, got {args.grace}")
+    if args.workers < 1:
+        raise ConfigError(f"--workers must be >= 1, got {args.workers}")
     for name in ("max_connections", "sandbox_servers"):
         value = getattr(args, name)
         if value is not None and value < 1:
@@ -144,93 +150,7 @@ def run(args: argparse.Namespace) -> int:
     check_bind(args.host, token)
     try:  # imported here: the server is an optional extra (textgyms[serve])
         load_openenv()
-        import uvicorn
-
-        from textgyms.server.app import create_app
-        from textgyms.server.protocols import Limits, protocol_classes
+        from textgyms.server.serving import serve
     except ImportError as exc:
         raise BackendError("textgyms serve needs `pip install textgyms[serve]`") from exc
-    from textgyms.cpus import usable_cpus
-    from textgyms.sandbox import set_pool_size
-
-    set_pool_size(args.sandbox_servers or usable_cpus())
-    app = create_app(
-        args.env_id,
-        kwargs,
-        token=token,
-        max_sessions=args.max_sessions,
-        max_message_bytes=args.max_message_bytes,
-        idle_timeout=args.idle_timeout,
-    )
-    limits = Limits(connection_cap(args), args.request_timeout)
-    http, ws = protocol_classes(limits)
-    config = uvicorn.Config(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level="warning",
-        http=http,
-        ws=ws,
-        # Frames up to this size reach the session, which refuses those over the limit and
-        # keeps the session; larger ones are cut off by the WebSocket layer (connection closed).
-        ws_max_size=max(16 * 1024 * 1024, 4 * args.max_message_bytes),
-        timeout_graceful_shutdown=5.0,  # after the drain below, for what is left
-    )
-    # uvicorn re-raises the SIGTERM/SIGINT it handled once it has drained the sessions and
-    # closed every env; this handler turns that (or one arriving during startup) into exit 0.
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, _exit_cleanly)
-    try:
-        _server(config, args.host, app, args.grace).run()
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
-
-
-def connection_cap(args: argparse.Namespace) -> int:
-    """``--max-connections`` (default sessions + 64), kept below the descriptor limit, which
-    is first raised to its hard maximum."""
-    import resource
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY or hard > soft:
-        target = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
-            soft = target
-        except (ValueError, OSError):
-            pass
-    wanted = args.max_connections or args.max_sessions + 64
-    return max(1, min(wanted, soft - FD_RESERVE))
-
-
-def _exit_cleanly(signum: int, frame: Any) -> None:
-    raise SystemExit(0)
-
-
-def _server(config: Any, host: str, app: Any, grace: float) -> Any:
-    """uvicorn's server, printing ``http://HOST:PORT`` once it listens (``--port 0`` resolved),
-    and draining the sessions on SIGTERM before uvicorn's own shutdown."""
-    import uvicorn
-
-    class ReadyServer(uvicorn.Server):
-        async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets=sockets)
-            if self.started:
-                port = self.servers[0].sockets[0].getsockname()[1]
-                print(url_of(host, port), flush=True)
-
-        async def shutdown(self, sockets: Any = None) -> None:
-            for server in self.servers:  # stop accepting first
-                server.close()
-            cancelled = await app.registry.drain(grace)
-            if cancelled:
-                print(
-                    f"textgyms serve: {cancelled} step(s) still running after the {grace:g} s "
-                    "grace were cancelled (their clients got no reply)",
-                    file=sys.stderr,
-                    flush=True,
-                )
-            await super().shutdown(sockets=sockets)
-
-    return ReadyServer(config)
+    return serve(args, kwargs, token)

@@ -49,6 +49,7 @@ class Slots:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.used = 0
+        self.watch: Callable[[int], None] | None = None  # told the count on every change
         self._lock = threading.Lock()
 
     def take(self) -> None:
@@ -57,11 +58,15 @@ class Slots:
             if self.used >= self.limit:
                 raise CapacityError(self.limit)
             self.used += 1
+            if self.watch is not None:
+                self.watch(self.used)
 
     def give(self) -> None:
         """Give a slot back."""
         with self._lock:
             self.used = max(0, self.used - 1)
+            if self.watch is not None:
+                self.watch(self.used)
 
 
 class Worker:

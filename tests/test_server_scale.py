@@ -1,0 +1,64 @@
+"""``textgyms serve --workers N`` and the capacity report, against real server processes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import gymnasium as gym
+import pytest
+
+pytest.importorskip("openenv")
+
+import textgyms  # noqa: E402,F401  (registers the ids)
+from textgyms.remote import RemoteEnv  # noqa: E402
+from textgyms.server.process import ServerProcess  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("deadline")
+
+WORDLE = "textgyms/Wordle-v0"
+
+
+def capacity(url: str) -> dict[str, Any]:
+    with urllib.request.urlopen(url + "/capacity", timeout=30) as response:
+        return json.loads(response.read())
+
+
+def play(env: Any, seed: int) -> list[Any]:
+    """A whole oracle episode: the transcript of (obs, reward, terminated, truncated, info)."""
+    local = gym.make(WORDLE)
+    local.reset(seed=seed)
+    steps: list[Any] = [env.reset(seed=seed)]
+    for action in local.unwrapped.oracle_actions():
+        steps.append(env.step(action))
+    local.close()
+    return steps
+
+
+def test_workers_share_the_port_serve_whole_sessions_and_report_capacity() -> None:
+    server = ServerProcess(WORDLE, args=["--workers", "2", "--max-sessions", "20"])
+    try:
+        empty = capacity(server.url)
+        assert empty["max_sessions"] == 40 and empty["in_use"] == 0
+        pids = sorted(w["pid"] for w in empty["workers"])
+        assert len(pids) == 2 and server.pid not in pids
+        envs = [RemoteEnv(server.url) for _ in range(20)]
+        full = capacity(server.url)
+        assert full["in_use"] == 20 and full["free"] == 20
+        assert sorted(w["pid"] for w in full["workers"]) == pids
+        # The kernel spreads connections over both (all 20 on one: odds 2 in a million).
+        assert all(w["in_use"] > 0 for w in full["workers"])
+        with ThreadPoolExecutor(8) as pool:
+            remote = list(pool.map(play, envs, range(20)))
+        local = gym.make(WORDLE)
+        assert remote == [play(local, seed) for seed in range(20)]  # no episode mixed up
+        for env in envs:
+            env.close()
+    finally:
+        server.proc.send_signal(signal.SIGTERM)
+        assert server.proc.wait(120) == 0
+        server.stop()
+    assert "Traceback" not in server.stderr
