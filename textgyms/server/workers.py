@@ -6,8 +6,9 @@ index are then shared copy-on-write), and forks N workers, each listening on the
 address and port. A WebSocket session lives on one connection, which one worker accepted, so
 every message of a session is served by that worker alone. Each worker has its own
 ``--max-sessions`` slots and writes its counts to a small shared table, so ``GET /capacity``
-on any worker reports every worker. SIGTERM to the parent is passed to the workers, each drains as one server does; the
-parent exits 0 once they all have. A worker that dies is started again.
+on any worker reports every worker. SIGTERM to the parent is passed to the workers, each
+drains as one server does; the parent exits 0 once they all have. A worker that dies is
+started again.
 """
 
 from __future__ import annotations
