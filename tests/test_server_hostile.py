@@ -477,3 +477,29 @@ def test_queued_runs_of_an_ended_session_are_cancelled_not_run() -> None:
         pool.close()
     assert "ran" not in result and "session ended" in result["cancelled"]
     assert order == ["queued cancelled", "holder done"]
+
+
+# -- /mux: many sessions over one connection --------------------------------------------------
+
+
+def test_mux_sessions_answer_malformed_frames_and_all_end_with_their_connection(
+    servers: dict[str, ServerProcess],
+) -> None:
+    url = servers["two"].url
+    wait_for(lambda: admits(url, 2, TOKEN), "both slots free")
+    with ws(url, "/mux", TOKEN) as conn:
+        for env in (0, 1):
+            opened = ask(conn, {"env": env, "type": "open"})
+            assert opened["env"] == env and opened["type"] == "state"
+        refused = ask(conn, {"env": 2, "type": "open"})  # a third session: over --max-sessions
+        assert refused["data"]["code"] == "CAPACITY_REACHED"
+        for junk in ("[]", "7", '{"type": "step"}', b"\x00", '{"env": true, "type": "open"}'):
+            reply = ask(conn, junk)
+            assert reply["type"] == "error" and reply["env"] is None
+        assert ask(conn, {"env": 5, "type": "state"})["data"]["code"] == "VALIDATION_ERROR"
+        reset = ask(conn, {"env": 1, "type": "reset", "data": {"seed": 7}})
+        assert reset["env"] == 1 and reset["type"] == "observation"
+        local = gym.make(WORDLE)
+        assert reset["data"]["observation"]["text"] == local.reset(seed=7)[0]
+        assert not admits(url, 1, TOKEN)
+    wait_for(lambda: admits(url, 2, TOKEN), "both slots free once the /mux connection closed")

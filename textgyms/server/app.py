@@ -188,8 +188,11 @@ class Guard:
             # connection is its own session, and no client may enter another one.
             await _deny(scope, receive, send, 403, "attaching to a session by id is disabled")
             return
-        if scope["path"] not in ("/ws", "/mcp"):
-            await _deny(scope, receive, send, 404, "WebSocket routes: /ws and /mcp")
+        if scope["path"] not in ("/ws", "/mcp", "/mux"):
+            await _deny(scope, receive, send, 404, "WebSocket routes: /ws, /mcp and /mux")
+            return
+        if scope["path"] == "/mux":
+            await ws.serve_mux(scope, receive, send, self.registry, self.max_message_bytes)
             return
         limit, rpc = self.max_message_bytes, scope["path"] == "/mcp"
         await ws.serve(scope, receive, send, self.registry, limit, rpc)

@@ -13,6 +13,7 @@ client leaving, the idle deadline or the server stopping end a session.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import logging
@@ -130,6 +131,11 @@ async def answer(
     if rpc:
         response, end = jsonrpc(parsed, session)
         return json.dumps(response), end
+    return await answer_message(session, parsed)
+
+
+async def answer_message(session: Session, parsed: Any) -> tuple[str | None, bool]:
+    """The reply to one parsed OpenEnv message, and whether the session ends after it."""
     if not isinstance(parsed, dict):
         text = (
             'a message must be a JSON object such as {"type": "step", "data": {"text": "..."}}'
@@ -246,3 +252,119 @@ def _rpc_error(rid: Any, code: int, reply: str) -> str:
 def _kind(value: Any) -> str:
     kinds = {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
     return "null" if value is None else kinds.get(type(value), type(value).__name__)
+
+
+# --- /mux: many sessions over one connection ----------------------------------------------------
+
+
+async def serve_mux(
+    scope: Any, receive: Receive, send: Send, registry: Registry, limit: int
+) -> None:
+    """``/mux``: one connection carrying many sessions, for vectors of many envs.
+
+    Every message names its env, ``{"env": k, "type": ..., "data": ...}``, and so does its
+    reply. ``{"env": k, "type": "open"}`` opens session ``k`` (a slot each; the reply is its
+    state), ``"close"`` ends it, and ``reset``, ``step``, ``state`` are OpenEnv's. Messages of
+    different envs are handled concurrently (each session on its own thread), those of one env
+    in order. The sessions belong to the connection: it is their owner and their idle clock,
+    and they all end with it.
+    """
+    connection = scope.get("extensions", {}).get(CONNECTION_KEY)
+    await receive()  # websocket.connect
+    await send({"type": "websocket.accept"})
+    mux = _Mux(registry, Outbox(send), connection)
+    try:
+        while True:
+            message = await receive()
+            if message["type"] != "websocket.receive":
+                break
+            mux.touch()
+            parsed, problem = parse(message, limit)
+            env = parsed.get("env") if isinstance(parsed, dict) else None
+            if problem is not None or not isinstance(env, int) or isinstance(env, bool):
+                text = 'each message names its env: {"env": 0, "type": "step", "data": {...}}'
+                await mux.emit(None, problem or error(text, WSErrorCode.VALIDATION_ERROR.value))
+                continue
+            mux.dispatch(env, parsed)
+            if registry.draining:
+                break
+    finally:
+        await mux.close()
+
+
+class _Mux:
+    """The sessions of one ``/mux`` connection and their replies."""
+
+    def __init__(self, registry: Registry, out: Outbox, connection: Any) -> None:
+        self.registry, self.out, self.connection = registry, out, connection
+        self.sessions: dict[int, Session] = {}
+        self.tasks: set[Any] = set()
+        self.lock = asyncio.Lock()  # one reply written at a time
+
+    def touch(self) -> None:
+        for session in self.sessions.values():
+            session.touch()
+
+    def abort(self, graceful: bool) -> None:
+        if self.connection is not None:
+            self.connection.end(graceful, 1001, "sessions closed by the server")
+
+    async def emit(self, env: int | None, reply: str) -> None:
+        tagged = f'{{"env": {"null" if env is None else env}, {reply[1:]}'  # a JSON object
+        async with self.lock:
+            session = self.sessions.get(env) if env is not None else None
+            if session is not None:
+                await session.reply(self.out.text, tagged)
+            else:
+                await self.out.text(tagged)
+
+    def dispatch(self, env: int, parsed: dict[str, Any]) -> None:
+        task = asyncio.get_running_loop().create_task(self._handle(env, parsed))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
+    async def _handle(self, env: int, parsed: dict[str, Any]) -> None:
+        kind = parsed.get("type")
+        if kind == "open":
+            await self._open(env)
+            return
+        session = self.sessions.get(env)
+        if session is None:
+            text = f'env {env} is not open here: send {{"env": {env}, "type": "open"}} first'
+            await self.emit(env, error(text, WSErrorCode.VALIDATION_ERROR.value))
+            return
+        try:
+            reply, end = await answer_message(session, parsed)
+        except SessionEnded:
+            return
+        if end:
+            self.sessions.pop(env, None)
+            await session.close()
+            reply = json.dumps({"type": "closed", "data": {}})
+        if reply is not None:
+            await self.emit(env, reply)
+
+    async def _open(self, env: int) -> None:
+        if env in self.sessions:
+            await self.emit(env, error(f"env {env} is already open", "VALIDATION_ERROR"))
+            return
+        try:
+            session = await self.registry.open(self.abort)
+        except CapacityError as exc:
+            code = WSErrorCode.CAPACITY_REACHED.value
+            await self.emit(env, error(str(exc), code, max_sessions=exc.limit))
+            return
+        except Exception as exc:  # noqa: BLE001 - the env could not be built: say why
+            text = f"{type(exc).__name__}: {exc}"
+            await self.emit(env, error(text, WSErrorCode.FACTORY_ERROR.value))
+            return
+        self.sessions[env] = session
+        await self.emit(env, WSStateResponse(data=session.env.state.model_dump()).model_dump_json())
+
+    async def close(self) -> None:
+        for task in list(self.tasks):
+            task.cancel()
+        for session in list(self.sessions.values()):
+            await session.close()
+        self.sessions.clear()
+        await self.out.close(1001 if self.registry.draining else 1000)
