@@ -62,3 +62,39 @@ def test_workers_share_the_port_serve_whole_sessions_and_report_capacity() -> No
         assert server.proc.wait(120) == 0
         server.stop()
     assert "Traceback" not in server.stderr
+
+
+def test_package_writes_an_openenv_environment_that_openenv_validate_accepts(tmp_path) -> None:
+    import importlib.util
+    import subprocess
+    import sys
+
+    from textgyms.cli import main
+
+    out = tmp_path / "wordle_env"
+    kwargs = '{"hard_mode": true}'
+    assert main(["serve", WORDLE, "--kwargs", kwargs, "--max-sessions", "64",
+                 "--package", str(out)]) == 0  # fmt: skip
+    validate = subprocess.run(
+        [sys.executable, "-m", "openenv.cli", "validate", str(out), "--skip-build"],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )  # fmt: skip
+    assert validate.returncode == 0, validate.stdout + validate.stderr
+    assert "PASS  static.manifest" in validate.stdout
+    docker = (out / "Dockerfile").read_text()
+    command = json.loads(docker.rsplit("CMD ", 1)[1])
+    assert command[:3] == ["textgyms", "serve", WORDLE]
+    assert json.loads(command[command.index("--kwargs") + 1]) == {"hard_mode": True}
+    assert command[command.index("--max-sessions") + 1] == "64"
+    readme = (out / "README.md").read_text()
+    assert readme.startswith("---\n") and "sdk: docker" in readme and "app_port: 8000" in readme
+    pins = (out / "requirements.txt").read_text().split()
+    assert all("==" in pin for pin in pins) and any(p.startswith("openenv==") for p in pins)
+    spec = importlib.util.spec_from_file_location("packaged_app", out / "server" / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.ENV_ID == WORDLE and module.KWARGS == {"hard_mode": True}
+    assert module.app.factory.kwargs == {"hard_mode": True}  # the ASGI app builds
+    assert main(["serve", WORDLE, "--package", str(out)]) == 2  # not empty: refused
+    assert main(["serve", "textgyms/Nope-v0", "--package", str(tmp_path / "x")]) == 2
+

@@ -67,6 +67,13 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         f"cancelled ({GRACE_SECONDS:g})",
     )
     p.add_argument(
+        "--package",
+        metavar="DIR",
+        default=None,
+        help="write an OpenEnv environment directory (openenv.yaml, Dockerfile running this "
+        "command with these options, README for a Hugging Face Space, pinned deps) and exit",
+    )
+    p.add_argument(
         "--workers",
         type=int,
         default=1,
@@ -138,6 +145,30 @@ def _check_limits(args: argparse.Namespace) -> dict[str, Any]:
     return kwargs
 
 
+def _check_id(env_id: str, kwargs: dict[str, Any]) -> None:
+    """Build the env once, so a package is never written for an id or kwargs that fail."""
+    import gymnasium as gym
+
+    import textgyms  # noqa: F401  (registers the ids)
+
+    try:
+        gym.make(env_id, **kwargs).close()
+    except gym.error.Error as exc:
+        raise ConfigError(f"cannot package {env_id}: {exc}") from exc
+
+
+def _serve_args(args: argparse.Namespace) -> list[str]:
+    """The serving options of ``args``, as command-line arguments for the packaged server."""
+    out = ["--max-sessions", str(args.max_sessions), "--idle-timeout", f"{args.idle_timeout:g}",
+           "--max-message-bytes", str(args.max_message_bytes),
+           "--request-timeout", f"{args.request_timeout:g}", "--grace", f"{args.grace:g}",
+           "--workers", str(args.workers)]  # fmt: skip
+    for name in ("max_connections", "sandbox_servers"):
+        if getattr(args, name) is not None:
+            out += ["--" + name.replace("_", "-"), str(getattr(args, name))]
+    return out
+
+
 def url_of(host: str, port: int) -> str:
     """``http://HOST:PORT`` (IPv6 addresses in brackets)."""
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
@@ -147,6 +178,14 @@ def run(args: argparse.Namespace) -> int:
     """Run ``textgyms serve``; returns the exit code (0 after SIGTERM or Ctrl-C)."""
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV)
     kwargs = _check_limits(args)
+    if args.package is not None:
+        from pathlib import Path
+
+        from textgyms.server.package import write_env_dir
+
+        _check_id(args.env_id, kwargs)
+        print(write_env_dir(args.env_id, kwargs, _serve_args(args), Path(args.package)))
+        return 0
     check_bind(args.host, token)
     try:  # imported here: the server is an optional extra (textgyms[serve])
         load_openenv()
