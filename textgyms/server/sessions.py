@@ -35,6 +35,8 @@ class CapacityError(RuntimeError):
         super().__init__(
             f"server at capacity: all {limit} session slots are in use (--max-sessions); "
             "retry when a session ends, or read GET /capacity first"
+            if limit
+            else "server shutting down: no new sessions"
         )
         self.limit = limit
 

@@ -90,8 +90,7 @@ async def serve(
         session = await registry.open(abort)
     except CapacityError as exc:
         code = "CAPACITY_REACHED" if not registry.draining else "SESSION_ERROR"
-        message = str(exc) if not registry.draining else "server shutting down"
-        await out.text(error(message, code, max_sessions=exc.limit))
+        await out.text(error(str(exc), code, max_sessions=exc.limit))
         await out.close(1013, "try again later")
         return
     except Exception as exc:  # noqa: BLE001 - the env could not be built: say why, keep serving
@@ -306,11 +305,16 @@ class _Mux:
             session.touch()
 
     def abort(self, graceful: bool) -> None:
+        """End the connection; a graceful end waits while a sibling session is computing
+        (the SIGTERM drain and the idle reaper come back for it)."""
+        if graceful and any(s.computing for s in self.sessions.values() if not s.closed):
+            return
         if self.connection is not None:
             self.connection.end(graceful, 1001, "sessions closed by the server")
 
     async def emit(self, env: int | None, reply: str) -> None:
         tagged = f'{{"env": {"null" if env is None else env}, {reply[1:]}'  # a JSON object
+        self.touch()  # a reply taken counts for the connection, the owner of every session
         async with self.lock:
             session = self.sessions.get(env) if env is not None else None
             if session is not None:
@@ -329,6 +333,11 @@ class _Mux:
             await self._open(env)
             return
         session = self.sessions.get(env)
+        if session is not None and session.closed:  # reaped (idle) while its siblings worked
+            self.sessions.pop(env, None)
+            text = f"env {env} was closed by the server (idle)"
+            await self.emit(env, error(text, WSErrorCode.SESSION_ERROR.value))
+            return
         if session is None:
             text = f'env {env} is not open here: send {{"env": {env}, "type": "open"}} first'
             await self.emit(env, error(text, WSErrorCode.VALIDATION_ERROR.value))
