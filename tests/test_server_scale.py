@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
+import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -25,6 +27,20 @@ WORDLE = "textgyms/Wordle-v0"
 def capacity(url: str) -> dict[str, Any]:
     with urllib.request.urlopen(url + "/capacity", timeout=30) as response:
         return json.loads(response.read())
+
+
+def _worker_pids(url: str) -> list[int]:
+    try:  # a connection the kernel gave the dying worker is reset: ask again
+        return [w["pid"] for w in capacity(url)["workers"]]
+    except OSError:
+        return []
+
+
+def wait_for(predicate: Any, seconds: float = 60.0) -> None:
+    end = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < end, "did not happen in time"
+        time.sleep(0.2)
 
 
 def play(env: Any, seed: int) -> list[Any]:
@@ -57,6 +73,9 @@ def test_workers_share_the_port_serve_whole_sessions_and_report_capacity() -> No
         assert remote == [play(local, seed) for seed in range(20)]  # no episode mixed up
         for env in envs:
             env.close()
+        os.kill(pids[0], signal.SIGKILL)  # a worker that dies is started again
+        wait_for(lambda: len(set(_worker_pids(server.url)) - {pids[0]}) == 2)
+        assert len(capacity(server.url)["workers"]) == 2 and server.proc.poll() is None
     finally:
         server.proc.send_signal(signal.SIGTERM)
         assert server.proc.wait(120) == 0

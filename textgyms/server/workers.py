@@ -106,11 +106,14 @@ def supervise(
     return _wait(children, stopping, spawn)
 
 
+MAX_RESTARTS = 10  # a worker that keeps dying is a fault to report, not to retry forever
+
+
 def _wait(children: dict[int, int], stopping: dict[str, bool], spawn: Callable[[int], int]) -> int:
-    status = 0
+    status, restarts = 0, 0
     while children:
         try:
-            pid, code = os.waitpid(-1, 0)
+            pid, _ = os.waitpid(-1, 0)
         except ChildProcessError:
             break
         except InterruptedError:
@@ -118,14 +121,19 @@ def _wait(children: dict[int, int], stopping: dict[str, bool], spawn: Callable[[
         index = children.pop(pid, None)
         if index is None:
             continue
-        if os.waitstatus_to_exitcode(code) != 0:
-            status = 1 if not stopping["now"] else status
-        if not stopping["now"]:  # died on its own: serve its share again
+        if not stopping["now"] and restarts >= MAX_RESTARTS:
+            print(f"textgyms serve: workers died {restarts} times; stopping",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            stopping["now"], status = True, 1
+            for other in list(children):
+                _signal(other, signal.SIGTERM)
+        elif not stopping["now"]:  # died on its own: serve its share again
             print(f"textgyms serve: worker {index} (pid {pid}) exited; restarting it",
-                  file=sys.stderr, flush=True)
+                  file=sys.stderr, flush=True)  # fmt: skip
+            restarts += 1
             time.sleep(0.5)
             os.close(spawn(index))
-    return 0 if stopping["now"] else status
+    return status
 
 
 def _signal(pid: int, sig: int) -> None:
