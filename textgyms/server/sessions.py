@@ -227,6 +227,7 @@ class Registry:
         return session
 
     def forget(self, session: Session) -> None:
+        """Drop a closed session from the record."""
         self.sessions.pop(session.id, None)
 
     def owned(self, session_id: Any, session: Session) -> bool:

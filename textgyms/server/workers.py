@@ -34,6 +34,7 @@ class Table:
         self._map = mmap.mmap(-1, _ROW.size * workers)
 
     def write(self, index: int, pid: int, used: int, limit: int) -> None:
+        """Worker ``index``'s row: its pid, sessions in use and slot limit."""
         _ROW.pack_into(self._map, index * _ROW.size, pid, used, limit)
 
     def report(self) -> list[dict[str, Any]]:

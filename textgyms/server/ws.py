@@ -57,6 +57,7 @@ class Outbox:
         self._send, self.closed = send, False
 
     async def text(self, text: str) -> None:
+        """Send a text frame (nothing once the connection is closed or gone)."""
         if self.closed:
             return
         try:
@@ -65,6 +66,7 @@ class Outbox:
             self.closed = True
 
     async def close(self, code: int, reason: str = "") -> None:
+        """Send the close frame, once."""
         if not self.closed:
             self.closed = True
             try:
@@ -301,6 +303,7 @@ class _Mux:
         self.lock = asyncio.Lock()  # one reply written at a time
 
     def touch(self) -> None:
+        """Activity on the connection counts for each of its sessions (their one owner)."""
         for session in self.sessions.values():
             session.touch()
 
@@ -313,6 +316,7 @@ class _Mux:
             self.connection.end(graceful, 1001, "sessions closed by the server")
 
     async def emit(self, env: int | None, reply: str) -> None:
+        """Send ``reply`` tagged with its env number, one reply at a time."""
         tagged = f'{{"env": {"null" if env is None else env}, {reply[1:]}'  # a JSON object
         self.touch()  # a reply taken counts for the connection, the owner of every session
         async with self.lock:
@@ -323,6 +327,7 @@ class _Mux:
                 await self.out.text(tagged)
 
     def dispatch(self, env: int, parsed: dict[str, Any]) -> None:
+        """Handle a message in its own task (other envs' messages need not wait for it)."""
         task = asyncio.get_running_loop().create_task(self._handle(env, parsed))
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
@@ -371,6 +376,7 @@ class _Mux:
         await self.emit(env, WSStateResponse(data=session.env.state.model_dump()).model_dump_json())
 
     async def close(self) -> None:
+        """End every session of the connection, then the connection."""
         for task in list(self.tasks):
             task.cancel()
         for session in list(self.sessions.values()):
