@@ -53,7 +53,10 @@ def serve(args: argparse.Namespace, kwargs: dict[str, Any], token: str | None) -
         slots.watch(0)
 
         def ready(port: int) -> None:
-            os.write(ready_fd, b"1")
+            try:
+                os.write(ready_fd, b"1")
+            except OSError:  # a restarted worker: the parent no longer waits for it
+                pass
             os.close(ready_fd)
 
         _run(config, app, args.grace, [sock], ready)
