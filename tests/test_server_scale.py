@@ -117,3 +117,21 @@ def test_package_writes_an_openenv_environment_that_openenv_validate_accepts(tmp
     assert main(["serve", WORDLE, "--package", str(out)]) == 2  # not empty: refused
     assert main(["serve", "textgyms/Nope-v0", "--package", str(tmp_path / "x")]) == 2
 
+
+
+def test_workers_never_outlive_their_supervisor() -> None:
+    server = ServerProcess(WORDLE, args=["--workers", "2"])
+    pids = _worker_pids(server.url)
+    assert len(pids) == 2
+    os.kill(server.pid, signal.SIGKILL)  # no chance to stop them itself
+    server.proc.wait(30)
+
+    def gone(pid: int) -> bool:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                return "State:\tZ" in f.read()  # exited (a zombie until reaped)
+        except OSError:
+            return True
+
+    wait_for(lambda: all(gone(pid) for pid in pids))
+    server.stop()

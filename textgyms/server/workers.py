@@ -81,6 +81,7 @@ def supervise(
         pid = os.fork()
         if pid == 0:  # the worker
             os.close(ready_r)
+            _die_with_parent()
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             code = 1
@@ -135,6 +136,18 @@ def _wait(children: dict[int, int], stopping: dict[str, bool], spawn: Callable[[
             time.sleep(0.5)
             os.close(spawn(index))
     return status
+
+
+def _die_with_parent() -> None:
+    """Ask Linux for a SIGTERM when the supervisor dies, however it dies (even SIGKILL), so
+    no worker outlives it holding the port; elsewhere this does nothing."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _signal(pid: int, sig: int) -> None:
