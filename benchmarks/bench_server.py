@@ -1,10 +1,13 @@
 """Load and overhead benchmark of ``textgyms serve`` (results: benchmarks/results/server.json, .md).
 
-Load: for Wordle and for Search, one server and N concurrent WebSocket sessions (stock OpenEnv
-client, asyncio, one process), each playing whole episodes with a scripted policy (the oracle's
-actions, with an invalid action first in every other episode) for at least ``--seconds``.
-Reported: p50/p99 step latency as the client sees it, steps/s, the server's RSS before and after,
-and the episode audit: every transcript (observation text, info, reward, done and the
+Load: for Wordle and for Search, one server (``--workers`` processes on one port) and N
+concurrent WebSocket sessions (default 1,024; stock OpenEnv client, asyncio, one process), each
+playing whole episodes with a scripted policy (the oracle's actions, with an invalid action
+first in every other episode) for at least ``--seconds``; then Code with ``--code-sessions``
+sessions (each Code run forks a sandboxed child, so the sandbox pool, not the socket count,
+sets its size). Reported: p50/p99 step latency as the client sees it, steps/s, the RSS of the
+server's whole process tree (workers and sandbox servers included) before and after, and the
+episode audit: every transcript (observation text, info, reward, done and the
 terminated/truncated flags of every step) is replayed on a local env with the same seed and
 actions and must be byte-equal as JSON; lost (error or missing), duplicated or mismatched
 episodes are counted.
@@ -12,7 +15,7 @@ episodes are counted.
 Overhead: ``make_vec(backend="remote")`` against ``backend="serial"`` on this host, the same
 seeds and actions, as the ratio of time per step.
 
-    .venv/bin/python benchmarks/bench_server.py [--sessions 256] [--seconds 60]
+    .venv/bin/python benchmarks/bench_server.py [--sessions 1024] [--seconds 60] [--workers 2]
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
+import resource
 import sys
 import time
 from pathlib import Path
@@ -35,6 +40,7 @@ from textgyms.vector import make_vec
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ENVS = ("textgyms/Wordle-v0", "textgyms/Search-v1")
+CODE = "textgyms/Code-v0"
 JUNK = "I think the answer needs more thought."  # no tool call: an invalid turn
 
 
@@ -52,11 +58,23 @@ def plan(env: gym.Env, seed: int) -> list[str]:
 
 
 def rss_kib(pid: int) -> int:
-    """Resident set size of a process (VmRSS, KiB)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
+    """Resident set size of a process and all its descendants (VmRSS, KiB)."""
+    total, todo, seen = 0, [pid], set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+            for task in os.listdir(f"/proc/{p}/task"):
+                kids = Path(f"/proc/{p}/task/{task}/children").read_text().split()
+                todo += [int(c) for c in kids]
+        except OSError:
+            continue  # exited meanwhile
+    return total
 
 
 async def session(url: str, index: int, stride: int, out: dict) -> None:
@@ -112,9 +130,11 @@ def replay(env_id: str, episodes: list[tuple[int, list[str], str]]) -> int:
     return bad
 
 
-def load(env_id: str, sessions: int, seconds: float) -> dict[str, Any]:
-    """The load run of one env id against one server."""
-    with ServerProcess(env_id, args=["--max-sessions", str(sessions)]) as server:
+def load(env_id: str, sessions: int, seconds: float, workers: int) -> dict[str, Any]:
+    """The load run of one env id against one server (``workers`` processes)."""
+    # Each worker may hold every session: the kernel's spread over workers is not exact.
+    args = ["--max-sessions", str(sessions), "--workers", str(workers), "--idle-timeout", "3600"]
+    with ServerProcess(env_id, args=args) as server:
         rss_before = rss_kib(server.pid)
         out: dict[str, Any] = {"latencies": [], "episodes": [], "errors": []}
         out["planner"] = gym.make(env_id)
@@ -144,6 +164,7 @@ def load(env_id: str, sessions: int, seconds: float) -> dict[str, Any]:
     return {
         "env_id": env_id,
         "sessions": sessions,
+        "workers": workers,
         "open_and_warm_up_s": round(open_s, 1),
         "wall_s": round(wall, 1),
         "episodes": len(seeds),
@@ -184,11 +205,12 @@ def overhead(num_envs: int = 16, steps: int = 200) -> dict[str, Any]:
 
 def markdown(result: dict[str, Any]) -> str:
     head = (
-        "| env | sessions | wall s | episodes | steps | steps/s | p50 ms | p99 ms "
-        "| RSS MiB before → after | lost | duplicated | mismatched |\n" + "|---" * 12 + "|\n"
+        "| env | sessions | workers | wall s | episodes | steps | steps/s | p50 ms | p99 ms "
+        "| RSS MiB before → after | lost | duplicated | mismatched |\n" + "|---" * 13 + "|\n"
     )
     rows = "".join(
-        f"| {r['env_id']} | {r['sessions']} | {r['wall_s']} | {r['episodes']} | {r['steps']} "
+        f"| {r['env_id']} | {r['sessions']} | {r['workers']} | {r['wall_s']} | {r['episodes']} "
+        f"| {r['steps']} "
         f"| {r['steps_per_s']} | {r['p50_ms']} | {r['p99_ms']} | {r['server_rss_mib_before']} → "
         f"{r['server_rss_mib_after']} | {r['lost']} | {r['duplicated']} | {r['mismatched']} |\n"
         for r in result["load"]
@@ -203,15 +225,20 @@ def markdown(result: dict[str, Any]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sessions", type=int, default=256)
+    parser.add_argument("--sessions", type=int, default=1024)
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--workers", type=int, default=2, help="server processes (the cores)")
+    parser.add_argument("--code-sessions", type=int, default=64, help="Code sessions (0: skip)")
     parser.add_argument("--envs", default=",".join(ENVS), help="comma-separated ids")
     args = parser.parse_args(argv)
     load_openenv()
+    _raise_fd_limit()  # one socket per session on this side too
+    runs = [(env_id, args.sessions) for env_id in args.envs.split(",")]
+    runs += [(CODE, args.code_sessions)] if args.code_sessions > 0 else []
     result = {
-        "machine": f"{platform.machine()}, {platform.python_version()}",
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
         "command": "python benchmarks/bench_server.py " + " ".join(argv or sys.argv[1:]),
-        "load": [load(env_id, args.sessions, args.seconds) for env_id in args.envs.split(",")],
+        "load": [load(env_id, n, args.seconds, args.workers) for env_id, n in runs],
         "overhead": overhead(),
     }
     RESULTS.mkdir(exist_ok=True)
@@ -220,6 +247,13 @@ def main(argv: list[str] | None = None) -> int:
     print(markdown(result))
     bad = sum(r["lost"] + r["duplicated"] + r["mismatched"] for r in result["load"])
     return 1 if bad else 0
+
+
+def _raise_fd_limit() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        target = hard if hard != resource.RLIM_INFINITY else 65536
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
 if __name__ == "__main__":

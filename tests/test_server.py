@@ -236,17 +236,22 @@ def _seed_of(vec: Any, i: int) -> int | None:
     return None if runner.base_seed is None else runner.base_seed + runner.episode * runner.stride
 
 
+@pytest.mark.parametrize("connections", [None, 2])
 @pytest.mark.parametrize("autoreset", ["same_step", "next_step", "disabled"])
 def test_remote_vector_equals_serial_byte_for_byte(
-    servers: dict[str, ServerProcess], autoreset: str
+    servers: dict[str, ServerProcess], autoreset: str, connections: int | None
 ) -> None:
     urls = [servers[WORDLE].url, servers["wordle2"].url]
     with make_vec(WORDLE, 6, backend="serial", group_size=2, autoreset=autoreset) as vec:
         expected = play(vec, 24)
     with make_vec(
-        WORDLE, 6, backend="remote", group_size=2, autoreset=autoreset, urls=urls
+        WORDLE, 6, backend="remote", group_size=2, autoreset=autoreset, urls=urls,
+        connections=connections,
     ) as vec:
         assert [env.url for env in vec.envs] == urls * 3  # spread over both servers
+        if connections:  # 6 envs over 2 connections per server, not 6 WebSockets
+            carriers = {id(env.connection) for env in vec.envs}
+            assert len(carriers) == 2 * len(urls)
         assert play(vec, 24) == expected
     records = json.loads(expected)
     ends = sum(bytes.fromhex(r[2][1]).count(1) for r in records[1:] if len(r) == 5)

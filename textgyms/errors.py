@@ -54,5 +54,9 @@ class SandboxError(TextgymsError):
     """The code sandbox failed (cannot start, cannot confine, protocol fault); not agent code."""
 
 
+class RunCancelled(SandboxError):
+    """A queued sandbox run was given up because the session that asked for it ended."""
+
+
 class ServerError(WorkerDiedError):
     """A ``textgyms serve`` (OpenEnv) server refused, broke or lost a session; names its URL."""

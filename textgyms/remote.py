@@ -31,7 +31,7 @@ from textgyms.core import TextSpace
 from textgyms.errors import BackendError, ConfigError, ServerError
 from textgyms.server import load_openenv
 
-__all__ = ["RemoteEnv"]
+__all__ = ["RemoteEnv", "MuxConnection", "MuxEnv"]
 
 _GRACE = 5.0  # seconds past the client's own timeout before a call is declared hung
 
@@ -166,6 +166,151 @@ def _translate(url: str, what: str, exc: RuntimeError) -> Exception:
     if isinstance(cls, type) and issubclass(cls, errors.TextgymsError) and cls is not ServerError:
         return cls(rest)
     return ServerError(f"{url} refused to {what}: {message}")
+
+
+# --- many envs over one connection (the server's /mux route) ---------------------------------
+
+
+class MuxConnection:
+    """One WebSocket to a server's ``/mux`` route, carrying the sessions of many
+    :class:`MuxEnv` (a remote vector of N envs over a few connections, not N).
+
+    Thread-safe: each env's calls wait for their own reply, matched by env number, while
+    other envs' calls on the same connection are in flight.
+    """
+
+    def __init__(self, url: str, token: str | None = None, *, timeout: float = 60.0) -> None:
+        if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+            raise ConfigError(f"url must look like 'http://HOST:PORT', got {url!r}")
+        self.url, self.timeout = url, float(timeout)
+        self._headers = {"Authorization": f"Bearer {token}"} if token else None
+        self._waiting: dict[int, asyncio.Future] = {}
+        self._ws: Any = None
+        self._reader: Any = None
+        self._next_env = 0
+        self._lock = threading.Lock()
+        self._call(self._connect(), "connect")
+
+    async def _connect(self) -> None:
+        from websockets.asyncio.client import connect
+
+        ws_url = "ws" + self.url[len("http"):].rstrip("/") + "/mux"
+        self._ws = await connect(ws_url, additional_headers=self._headers, max_size=None)
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self) -> None:
+        try:
+            async for frame in self._ws:
+                reply = json.loads(frame)
+                future = self._waiting.pop(reply.get("env"), None)
+                if future is not None and not future.done():
+                    future.set_result(reply)
+        except Exception:  # noqa: BLE001 - the connection broke: every caller is told below
+            pass
+        for future in list(self._waiting.values()):
+            if not future.done():
+                future.set_exception(ServerError(f"{self.url}: the /mux connection closed"))
+        self._waiting.clear()
+
+    def new_env(self) -> int:
+        """A fresh env number on this connection."""
+        with self._lock:
+            self._next_env += 1
+            return self._next_env - 1
+
+    def request(self, env: int, kind: str, data: dict[str, Any] | None, what: str) -> dict:
+        """Send one message of env ``env`` and wait for its reply (error replies raise)."""
+        reply = self._call(self._request(env, kind, data), what)
+        if reply.get("type") == "error":
+            message, code = reply["data"].get("message", ""), reply["data"].get("code", "")
+            carried = RuntimeError(f"Server error: {message} (code: {code})")
+            raise _translate(self.url, what, carried)
+        return reply
+
+    async def _request(self, env: int, kind: str, data: dict[str, Any] | None) -> dict:
+        if self._reader is None or self._reader.done():
+            raise ServerError(f"{self.url}: the /mux connection is closed")
+        future = asyncio.get_running_loop().create_future()
+        self._waiting[env] = future
+        message: dict[str, Any] = {"env": env, "type": kind}
+        if data is not None:
+            message["data"] = data
+        await self._ws.send(json.dumps(message))
+        return await future
+
+    def _call(self, coroutine: Awaitable[Any], what: str) -> Any:
+        future = asyncio.run_coroutine_threadsafe(_awaited(lambda: coroutine), _loop())
+        try:
+            return future.result(timeout=self.timeout + _GRACE)
+        except (TimeoutError, concurrent.futures.TimeoutError) as exc:
+            future.cancel()
+            raise ServerError(f"{self.url}: no answer within {self.timeout:g} s to {what}") from exc
+        except (OSError, asyncio.TimeoutError) as exc:
+            raise ServerError(f"{self.url}: cannot {what}: {exc}") from exc
+        except Exception as exc:  # websockets' handshake and transport errors
+            if type(exc).__module__.startswith("websockets"):
+                raise ServerError(f"{self.url}: cannot {what}: {exc}") from exc
+            raise
+
+    def close(self) -> None:
+        """Close the connection (the server closes every session on it)."""
+        if self._ws is not None:
+            ws, self._ws = self._ws, None
+            try:
+                self._call(ws.close(), "close the /mux connection")
+            except ServerError:
+                pass
+
+
+class MuxEnv(gym.Env[str, str]):
+    """One session on a :class:`MuxConnection`: the same env as :class:`RemoteEnv` gives."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, connection: MuxConnection) -> None:
+        self.connection, self.url = connection, connection.url
+        self.number = connection.new_env()
+        state = connection.request(self.number, "open", None, "open a session")["data"]
+        self._open = True
+        self.env_id: str = state["env_id"]
+        self.kwargs: dict[str, Any] = state["kwargs"]
+        self.observation_space = TextSpace(int(state["observation_max_chars"]))
+        self.action_space = TextSpace(int(state["action_max_chars"]))
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        """Start an episode on the server (``options`` must be JSON)."""
+        super().reset(seed=seed)
+        data: dict[str, Any] = {} if seed is None else {"seed": int(seed)}
+        if options is not None:
+            data["options"] = options
+        observation = self.connection.request(self.number, "reset", data, "reset")["data"]
+        return observation["observation"]["text"], observation["observation"]["info"]
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Send the completion; the server's env steps it."""
+        if isinstance(action, (bytes, bytearray)):
+            action = bytes(action).decode("utf-8", errors="replace")
+        elif not isinstance(action, str):
+            raise TypeError(
+                f"an action must be a str (the model's completion), got {type(action).__name__}"
+            )
+        data = self.connection.request(self.number, "step", {"text": action}, "step")["data"]
+        observation = data["observation"]
+        ends = observation["metadata"]
+        reward = float(data.get("reward") or 0.0)
+        terminated, truncated = bool(ends["terminated"]), bool(ends["truncated"])
+        return observation["text"], reward, terminated, truncated, observation["info"]
+
+    def close(self) -> None:
+        """End this session (the connection stays for the others)."""
+        if getattr(self, "_open", False):
+            self._open = False
+            try:
+                self.connection.request(self.number, "close", None, "close the session")
+            except ServerError:
+                pass
 
 
 # --- one event loop per process for every client call ---------------------------------------

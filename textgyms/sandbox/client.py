@@ -7,30 +7,47 @@ per request; a second failure, a protocol fault or no usable confinement raises
 :class:`~textgyms.errors.SandboxError`. Agent outcomes (errors, timeouts, output overflow) are
 data in the returned :class:`Execution`, never exceptions.
 
-:func:`shared` gives the process's server, reference-counted by the environments using it and
-closed when the last one closes (and at interpreter exit).
+:func:`shared` gives the process's :class:`SandboxPool`, reference-counted by the environments
+using it and closed when the last one closes (and at interpreter exit). The pool starts a fork
+server per run running at the same time, up to its size (one, unless :func:`set_pool_size`
+says more: ``textgyms serve`` sizes it to the cores), so runs from different threads (the
+sessions of a server) never queue behind each other below that size; above it a run waits for
+the first server to come free, in arrival order. A thread inside :func:`cancel_scope` whose
+event is set (its session ended) gives up a queued run with :class:`RunCancelled`.
 """
 
 from __future__ import annotations
 
 import atexit
+import collections
+import contextlib
 import os
 import select
 import subprocess
 import sys
 import threading
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from textgyms.errors import SandboxError
+from textgyms.errors import RunCancelled, SandboxError
 from textgyms.sandbox import protocol
 from textgyms.sandbox.bwrap import MODE_ENV
 from textgyms.sandbox.confine import UNSAFE_ENV
 from textgyms.sandbox.workdir import DISK_ENV
 
-__all__ = ["Sandbox", "Execution", "CallResult", "shared", "release"]
+__all__ = [
+    "Sandbox",
+    "SandboxPool",
+    "Execution",
+    "CallResult",
+    "shared",
+    "release",
+    "cancel_scope",
+    "set_pool_size",
+]
 
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -206,6 +223,13 @@ class Sandbox:
         with self._lock:
             self._stop()
 
+    def kill(self) -> None:
+        """Kill the server now, even mid-run (its zygote and children die with it); the run
+        in progress ends with :class:`SandboxError`. For shutting down work nobody awaits."""
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+
     def __enter__(self) -> Sandbox:
         """The sandbox itself; its server starts on first use."""
         return self
@@ -256,23 +280,160 @@ def _execution(reply: dict[str, Any], n: int) -> Execution:
     )
 
 
-# --- the process's shared server ----------------------------------------------------------------
-_shared: dict[int, tuple[Sandbox, int]] = {}  # pid -> (sandbox, users)
+# --- the pool: several servers for runs from several threads ----------------------------------
+_scope = threading.local()
+
+
+@contextlib.contextmanager
+def cancel_scope(event: threading.Event) -> Iterator[None]:
+    """Runs this thread queues for a pooled server give up (:class:`RunCancelled`) once
+    ``event`` is set: the server sets it when the session that owns the thread ends."""
+    previous = getattr(_scope, "event", None)
+    _scope.event = event
+    try:
+        yield
+    finally:
+        _scope.event = previous
+
+
+class SandboxPool:
+    """Up to ``size`` fork servers, one per run in progress, started on demand.
+
+    The same methods as :class:`Sandbox`. Queueing rule: a run takes an idle server, else
+    starts one while fewer than ``size`` exist, else waits its turn (first come, first served)
+    for the first server another run gives back. A run waiting inside a :func:`cancel_scope`
+    whose event gets set raises :class:`RunCancelled` without running.
+    """
+
+    def __init__(self, size: int = 1) -> None:
+        self.size = max(1, int(size))
+        self._idle: list[Sandbox] = []
+        self._all: list[Sandbox] = []
+        self._turns: collections.deque[object] = collections.deque()
+        self._cond = threading.Condition()
+        self._closed = False
+
+    @contextlib.contextmanager
+    def _server(self) -> Iterator[Sandbox]:
+        box = self._take()
+        try:
+            yield box
+        finally:
+            with self._cond:
+                if self._closed:
+                    box.close()
+                else:
+                    self._idle.append(box)
+                self._cond.notify_all()
+
+    def _take(self) -> Sandbox:
+        event: threading.Event | None = getattr(_scope, "event", None)
+        turn = object()
+        with self._cond:
+            self._turns.append(turn)
+            try:
+                while True:
+                    if event is not None and event.is_set():
+                        raise RunCancelled("sandbox run cancelled: its session ended")
+                    if self._turns[0] is turn and (self._idle or len(self._all) < self.size):
+                        break
+                    self._cond.wait(0.2)  # wakes on a free server, and polls the cancel event
+                if self._idle:
+                    return self._idle.pop()
+                box = Sandbox()
+                self._all.append(box)
+                return box
+            finally:
+                self._turns.remove(turn)
+                self._cond.notify_all()
+
+    def run(self, code: str, **kwargs: Any) -> Execution:
+        """:meth:`Sandbox.run` on a pooled server."""
+        with self._server() as box:
+            return box.run(code, **kwargs)
+
+    def call(self, code: str, entry: str, inputs: list[Any], **kwargs: Any) -> Execution:
+        """:meth:`Sandbox.call` on a pooled server."""
+        with self._server() as box:
+            return box.call(code, entry, inputs, **kwargs)
+
+    def ping(self) -> int:
+        """:meth:`Sandbox.ping` on a pooled server (starting one if needed)."""
+        with self._server() as box:
+            return box.ping()
+
+    @property
+    def confinement(self) -> str:
+        """How children are confined (see :attr:`Sandbox.confinement`)."""
+        with self._server() as box:
+            return box.confinement
+
+    @property
+    def hello(self) -> dict[str, Any]:
+        """The first server's hello (starting one if needed)."""
+        with self._server() as box:
+            if box.pid is None:
+                box.ping()
+            return box.hello
+
+    @property
+    def pid(self) -> int | None:
+        """The pid of a running server of the pool, or None when none runs."""
+        with self._cond:
+            return next((box.pid for box in self._all if box.pid is not None), None)
+
+    @property
+    def pids(self) -> list[int]:
+        """The pids of the pool's running servers."""
+        with self._cond:
+            return [box.pid for box in self._all if box.pid is not None]
+
+    def close(self) -> None:
+        """Stop every server; one still running a run (that nobody is left to await: the
+        last user has gone) is killed with its run."""
+        with self._cond:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            busy = [box for box in self._all if box not in idle]
+            self._cond.notify_all()
+        for box in idle:
+            box.close()
+        for box in busy:
+            box.kill()
+
+    def __enter__(self) -> SandboxPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# --- the process's shared pool ----------------------------------------------------------------
+_shared: dict[int, tuple[SandboxPool, int]] = {}  # pid -> (pool, users)
 _shared_lock = threading.Lock()
+_pool_size = {"size": 1}
 
 
-def shared() -> Sandbox:
-    """This process's sandbox (a forked process gets its own); counts one more user."""
+def set_pool_size(size: int) -> None:
+    """How many sandbox servers this process's shared pool may run at once (>= 1); applies
+    to the pool made next (``textgyms serve`` calls it before any session starts)."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(f"the sandbox pool size must be an integer >= 1, got {size!r}")
+    _pool_size["size"] = size
+
+
+def shared() -> SandboxPool:
+    """This process's sandbox pool (a forked process gets its own); counts one more user."""
     with _shared_lock:
         box, users = _shared.get(os.getpid(), (None, 0))
         if box is None:
-            box = Sandbox()
+            box = SandboxPool(_pool_size["size"])
         _shared[os.getpid()] = (box, users + 1)
         return box
 
 
-def release(box: Sandbox) -> None:
-    """One user fewer; the server stops when none is left."""
+def release(box: SandboxPool) -> None:
+    """One user fewer; the servers stop when none is left."""
     with _shared_lock:
         entry = _shared.get(os.getpid())
         if entry is None or entry[0] is not box:

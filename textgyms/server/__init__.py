@@ -11,9 +11,13 @@ endpoints, so the stock OpenEnv client drives it with no textgyms code::
         result = env.reset(seed=7)            # result.observation == {"text": ..., "info": ...}
         result = env.step({"text": "<guess>crane</guess>"})
 
-``textgyms.server.env`` holds the wire types and the per-session adapter, ``textgyms.server.app``
-the guarded ASGI app (token, message size, idle timeout) and ``textgyms.server.cli`` the command.
-Importing this package imports none of them (the server is the optional ``[serve]`` extra).
+``env`` holds the wire types and the per-session adapter; ``sessions`` the session rules
+(slots, owners, idle deadlines, the SIGTERM drain); ``ws`` the WebSocket protocols (``/ws``,
+``/mcp``, ``/mux``); ``app`` the guarded ASGI app (token, body limits, the HTTP routes that hold
+envs, ``/capacity``); ``protocols`` uvicorn's protocols with connection limits; ``serving`` and
+``workers`` the running server and its forked workers; ``package`` the OpenEnv environment
+directory; ``cli`` the command. Importing this package imports none of them (the server is
+the optional ``[serve]`` extra).
 """
 
 from __future__ import annotations

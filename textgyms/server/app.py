@@ -1,17 +1,19 @@
-"""The ASGI app: OpenEnv's FastAPI app for one textgyms id, behind a small guard.
+"""The ASGI app: OpenEnv's FastAPI app for one textgyms id, behind a guard that owns sessions.
 
-OpenEnv provides the routes (``/ws`` sessions, ``/health``, ``/reset``, ``/step``, ``/state``,
-``/schema``, ``/metadata``), the per-session env instances, the session limit and the error
-replies. The guard adds what a network service needs and OpenEnv leaves out:
+OpenEnv provides the informational routes (``/health``, ``/schema``, ``/metadata``, ``/state``,
+``/openapi.json``, ``/docs``), the wire types and their serialisation. The guard adds what a
+network service needs and serves the routes that hold envs itself:
 
 - a bearer token on every route but ``/health`` (compared in constant time);
-- no attaching to another session by id (OpenEnv's ``/ws?session_id=``);
-- a message size limit that refuses an oversize WebSocket message with an OpenEnv error reply
-  and keeps the session (OpenEnv would pass it on; uvicorn would close the connection);
-- an idle timeout that closes the WebSocket (code 1001) of a client that sent nothing for
-  that long, which frees its env. OpenEnv's own reaper is not used: it closes the env of a
-  connected WebSocket session but leaves the socket open, so the client would go on talking
-  to a closed env.
+- ``/ws`` and ``/mcp`` over WebSocket: sessions owned by their connection, counted against
+  ``--max-sessions``, with an idle deadline (:mod:`textgyms.server.sessions`,
+  :mod:`textgyms.server.ws`); OpenEnv's attach-by-id (``/ws?session_id=``) is refused;
+- ``POST /reset``: a one-off env (it holds a slot while it runs), with 4xx replies for bad
+  arguments; ``POST /step``: 409, since an HTTP call has no episode to step; ``POST /mcp``:
+  JSON-RPC answers, and no sessions (an HTTP request cannot own one);
+- ``GET /capacity``: sessions in use and free, per worker process;
+- a body size limit that holds for every transfer encoding (bodies are read here, counted
+  chunk by chunk, before any route sees them).
 """
 
 from __future__ import annotations
@@ -24,8 +26,13 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from openenv.core.env_server import ConcurrencyConfig, create_fastapi_app
+from openenv.core.env_server.serialization import serialize_observation
+from starlette.requests import Request
+from starlette.responses import JSONResponse
 
-from textgyms.server.env import EnvFactory, TextAction, TextObservation, TextState
+from textgyms.server import ws
+from textgyms.server.env import EnvFactory, ServedError, TextAction, TextObservation, TextState
+from textgyms.server.sessions import CapacityError, Registry, Slots
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -35,6 +42,10 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MIB = 1024 * 1024
 OPEN_PATHS = frozenset({"/health"})  # load balancers probe it without credentials
+NO_EPISODE = (
+    "POST /step has no episode to step: an HTTP call has no session, so each would act on a "
+    "fresh env. Play episodes over the WebSocket /ws (reset, then step), as the OpenEnv client does"
+)
 
 
 def create_app(
@@ -45,13 +56,16 @@ def create_app(
     max_sessions: int = 256,
     max_message_bytes: int = MIB,
     idle_timeout: float | None = None,
+    capacity: Callable[[], dict[str, Any]] | None = None,
 ) -> Guard:
-    """The guarded OpenEnv app serving ``gymnasium.make(env_id, **kwargs)``, one env per session.
+    """The guarded app serving ``gymnasium.make(env_id, **kwargs)``, one env per session.
 
     Builds one env first (OpenEnv checks its class), so a bad id or kwarg fails here, before
-    the server listens. The lifespan shutdown closes every env still open.
+    the server listens. The lifespan shutdown closes every env still open. ``capacity`` gives
+    the ``/capacity`` report (default: this process alone).
     """
-    factory = EnvFactory(env_id, dict(kwargs or {}))
+    slots = Slots(max_sessions)
+    factory = EnvFactory(env_id, dict(kwargs or {}), slots)
     app = create_fastapi_app(
         factory,
         TextAction,
@@ -61,23 +75,38 @@ def create_app(
         state_cls=TextState,
         mode="simulation",
     )
+    app.add_exception_handler(CapacityError, _capacity_response)
     app.router.on_shutdown.append(factory.close_all)  # after OpenEnv's own shutdown hook
-    guard = Guard(app, token, max_message_bytes, idle_timeout)
-    guard.factory = factory
+    registry = Registry(factory, idle_timeout)
+    guard = Guard(app, token, max_message_bytes, registry)
+    guard.capacity = capacity or guard.local_capacity
     return guard
 
 
+async def _capacity_response(request: Request, exc: Exception) -> JSONResponse:
+    return JSONResponse({"detail": str(exc)}, status_code=503, headers={"Retry-After": "1"})
+
+
 class Guard:
-    """ASGI middleware: bearer token, WebSocket message size limit and idle timeout."""
+    """ASGI middleware: token, sessions, size limits, the routes that hold envs."""
 
     def __init__(
-        self, app: Any, token: str | None, max_message_bytes: int, idle_timeout: float | None
+        self, app: Any, token: str | None, max_message_bytes: int, registry: Registry
     ) -> None:
         self.app = app
         self.token = token.encode() if token else None
         self.max_message_bytes = max_message_bytes
-        self.idle_timeout = idle_timeout
-        self.factory: EnvFactory | None = None  # set by create_app
+        self.registry = registry
+        self.factory: EnvFactory = registry.factory  # type: ignore[assignment]
+        self.capacity: Callable[[], dict[str, Any]] = self.local_capacity
+
+    def local_capacity(self) -> dict[str, Any]:
+        """This process's sessions: in use and free."""
+        import os
+
+        slots = self.factory.slots
+        worker = {"pid": os.getpid(), "in_use": slots.used, "free": slots.limit - slots.used}
+        return summarise([worker], slots.limit)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -100,10 +129,55 @@ class Guard:
             await _respond(send, 401, "missing or wrong bearer token (Authorization: Bearer T)")
             return
         length = dict(scope.get("headers", ())).get(b"content-length", b"0")
-        if length.isdigit() and int(length) > self.max_message_bytes:
-            await _respond(send, 413, f"request body over {self.max_message_bytes} bytes")
+        declared = int(length) if length.isdigit() else 0
+        limit = self.max_message_bytes
+        body = None if declared > limit else await read_body(receive, limit)
+        if body is None:
+            detail = f"request body over {self.max_message_bytes} bytes"
+            await _respond(send, 413, detail, close=True)
             return
-        await self.app(scope, receive, send)
+        route = (scope["method"], scope["path"])
+        if route == ("POST", "/step"):
+            await _respond(send, 409, NO_EPISODE)
+        elif route == ("POST", "/reset"):
+            status, reply = await self._reset(body)
+            await _send_json(send, status, reply)
+        elif route == ("POST", "/mcp"):
+            await _send_json(send, 200, self._mcp(body))
+        elif route == ("GET", "/capacity"):
+            await _send_json(send, 200, self.capacity())
+        else:
+            await self.app(scope, _replay(body, receive), send)
+
+    async def _reset(self, body: bytes) -> tuple[int, Any]:
+        """``POST /reset``: a one-off env (holding a slot while it runs), then closed."""
+        try:
+            data = json.loads(body) if body.strip() else {}
+        except (ValueError, RecursionError) as exc:
+            return 400, {"detail": f"invalid JSON body: {str(exc)[:200]}"}
+        if not isinstance(data, dict):
+            return 422, {"detail": "the body must be a JSON object: {seed, episode_id, options}"}
+        fields = {k: data[k] for k in ws.RESET_FIELDS if k in data}
+        try:
+            env = await asyncio.to_thread(self.factory)
+        except CapacityError as exc:
+            return 503, {"detail": str(exc)}
+        try:
+            observation = await asyncio.to_thread(lambda: env.reset(**fields))
+        except ServedError as exc:
+            return 422, {"detail": str(exc)}
+        finally:
+            await asyncio.to_thread(env.close)
+        return 200, serialize_observation(observation)
+
+    @staticmethod
+    def _mcp(body: bytes) -> dict[str, Any]:
+        try:
+            request = json.loads(body)
+        except (ValueError, RecursionError):
+            error = {"code": -32700, "message": "Parse error: the body is not JSON"}
+            return {"jsonrpc": "2.0", "id": None, "error": error}
+        return ws.jsonrpc(request, None)[0]
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
         if not self._authorized(scope):
@@ -114,73 +188,55 @@ class Guard:
             # connection is its own session, and no client may enter another one.
             await _deny(scope, receive, send, 403, "attaching to a session by id is disabled")
             return
-        send = _dropping_send_after_disconnect(send)
-        await self.app(scope, self._guarded_receive(receive, send), send)
-
-    def _guarded_receive(self, receive: Receive, send: Send) -> Receive:
-        """``receive`` that answers oversize messages itself and times out idle clients."""
-        connected = False
-
-        async def guarded() -> Message:
-            nonlocal connected
-            while True:
-                if connected and self.idle_timeout is not None:
-                    try:
-                        message = await asyncio.wait_for(receive(), self.idle_timeout)
-                    except asyncio.TimeoutError:
-                        reason = f"idle for {self.idle_timeout:g} s"
-                        await send({"type": "websocket.close", "code": 1001, "reason": reason})
-                        return {"type": "websocket.disconnect", "code": 1001}
-                else:
-                    message = await receive()
-                connected = connected or message["type"] == "websocket.connect"
-                size = _size(message)
-                if size <= self.max_message_bytes:
-                    return message
-                await send({"type": "websocket.send", "text": _too_large(size, self)})
-
-        return guarded
-
-
-def _dropping_send_after_disconnect(send: Send) -> Send:
-    """``send`` that drops what a client that is gone can no longer receive.
-
-    When the client vanished (or the server is shutting down) while its step was running,
-    OpenEnv's handler would report the failed send by sending again, which fails too and ends
-    in a traceback in the log. Dropped here, the handler reads the disconnect next and ends
-    the session the normal way (closing its env).
-    """
-    gone = False
-
-    async def guarded(message: Message) -> None:
-        nonlocal gone
-        if gone:
+        if scope["path"] not in ("/ws", "/mcp", "/mux"):
+            await _deny(scope, receive, send, 404, "WebSocket routes: /ws, /mcp and /mux")
             return
-        try:
-            await send(message)
-        except OSError:  # uvicorn's ClientDisconnected: the peer is gone
-            gone = True
-
-    return guarded
-
-
-def _size(message: Message) -> int:
-    """Bytes of a ``websocket.receive`` message (0 for other messages)."""
-    if message.get("bytes") is not None:
-        return len(message["bytes"])
-    text = message.get("text")
-    if text is None:
-        return 0
-    return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+        if scope["path"] == "/mux":
+            await ws.serve_mux(scope, receive, send, self.registry, self.max_message_bytes)
+            return
+        limit, rpc = self.max_message_bytes, scope["path"] == "/mcp"
+        await ws.serve(scope, receive, send, self.registry, limit, rpc)
 
 
-def _too_large(size: int, guard: Guard) -> str:
-    """An OpenEnv error reply (``WSErrorResponse`` shape) for an oversize message."""
-    message = (
-        f"message of {size} bytes refused: the limit is {guard.max_message_bytes} bytes "
-        "(textgyms serve --max-message-bytes); the session is still open"
-    )
-    return json.dumps({"type": "error", "data": {"message": message, "code": "VALIDATION_ERROR"}})
+def summarise(workers: list[dict[str, Any]], per_worker: int) -> dict[str, Any]:
+    """The ``/capacity`` report from each worker's ``{pid, in_use, free}``."""
+    in_use = sum(w["in_use"] for w in workers)
+    return {
+        "max_sessions": per_worker * len(workers),
+        "in_use": in_use,
+        "free": sum(w["free"] for w in workers),
+        "workers": workers,
+    }
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """The whole request body, or None once it passes ``limit`` bytes (chunked or not)."""
+    chunks, size = [], 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b"".join(chunks)
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """``receive`` that gives the body read already, then waits for the disconnect."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
 
 
 async def _deny(scope: Scope, receive: Receive, send: Send, status: int, detail: str) -> None:
@@ -192,11 +248,23 @@ async def _deny(scope: Scope, receive: Receive, send: Send, status: int, detail:
         await send({"type": "websocket.close", "code": 1008})
 
 
-async def _respond(send: Send, status: int, detail: str, prefix: str = "") -> None:
-    """A JSON error response (``prefix="websocket."`` denies a WebSocket handshake)."""
+async def _send_json(send: Send, status: int, value: Any) -> None:
+    body = json.dumps(value).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _respond(
+    send: Send, status: int, detail: str, prefix: str = "", close: bool = False
+) -> None:
+    """A JSON error response (``prefix="websocket."`` denies a WebSocket handshake).
+    ``close``: end the connection after it (the rest of an oversize body is never read)."""
     body = json.dumps({"detail": detail}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     if status == 401:
         headers.append((b"www-authenticate", b"Bearer"))
+    if close:
+        headers.append((b"connection", b"close"))
     await send({"type": f"{prefix}http.response.start", "status": status, "headers": headers})
     await send({"type": f"{prefix}http.response.body", "body": body})

@@ -6,7 +6,6 @@ import argparse
 import ipaddress
 import json
 import os
-import signal
 from typing import Any
 
 from textgyms.errors import BackendError, ConfigError
@@ -15,6 +14,8 @@ from textgyms.server import load_openenv
 TOKEN_ENV = "TEXTGYMS_TOKEN"
 DEFAULT_MAX_SESSIONS = 256
 GRACE_SECONDS = 30.0  # SIGTERM: how long in-flight steps may take before they are cancelled
+IDLE_SECONDS = 900.0  # a session whose client neither sends nor reads for this long is closed
+REQUEST_SECONDS = 10.0  # a request (or a silent new connection) must arrive whole within this
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -40,8 +41,51 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--idle-timeout",
         type=float,
+        default=IDLE_SECONDS,
+        help="close a session whose client neither sent a message nor took a reply for this "
+        f"many seconds ({IDLE_SECONDS:g})",
+    )
+    p.add_argument(
+        "--request-timeout",
+        type=float,
+        default=REQUEST_SECONDS,
+        help="drop a connection whose request (headers and body, or the WebSocket handshake) "
+        f"has not arrived whole within this many seconds ({REQUEST_SECONDS:g})",
+    )
+    p.add_argument(
+        "--max-connections",
+        type=int,
         default=None,
-        help="close a session whose client sent nothing for this many seconds (default: never)",
+        help="open connections before new ones are dropped (default: --max-sessions + 64, "
+        "and always below the descriptor limit)",
+    )
+    p.add_argument(
+        "--grace",
+        type=float,
+        default=GRACE_SECONDS,
+        help="SIGTERM: seconds steps in flight may take to finish and reply before they are "
+        f"cancelled ({GRACE_SECONDS:g})",
+    )
+    p.add_argument(
+        "--package",
+        metavar="DIR",
+        default=None,
+        help="write an OpenEnv environment directory (openenv.yaml, Dockerfile running this "
+        "command with these options, README for a Hugging Face Space, pinned deps) and exit",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes sharing the port; each serves whole sessions and has its own "
+        "--max-sessions (default 1)",
+    )
+    p.add_argument(
+        "--sandbox-servers",
+        type=int,
+        default=None,
+        help="Code: sandbox servers per process, so runs of different sessions go in parallel "
+        "(default: the usable cores)",
     )
     p.add_argument(
         "--max-message-bytes",
@@ -82,13 +126,47 @@ def _check_limits(args: argparse.Namespace) -> dict[str, Any]:
         raise ConfigError(f"--kwargs must be a JSON object, got {args.kwargs!r}")
     if args.max_sessions < 1:
         raise ConfigError(f"--max-sessions must be >= 1, got {args.max_sessions}")
-    if args.idle_timeout is not None and not args.idle_timeout > 0:
-        raise ConfigError(f"--idle-timeout must be > 0 seconds, got {args.idle_timeout}")
+    for name in ("idle_timeout", "request_timeout"):
+        if not getattr(args, name) > 0:
+            flag = "--" + name.replace("_", "-")
+            raise ConfigError(f"{flag} must be > 0 seconds, got {getattr(args, name)}")
+    if not args.grace >= 0:
+        raise ConfigError(f"--grace must be >= 0 seconds, got {args.grace}")
+    if args.workers < 1:
+        raise ConfigError(f"--workers must be >= 1, got {args.workers}")
+    for name in ("max_connections", "sandbox_servers"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise ConfigError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
     if args.max_message_bytes < 1024:
         raise ConfigError(f"--max-message-bytes must be >= 1024, got {args.max_message_bytes}")
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"--port must be in 0..65535, got {args.port}")
     return kwargs
+
+
+def _check_id(env_id: str, kwargs: dict[str, Any]) -> None:
+    """Build the env once, so a package is never written for an id or kwargs that fail."""
+    import gymnasium as gym
+
+    import textgyms  # noqa: F401  (registers the ids)
+
+    try:
+        gym.make(env_id, **kwargs).close()
+    except gym.error.Error as exc:
+        raise ConfigError(f"cannot package {env_id}: {exc}") from exc
+
+
+def _serve_args(args: argparse.Namespace) -> list[str]:
+    """The serving options of ``args``, as command-line arguments for the packaged server."""
+    out = ["--max-sessions", str(args.max_sessions), "--idle-timeout", f"{args.idle_timeout:g}",
+           "--max-message-bytes", str(args.max_message_bytes),
+           "--request-timeout", f"{args.request_timeout:g}", "--grace", f"{args.grace:g}",
+           "--workers", str(args.workers)]  # fmt: skip
+    for name in ("max_connections", "sandbox_servers"):
+        if getattr(args, name) is not None:
+            out += ["--" + name.replace("_", "-"), str(getattr(args, name))]
+    return out
 
 
 def url_of(host: str, port: int) -> str:
@@ -100,56 +178,18 @@ def run(args: argparse.Namespace) -> int:
     """Run ``textgyms serve``; returns the exit code (0 after SIGTERM or Ctrl-C)."""
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV)
     kwargs = _check_limits(args)
+    if args.package is not None:
+        from pathlib import Path
+
+        from textgyms.server.package import write_env_dir
+
+        _check_id(args.env_id, kwargs)
+        print(write_env_dir(args.env_id, kwargs, _serve_args(args), Path(args.package)))
+        return 0
     check_bind(args.host, token)
     try:  # imported here: the server is an optional extra (textgyms[serve])
         load_openenv()
-        import uvicorn
-
-        from textgyms.server.app import create_app
+        from textgyms.server.serving import serve
     except ImportError as exc:
         raise BackendError("textgyms serve needs `pip install textgyms[serve]`") from exc
-    app = create_app(
-        args.env_id,
-        kwargs,
-        token=token,
-        max_sessions=args.max_sessions,
-        max_message_bytes=args.max_message_bytes,
-        idle_timeout=args.idle_timeout,
-    )
-    config = uvicorn.Config(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level="warning",
-        # Frames up to this size reach the guard, which refuses those over the limit and keeps
-        # the session; larger ones are cut off by the WebSocket layer (connection closed).
-        ws_max_size=max(16 * 1024 * 1024, 4 * args.max_message_bytes),
-        timeout_graceful_shutdown=GRACE_SECONDS,
-    )
-    # uvicorn re-raises the SIGTERM/SIGINT it handled once it has drained the sessions and
-    # closed every env; this handler turns that (or one arriving during startup) into exit 0.
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, _exit_cleanly)
-    try:
-        _server(config, args.host).run()
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
-
-
-def _exit_cleanly(signum: int, frame: Any) -> None:
-    raise SystemExit(0)
-
-
-def _server(config: Any, host: str) -> Any:
-    """uvicorn's server, printing ``http://HOST:PORT`` once it listens (``--port 0`` resolved)."""
-    import uvicorn
-
-    class ReadyServer(uvicorn.Server):
-        async def startup(self, sockets: Any = None) -> None:
-            await super().startup(sockets=sockets)
-            if self.started:
-                port = self.servers[0].sockets[0].getsockname()[1]
-                print(url_of(host, port), flush=True)
-
-    return ReadyServer(config)
+    return serve(args, kwargs, token)

@@ -24,7 +24,10 @@ import gymnasium as gym
 from openenv.core.env_server import Action, Environment, Observation, State
 from pydantic import Field
 
-from textgyms.errors import TextgymsError
+from textgyms.errors import ConfigError, TextgymsError
+from textgyms.server.sessions import Slots
+
+MAX_SEED = 2**128  # seeds at or above are refused (a local env would accept any int >= 0)
 
 
 class TextAction(Action):
@@ -92,6 +95,7 @@ class TextgymsEnvironment(Environment[TextAction, TextObservation, TextState]):
     ) -> TextObservation:
         """``env.reset(seed=seed, options=options)``; a new episode id unless one is given."""
         try:
+            check_reset(seed, episode_id, options)
             obs, info = self.env.reset(seed=seed, options=options)
         except (TextgymsError, gym.error.Error, TypeError, ValueError) as exc:
             raise _carry(exc) from exc
@@ -123,31 +127,44 @@ class TextgymsEnvironment(Environment[TextAction, TextObservation, TextState]):
 
     def close(self) -> None:
         """Close the env (releases sandbox processes, index handles, ...); idempotent."""
-        self.env.close()
-        if self._on_close is not None:
-            self._on_close(self)
+        try:
+            self.env.close()
+        finally:
+            if self._on_close is not None:
+                self._on_close(self)
 
 
 class EnvFactory:
-    """OpenEnv's env factory: one env per session, and a record of those still open.
+    """The env factory (ours and OpenEnv's): one env per session, each holding a slot.
 
-    The record lets the server close every env at shutdown, whatever state its session is in.
+    Every env it builds, for a session or for one HTTP call, takes one of ``slots`` until it
+    is closed, so nothing the server builds escapes ``--max-sessions``. The record of open
+    envs lets the server close every env at shutdown, whatever state its session is in.
     """
 
-    def __init__(self, env_id: str, kwargs: dict[str, Any]) -> None:
+    def __init__(self, env_id: str, kwargs: dict[str, Any], slots: Slots | None = None) -> None:
         self.env_id, self.kwargs = env_id, dict(kwargs)
+        self.slots = slots if slots is not None else Slots(1 << 30)
         self._live: set[TextgymsEnvironment] = set()
         self._lock = threading.Lock()  # sessions are created and closed on many threads
 
     def __call__(self) -> TextgymsEnvironment:
-        env = TextgymsEnvironment(self.env_id, self.kwargs, on_close=self._closed)
+        self.slots.take()  # raises CapacityError when every slot is in use
+        try:
+            env = TextgymsEnvironment(self.env_id, self.kwargs, on_close=self._closed)
+        except BaseException:
+            self.slots.give()
+            raise
         with self._lock:
             self._live.add(env)
         return env
 
     def _closed(self, env: TextgymsEnvironment) -> None:
         with self._lock:
+            if env not in self._live:
+                return  # closed before: the slot was given back then
             self._live.discard(env)
+        self.slots.give()
 
     @property
     def live(self) -> int:
@@ -161,6 +178,26 @@ class EnvFactory:
             envs = list(self._live)
         for env in envs:
             env.close()
+
+
+def check_reset(seed: Any, episode_id: Any, options: Any) -> None:
+    """Refuse reset arguments of the wrong type at once, naming what to send instead."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ConfigError(f"seed must be an integer or null, got {type(seed).__name__}")
+    if seed is not None and not 0 <= seed < MAX_SEED:
+        raise ConfigError(f"seed must be in [0, 2**128), got a {len(str(abs(seed)))}-digit value")
+    if episode_id is not None and not isinstance(episode_id, str):
+        raise ConfigError(f"episode_id must be a string, got {type(episode_id).__name__}")
+    if options is not None and not isinstance(options, dict):
+        raise ConfigError(
+            f"options must be a JSON object or null, got a JSON "
+            f"{_json_kind(options)}"
+        )
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    return kinds.get(type(value), type(value).__name__)
 
 
 def _ends(terminated: bool, truncated: bool) -> dict[str, bool]:

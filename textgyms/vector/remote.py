@@ -1,7 +1,9 @@
 """The remote backend: each env is a session of a ``textgyms serve`` server.
 
 ``make_vec(env_id, N, backend="remote", urls=[...], token=...)`` opens N sessions, env ``i`` on
-``urls[i % len(urls)]``, each a :class:`textgyms.remote.RemoteEnv`. The seed schedule and the
+``urls[i % len(urls)]``, each a :class:`textgyms.remote.RemoteEnv` (one WebSocket each), or,
+with ``connections=C``, a :class:`textgyms.remote.MuxEnv` on one of C connections per server
+(the server's ``/mux`` route: N envs over a few connections instead of N). The seed schedule and the
 autoreset modes run here, in the same ``_EnvRunner`` the serial backend uses, so a remote vector
 gives the very batches ``serial`` gives for the same seeds and actions. The N calls of a batch run
 concurrently (one thread per env waiting on the shared client event loop), so a step costs about
@@ -51,8 +53,16 @@ def make_remote(
     urls = env_kwargs.pop("urls", None)
     token = env_kwargs.pop("token", None)
     timeout = env_kwargs.pop("remote_timeout", 60.0)
+    connections = env_kwargs.pop("connections", None)
     return RemoteVecEnv(
-        env_id, num_envs, urls=urls, token=token, timeout=timeout, env_kwargs=env_kwargs, **common
+        env_id,
+        num_envs,
+        urls=urls,
+        token=token,
+        timeout=timeout,
+        connections=connections,
+        env_kwargs=env_kwargs,
+        **common,
     )
 
 
@@ -71,9 +81,17 @@ class RemoteVecEnv(VecEnv):
         urls: Any,
         token: str | None = None,
         timeout: float = 60.0,
+        connections: int | None = None,
         **common: Any,
     ) -> None:
         super().__init__(env_id, num_envs, **common)
+        if connections is not None and (
+            isinstance(connections, bool) or not isinstance(connections, int) or connections < 1
+        ):
+            raise ConfigError(f"connections must be an integer >= 1 or None, got {connections!r}")
+        if connections is not None and self.mixture is not None:
+            raise ConfigError("connections= applies to one env id; a mixture opens one session "
+                              "per entry (leave connections=None)")
         if self.make_env.ladders is not None:
             raise ConfigError(
                 "backend='remote' cannot follow a curriculum (each server serves fixed kwargs); "
@@ -84,6 +102,13 @@ class RemoteVecEnv(VecEnv):
                 "backend='remote' steps every env together: batch_size must be None or num_envs"
             )
         self.urls = _check_urls(urls) if self.mixture is None else _mixture_urls(urls, self.mixture)
+        self._muxes: list[Any] = []
+        if connections is not None:
+            from textgyms.remote import MuxConnection
+
+            per_url = min(connections, -(-num_envs // len(self.urls)))
+            self._muxes = [MuxConnection(u, token, timeout=timeout) for u in self.urls
+                           for _ in range(per_url)]  # fmt: skip
         self._pool = ThreadPoolExecutor(min(self.num_envs, MAX_THREADS), "textgyms-remote-vec")
         self._runners: list[_EnvRunner] = []
         self._pending: list[Future[_Result]] | None = None
@@ -107,6 +132,12 @@ class RemoteVecEnv(VecEnv):
         return [runner.env for runner in self._runners]
 
     def _connect(self, i: int, token: str | None, timeout: float) -> Any:
+        if self._muxes:  # env i: server i % U, then that server's connections in turn
+            from textgyms.remote import MuxEnv
+
+            per_url = len(self._muxes) // len(self.urls)
+            mux = self._muxes[(i % len(self.urls)) * per_url + (i // len(self.urls)) % per_url]
+            return _checked(MuxEnv(mux), mux.url, self.spec.id, self.env_kwargs)
         if self.mixture is None:
             url = self.urls[i % len(self.urls)]
             return self._open(url, self.spec.id, self.env_kwargs, token, timeout)
@@ -124,16 +155,7 @@ class RemoteVecEnv(VecEnv):
         """A session of the server at ``url``, checked to serve ``env_id`` with ``kwargs``."""
         from textgyms.remote import RemoteEnv
 
-        env = RemoteEnv(url, token, timeout=timeout)
-        same_kwargs = _canonical(env.kwargs) == _canonical(kwargs)
-        if _registered_id(env.env_id) != _registered_id(env_id) or not same_kwargs:
-            env.close()
-            raise ConfigError(
-                f"the server at {url} serves {env.env_id} with kwargs {env.kwargs}, but this "
-                f"vector is {env_id} with kwargs {kwargs}; start the server with "
-                "those (textgyms serve ID --kwargs JSON) or make the vector with the server's"
-            )
-        return env
+        return _checked(RemoteEnv(url, token, timeout=timeout), url, env_id, kwargs)
 
     def _async_reset(self, seeds: list[int | None], options: dict | None, mask: np.ndarray) -> None:
         self._drain()  # a reset supersedes results nobody collected
@@ -174,6 +196,8 @@ class RemoteVecEnv(VecEnv):
         for future in [pool.submit(runner.env.close) for runner in self._runners]:
             future.exception()  # close() swallows a dead server; wait for every session
         pool.shutdown(wait=True)
+        for mux in self._muxes:
+            mux.close()
 
     def _drain(self) -> None:
         """Wait out calls whose results nobody will collect (their errors included)."""
@@ -188,6 +212,19 @@ class RemoteVecEnv(VecEnv):
         if errors:
             raise next((e for e in errors if isinstance(e, ServerError)), errors[0])
         return [f.result() for f in futures]
+
+
+def _checked(env: Any, url: str, env_id: str, kwargs: dict[str, Any]) -> Any:
+    """``env`` (a session at ``url``), checked to serve ``env_id`` with ``kwargs``."""
+    same_kwargs = _canonical(env.kwargs) == _canonical(kwargs)
+    if _registered_id(env.env_id) != _registered_id(env_id) or not same_kwargs:
+        env.close()
+        raise ConfigError(
+            f"the server at {url} serves {env.env_id} with kwargs {env.kwargs}, but this "
+            f"vector is {env_id} with kwargs {kwargs}; start the server with "
+            "those (textgyms serve ID --kwargs JSON) or make the vector with the server's"
+        )
+    return env
 
 
 def _check_urls(urls: Any) -> list[str]:
