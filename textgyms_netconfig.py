@@ -1,4 +1,4 @@
-"""verifiers taskset id ``textgyms_netconfig``: textgyms/NetConfig-v2.
+"""verifiers taskset id ``textgyms_netconfig``: textgyms/NetConfig-v3.
 
 Episodes are played by :class:`textgyms.integrations.verifiers.TextgymsEnv`.
 verifiers imports a taskset id as a top-level module, so textgyms installs this one beside its
@@ -21,10 +21,10 @@ __all__ = ["NetConfigConfig", "NetConfigTaskset", "TextgymsEnv"]
 
 
 class NetConfigConfig(TextgymsConfig):
-    """A textgyms taskset config whose env defaults to textgyms/NetConfig-v2."""
+    """A textgyms taskset config whose env defaults to textgyms/NetConfig-v3."""
 
-    envs: str | list[Any] = "textgyms/NetConfig-v2"
+    envs: str | list[Any] = "textgyms/NetConfig-v3"
 
 
 class NetConfigTaskset(TextgymsTaskset, vf.Taskset[TextgymsTask, NetConfigConfig]):
-    """Procedural tasks of textgyms/NetConfig-v2 (or of ``--env.taskset.envs``)."""
+    """Procedural tasks of textgyms/NetConfig-v3 (or of ``--env.taskset.envs``)."""
