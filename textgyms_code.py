@@ -6,25 +6,8 @@ package. Any other id or a mixture: set ``--env.taskset.envs`` (see
 :mod:`textgyms.integrations.verifiers`).
 """
 
-from typing import Any
+from textgyms.integrations.verifiers import TextgymsEnv, family
 
-import verifiers.v1 as vf
-
-from textgyms.integrations.verifiers import (
-    TextgymsConfig,
-    TextgymsEnv,
-    TextgymsTask,
-    TextgymsTaskset,
-)
+CodeConfig, CodeTaskset = family("textgyms_code", "Code")
 
 __all__ = ["CodeConfig", "CodeTaskset", "TextgymsEnv"]
-
-
-class CodeConfig(TextgymsConfig):
-    """A textgyms taskset config whose env defaults to textgyms/Code-v0."""
-
-    envs: str | list[Any] = "textgyms/Code-v0"
-
-
-class CodeTaskset(TextgymsTaskset, vf.Taskset[TextgymsTask, CodeConfig]):
-    """Procedural tasks of textgyms/Code-v0 (or of ``--env.taskset.envs``)."""

@@ -6,25 +6,8 @@ package. Any other id or a mixture: set ``--env.taskset.envs`` (see
 :mod:`textgyms.integrations.verifiers`).
 """
 
-from typing import Any
+from textgyms.integrations.verifiers import TextgymsEnv, family
 
-import verifiers.v1 as vf
-
-from textgyms.integrations.verifiers import (
-    TextgymsConfig,
-    TextgymsEnv,
-    TextgymsTask,
-    TextgymsTaskset,
-)
+Iso20022Config, Iso20022Taskset = family("textgyms_iso20022", "Iso20022")
 
 __all__ = ["Iso20022Config", "Iso20022Taskset", "TextgymsEnv"]
-
-
-class Iso20022Config(TextgymsConfig):
-    """A textgyms taskset config whose env defaults to textgyms/ISO20022-MT103-v3."""
-
-    envs: str | list[Any] = "textgyms/ISO20022-MT103-v3"
-
-
-class Iso20022Taskset(TextgymsTaskset, vf.Taskset[TextgymsTask, Iso20022Config]):
-    """Procedural tasks of textgyms/ISO20022-MT103-v3 (or of ``--env.taskset.envs``)."""

@@ -6,25 +6,8 @@ package. Any other id or a mixture: set ``--env.taskset.envs`` (see
 :mod:`textgyms.integrations.verifiers`).
 """
 
-from typing import Any
+from textgyms.integrations.verifiers import TextgymsEnv, family
 
-import verifiers.v1 as vf
-
-from textgyms.integrations.verifiers import (
-    TextgymsConfig,
-    TextgymsEnv,
-    TextgymsTask,
-    TextgymsTaskset,
-)
+NetConfigConfig, NetConfigTaskset = family("textgyms_netconfig", "NetConfig")
 
 __all__ = ["NetConfigConfig", "NetConfigTaskset", "TextgymsEnv"]
-
-
-class NetConfigConfig(TextgymsConfig):
-    """A textgyms taskset config whose env defaults to textgyms/NetConfig-v3."""
-
-    envs: str | list[Any] = "textgyms/NetConfig-v3"
-
-
-class NetConfigTaskset(TextgymsTaskset, vf.Taskset[TextgymsTask, NetConfigConfig]):
-    """Procedural tasks of textgyms/NetConfig-v3 (or of ``--env.taskset.envs``)."""

@@ -6,25 +6,8 @@ package. Any other id or a mixture: set ``--env.taskset.envs`` (see
 :mod:`textgyms.integrations.verifiers`).
 """
 
-from typing import Any
+from textgyms.integrations.verifiers import TextgymsEnv, family
 
-import verifiers.v1 as vf
-
-from textgyms.integrations.verifiers import (
-    TextgymsConfig,
-    TextgymsEnv,
-    TextgymsTask,
-    TextgymsTaskset,
-)
+SearchConfig, SearchTaskset = family("textgyms_search", "Search")
 
 __all__ = ["SearchConfig", "SearchTaskset", "TextgymsEnv"]
-
-
-class SearchConfig(TextgymsConfig):
-    """A textgyms taskset config whose env defaults to textgyms/Search-v1."""
-
-    envs: str | list[Any] = "textgyms/Search-v1"
-
-
-class SearchTaskset(TextgymsTaskset, vf.Taskset[TextgymsTask, SearchConfig]):
-    """Procedural tasks of textgyms/Search-v1 (or of ``--env.taskset.envs``)."""

@@ -6,25 +6,8 @@ package. Any other id or a mixture: set ``--env.taskset.envs`` (see
 :mod:`textgyms.integrations.verifiers`).
 """
 
-from typing import Any
+from textgyms.integrations.verifiers import TextgymsEnv, family
 
-import verifiers.v1 as vf
-
-from textgyms.integrations.verifiers import (
-    TextgymsConfig,
-    TextgymsEnv,
-    TextgymsTask,
-    TextgymsTaskset,
-)
+WordleConfig, WordleTaskset = family("textgyms_wordle", "Wordle")
 
 __all__ = ["WordleConfig", "WordleTaskset", "TextgymsEnv"]
-
-
-class WordleConfig(TextgymsConfig):
-    """A textgyms taskset config whose env defaults to textgyms/Wordle-v0."""
-
-    envs: str | list[Any] = "textgyms/Wordle-v0"
-
-
-class WordleTaskset(TextgymsTaskset, vf.Taskset[TextgymsTask, WordleConfig]):
-    """Procedural tasks of textgyms/Wordle-v0 (or of ``--env.taskset.envs``)."""

@@ -37,6 +37,7 @@ no such entry.
 from __future__ import annotations
 
 import itertools
+import types
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -47,7 +48,7 @@ from textgyms.integrations.episode import Episode, TaskRow
 from textgyms.mixture import Mixture
 
 __all__ = ["FAMILIES", "TextgymsConfig", "TextgymsData", "TextgymsEnv", "TextgymsEnvConfig",
-           "TextgymsTask", "TextgymsTaskset", "taskset"]
+           "TextgymsTask", "TextgymsTaskset", "family", "taskset"]
 
 REWARD = "textgyms"  # the reward name on the trace; Trace.reward sums the recorded rewards
 
@@ -173,3 +174,20 @@ def taskset(envs: str | list[Any], **config: Any) -> TextgymsTaskset:
     ``config`` takes the other :class:`TextgymsConfig` fields (``kwargs``, ``split``, ``seed``)."""
     return TextgymsTaskset(TextgymsConfig(envs=envs, **config))
 
+
+def family(module: str, stem: str) -> tuple[type[TextgymsConfig], type[TextgymsTaskset]]:
+    """The config and taskset classes ``{stem}Config`` and ``{stem}Taskset`` of the family
+    module ``module`` (a key of :data:`FAMILIES`): :class:`TextgymsConfig` with ``envs``
+    defaulting to the family's id, and
+    a taskset typed with that config, both owned by ``module`` (verifiers reads the config
+    class from the taskset's generic parameters, so the class is built the way a class
+    statement builds it)."""
+    env_id = FAMILIES[module]
+    config = types.new_class(f"{stem}Config", (TextgymsConfig,), exec_body=lambda ns: ns.update(
+        __module__=module, __annotations__={"envs": str | list[Any]}, envs=env_id,
+        __doc__=f"A textgyms taskset config whose env defaults to {env_id}."))
+    bases = (TextgymsTaskset, vf.Taskset[TextgymsTask, config])
+    tasks = types.new_class(f"{stem}Taskset", bases, exec_body=lambda ns: ns.update(
+        __module__=module,
+        __doc__=f"Procedural tasks of {env_id} (or of ``--env.taskset.envs``)."))
+    return config, tasks
