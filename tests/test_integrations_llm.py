@@ -262,8 +262,9 @@ def _check_art(trajectory, scenario) -> None:
 
 
 def test_art_rollouts_and_groups_with_the_server(model_server):
-    art = pytest.importorskip("art")
-    from textgyms.integrations.art import Scenario, rollout, trajectory_groups
+    # art only through the adapter, which keeps ART's transformers patch out of this process
+    pytest.importorskip("textgyms.integrations.art")
+    from textgyms.integrations.art import Scenario, art, rollout, trajectory_groups
 
     model = art.Model(name="smollm2", project="textgyms-tests", inference_api_key="local",
                       inference_base_url=f"{model_server.url}/v1",

@@ -258,7 +258,7 @@ def test_make_policy_specs():
         make_policy("openai:m@http://127.0.0.1:9/v1?temprature=0")
     with pytest.raises(ConfigError, match="openai:MODEL@URL"):
         make_policy("openai:m")
-    with pytest.raises(ConfigError, match="choose one of: oracle, random, openai"):
+    with pytest.raises(ConfigError, match="choose one of: oracle, random, blind, openai"):
         make_policy("gpt4")
     assert make_policy("oracle").spec()["name"] == "oracle"
 

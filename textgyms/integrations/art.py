@@ -24,16 +24,43 @@ metrics are the episode's score, solved, turns, return and finished.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from typing import Any
-
-import art
 
 from textgyms.integrations.episode import Episode, TaskRow
 from textgyms.mixture import Mixture
 from textgyms.policies.openai_chat import tool_call_action
 
 __all__ = ["Scenario", "rollout", "scenarios", "trajectory_groups"]
+
+
+def _import_art() -> Any:
+    """``import art``, without the patch it applies to transformers on import.
+
+    openpipe-art 0.5.18 replaces ``transformers.masking_utils._preprocess_mask_arguments`` with
+    a wrapper written for an older signature; under the transformers installed beside it every
+    causal-LM forward in the process then fails with a TypeError. The adapter only uses ART's
+    trajectory types (the model runs behind its OpenAI-compatible server), so the original
+    function is put back.
+    """
+    # ART imports litellm, which fetches a model price table from the network on import unless
+    # told to use the copy it ships: textgyms never downloads at run time.
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        from transformers import masking_utils
+    except ImportError:  # no transformers in this process: nothing to patch or restore
+        import art
+
+        return art
+    original = masking_utils._preprocess_mask_arguments
+    import art
+
+    masking_utils._preprocess_mask_arguments = original
+    return art
+
+
+art = _import_art()
 
 
 @dataclasses.dataclass(frozen=True)
