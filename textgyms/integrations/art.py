@@ -36,27 +36,26 @@ __all__ = ["Scenario", "rollout", "scenarios", "trajectory_groups"]
 
 
 def _import_art() -> Any:
-    """``import art``, without the patch it applies to transformers on import.
+    """``import art``, and undo the patch it applies to transformers on import.
 
     openpipe-art 0.5.18 replaces ``transformers.masking_utils._preprocess_mask_arguments`` with
     a wrapper written for an older signature; under the transformers installed beside it every
     causal-LM forward in the process then fails with a TypeError. The adapter only uses ART's
     trajectory types (the model runs behind its OpenAI-compatible server), so the original
-    function is put back.
+    function, which ART keeps in its patches module, is put back, whoever imported art first.
     """
     # ART imports litellm, which fetches a model price table from the network on import unless
     # told to use the copy it ships: textgyms never downloads at run time.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    try:
-        from transformers import masking_utils
-    except ImportError:  # no transformers in this process: nothing to patch or restore
-        import art
-
-        return art
-    original = masking_utils._preprocess_mask_arguments
     import art
 
-    masking_utils._preprocess_mask_arguments = original
+    try:
+        from art.transformers import patches
+        from transformers import masking_utils
+    except ImportError:  # no transformers here (or another ART layout): nothing was patched
+        return art
+    if masking_utils._preprocess_mask_arguments is patches._patched_preprocess_mask_arguments:
+        masking_utils._preprocess_mask_arguments = patches._preprocess_mask_arguments
     return art
 
 
