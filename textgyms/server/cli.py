@@ -169,11 +169,6 @@ def _serve_args(args: argparse.Namespace) -> list[str]:
     return out
 
 
-def url_of(host: str, port: int) -> str:
-    """``http://HOST:PORT`` (IPv6 addresses in brackets)."""
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-
-
 def run(args: argparse.Namespace) -> int:
     """Run ``textgyms serve``; returns the exit code (0 after SIGTERM or Ctrl-C)."""
     token = args.token if args.token is not None else os.environ.get(TOKEN_ENV)

@@ -19,9 +19,13 @@ from textgyms.server.workers import Table, bind, listen, supervise
 FD_RESERVE = 128  # descriptors kept for envs, sandboxes and logs beyond the connections
 
 
+def url_of(host: str, port: int) -> str:
+    """``http://HOST:PORT`` (IPv6 addresses in brackets)."""
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
 def serve(args: argparse.Namespace, kwargs: dict[str, Any], token: str | None) -> int:
     """Serve until SIGTERM or Ctrl-C (one process, or ``--workers`` forked ones); exit 0."""
-    from textgyms.server.cli import url_of
 
     set_pool_size(args.sandbox_servers or usable_cpus())
     table = Table(args.workers) if args.workers > 1 else None
