@@ -137,15 +137,11 @@ def _cached_actions(env_id: str, kwargs_json: str, tasks: int, candidates: int
     return blind_plan(env_id, json.loads(kwargs_json), tasks=tasks, candidates=candidates).actions
 
 
-def blind_actions(env: gym.Env) -> tuple[str, ...]:
-    """The blind sequence of an env made with ``gym.make`` (its id and kwargs are in its
-    spec), fitted once per process and id + kwargs (then read from the cache)."""
-    spec = env.unwrapped.spec
-    if spec is None:
-        raise ConfigError("the blind policy needs an env made with gym.make(env_id, ...): "
-                          "its spec names the id and kwargs the blind sequence is fitted for")
-    kwargs = {k: v for k, v in (spec.kwargs or {}).items() if k != "split"}
-    return _cached_actions(spec.id, canonical(kwargs), DEFAULT_TASKS, DEFAULT_CANDIDATES)
+def blind_actions(env_id: str, kwargs: dict[str, Any] | None = None) -> tuple[str, ...]:
+    """The blind sequence of ``env_id`` made with ``kwargs`` (any ``split`` is ignored), fitted
+    once per process and id + kwargs (then read from the cache)."""
+    kwargs = {k: v for k, v in (kwargs or {}).items() if k != "split"}
+    return _cached_actions(env_id, canonical(kwargs), DEFAULT_TASKS, DEFAULT_CANDIDATES)
 
 
 def play(env: gym.Env, seed: int, actions: Sequence[str], horizon: int | None = None

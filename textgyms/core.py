@@ -314,12 +314,15 @@ class TextEnv(gym.Env[str, str]):
         """The oracle's actions for the episode in progress (``solve(self.task)``)."""
         return self.solve(self.task)
 
-    def blind_actions(self) -> list[str]:
-        """The env's blind sequence: the best constant actions for its id and kwargs, the same
-        on every task (:mod:`textgyms.blind`; the env must come from ``gym.make``)."""
-        from textgyms.blind import blind_actions  # the search imports the protocol module
-
-        return list(blind_actions(self))
+    def made_as(self) -> tuple[str, dict[str, Any]]:
+        """The id and kwargs this env was made with by ``gym.make`` (its spec), so that a
+        caller in another process (a vector's worker holds the env) can rebuild or describe it.
+        """
+        spec = self.spec
+        if spec is None:
+            raise ConfigError("this env was not made with gym.make(env_id, ...), so it has no "
+                              "id and kwargs to report; make it with gym.make")
+        return str(spec.id), dict(spec.kwargs or {})
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None

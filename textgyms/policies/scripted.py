@@ -53,8 +53,7 @@ class ScriptedPolicy:
             return _call(envs, i, "sample_action", rng)
         cached = self._plans.get(i)
         if cached is None or cached[0] != task_id or turn == 0:
-            method = "oracle_actions" if self.kind == "oracle" else "blind_actions"
-            cached = (task_id, _call(envs, i, method))
+            cached = (task_id, self._plan(envs, i))
             self._plans[i] = cached
         plan = cached[1]
         if self.kind == "blind":  # a constant policy: its last action again once it is spent
@@ -62,6 +61,16 @@ class ScriptedPolicy:
         # Past the end of the plan the oracle has nothing left to say; an empty action is
         # an invalid move, which only happens if the env disagrees with its own oracle.
         return plan[turn] if turn < len(plan) else ""
+
+
+    def _plan(self, envs: Any, i: int) -> list[str]:
+        """The oracle's actions for env ``i``'s task, or the blind sequence of its id and
+        kwargs (fitted here, in the caller's process: it does not depend on the task)."""
+        if self.kind == "oracle":
+            return list(_call(envs, i, "oracle_actions"))
+        from textgyms.blind import blind_actions
+
+        return list(blind_actions(*_call(envs, i, "made_as")))
 
 
 def _call(envs: Any, i: int, method: str, *args: Any) -> Any:
