@@ -72,8 +72,8 @@ class Args:
     """GRPO tasks per step"""
     group_size: int = 8
     """GRPO episodes per task"""
-    lr: float = 4e-5
-    """GRPO learning rate"""
+    lr: float = 0.0
+    """GRPO learning rate (0: the demo's default)"""
     train_layers: int = 15
     """SFT and GRPO train the top N of SmolLM2's 30 decoder layers (the backward pass stops
     there: a step costs about two forward passes instead of three)"""
@@ -94,9 +94,9 @@ class Args:
 #: Per demo, the defaults of the arguments left at 0 or "".
 DEFAULTS: dict[str, dict[str, Any]] = {
     "search": {"env_id": SEARCH_ID, "env_kwargs": json.dumps(SEARCH_VARIANT),
-               "sft_episodes": 400, "steps": 12, "max_new_tokens": 24},
+               "sft_episodes": 32, "steps": 20, "lr": 5e-5, "max_new_tokens": 24},
     "wordle": {"env_id": WORDLE_ID, "env_kwargs": VARIANT, "sft_episodes": 394, "steps": 13,
-               "max_new_tokens": 12},
+               "lr": 4e-5, "max_new_tokens": 12},
 }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -21,3 +22,22 @@ def conformance_cases() -> list[tuple[str, dict[str, Any]]]:
             cls = getattr(importlib.import_module(module), name)
         cases += [(env_id, dict(kw)) for kw in cls.conformance_variants]
     return cases
+
+
+def started_servers(servers: dict[str, tuple[str, dict[str, Any]]]) -> Iterator[dict[str, Any]]:
+    """Start one ``ServerProcess(env_id, **options)`` per entry of ``servers``, together (each
+    start imports the server stack), yield them by name and stop them all afterwards: the body
+    of a module-scoped ``servers`` fixture."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from textgyms.server.process import ServerProcess
+
+    with ThreadPoolExecutor(len(servers)) as pool:
+        futures = {name: pool.submit(ServerProcess, env_id, **options)
+                   for name, (env_id, options) in servers.items()}
+    started = {name: future.result() for name, future in futures.items()}
+    try:
+        yield started
+    finally:
+        for server in started.values():
+            server.stop()

@@ -13,7 +13,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import gymnasium as gym
@@ -21,6 +20,8 @@ import numpy as np
 import pytest
 
 pytest.importorskip("openenv")
+
+from support import started_servers  # noqa: E402
 
 import textgyms  # noqa: E402,F401  (registers the ids)
 from textgyms.cli import main  # noqa: E402
@@ -60,16 +61,8 @@ SERVERS: dict[str, tuple[str, dict[str, Any]]] = {
 
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, ServerProcess]]:
-    """Every server this module uses, started together (each start imports the server stack)."""
-    with ThreadPoolExecutor(len(SERVERS)) as pool:
-        futures = {
-            name: pool.submit(ServerProcess, env_id, **options)
-            for name, (env_id, options) in SERVERS.items()
-        }
-    started = {name: future.result() for name, future in futures.items()}
-    yield started
-    for server in started.values():
-        server.stop()
+    """Every server this module uses, started together and stopped at the end."""
+    yield from started_servers(SERVERS)
 
 
 def client(url: str, token: str | None = None) -> Any:

@@ -20,13 +20,14 @@ import struct
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import gymnasium as gym
 import pytest
 
 pytest.importorskip("openenv")
+
+from support import started_servers  # noqa: E402
 
 import textgyms  # noqa: E402,F401  (registers the ids)
 from textgyms.errors import RunCancelled  # noqa: E402
@@ -58,15 +59,8 @@ SERVERS: dict[str, tuple[str, dict[str, Any]]] = {
 
 @pytest.fixture(scope="module")
 def servers() -> Iterator[dict[str, ServerProcess]]:
-    with ThreadPoolExecutor(len(SERVERS)) as pool:
-        futures = {
-            name: pool.submit(ServerProcess, env_id, **options)
-            for name, (env_id, options) in SERVERS.items()
-        }
-    started = {name: future.result() for name, future in futures.items()}
-    yield started
-    for server in started.values():
-        server.stop()
+    """Every server this module uses, started together and stopped at the end."""
+    yield from started_servers(SERVERS)
 
 
 def ws(url: str, path: str = "/ws", token: str | None = None) -> Any:

@@ -72,37 +72,20 @@ class RemoteEnv(gym.Env[str, str]):
         self._run(lambda: self._client.connect(), "open a session")
         self._open = True
         state = self.remote_state()
-        self.env_id: str = state["env_id"]
-        self.kwargs: dict[str, Any] = state["kwargs"]
-        self.observation_space = TextSpace(int(state["observation_max_chars"]))
-        self.action_space = TextSpace(int(state["action_max_chars"]))
+        self.env_id, self.kwargs = _adopt(self, state)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         """Start an episode on the server (``options`` must be JSON: a ``Task`` cannot travel)."""
         super().reset(seed=seed)
-        data: dict[str, Any] = {} if seed is None else {"seed": int(seed)}
-        if options is not None:
-            try:
-                json.dumps(options)
-            except (TypeError, ValueError) as exc:
-                raise ConfigError(
-                    f"RemoteEnv reset options must be JSON-serialisable ({exc}); to replay a "
-                    "task, reset with the seed that produced it"
-                ) from exc
-            data["options"] = options
+        data = _reset_data(seed, options)
         result = self._run(lambda: self._client.reset(**data), "reset")
         return result.observation["text"], result.observation["info"]
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Send the completion; the server's env steps it."""
-        if isinstance(action, (bytes, bytearray)):
-            action = bytes(action).decode("utf-8", errors="replace")
-        elif not isinstance(action, str):
-            raise TypeError(
-                f"an action must be a str (the model's completion), got {type(action).__name__}"
-            )
+        action = _text(action)
         result = self._run(lambda: self._client.step({"text": str(action)}), "step")
         ends = result.metadata or result.observation.get("metadata", {})
         terminated, truncated = bool(ends["terminated"]), bool(ends["truncated"])
@@ -272,30 +255,20 @@ class MuxEnv(gym.Env[str, str]):
         self.number = connection.new_env()
         state = connection.request(self.number, "open", None, "open a session")["data"]
         self._open = True
-        self.env_id: str = state["env_id"]
-        self.kwargs: dict[str, Any] = state["kwargs"]
-        self.observation_space = TextSpace(int(state["observation_max_chars"]))
-        self.action_space = TextSpace(int(state["action_max_chars"]))
+        self.env_id, self.kwargs = _adopt(self, state)
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         """Start an episode on the server (``options`` must be JSON)."""
         super().reset(seed=seed)
-        data: dict[str, Any] = {} if seed is None else {"seed": int(seed)}
-        if options is not None:
-            data["options"] = options
+        data = _reset_data(seed, options)
         observation = self.connection.request(self.number, "reset", data, "reset")["data"]
         return observation["observation"]["text"], observation["observation"]["info"]
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Send the completion; the server's env steps it."""
-        if isinstance(action, (bytes, bytearray)):
-            action = bytes(action).decode("utf-8", errors="replace")
-        elif not isinstance(action, str):
-            raise TypeError(
-                f"an action must be a str (the model's completion), got {type(action).__name__}"
-            )
+        action = _text(action)
         data = self.connection.request(self.number, "step", {"text": action}, "step")["data"]
         observation = data["observation"]
         ends = observation["metadata"]
@@ -311,6 +284,40 @@ class MuxEnv(gym.Env[str, str]):
                 self.connection.request(self.number, "close", None, "close the session")
             except ServerError:
                 pass
+
+
+def _adopt(env: gym.Env, state: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Give ``env`` the spaces of the server's env from its session ``state``; return the
+    server env's id and kwargs."""
+    env.observation_space = TextSpace(int(state["observation_max_chars"]))
+    env.action_space = TextSpace(int(state["action_max_chars"]))
+    return str(state["env_id"]), dict(state["kwargs"])
+
+
+def _reset_data(seed: int | None, options: dict[str, Any] | None) -> dict[str, Any]:
+    """The reset request's payload; options must be JSON (a ``Task`` cannot travel)."""
+    data: dict[str, Any] = {} if seed is None else {"seed": int(seed)}
+    if options is not None:
+        try:
+            json.dumps(options)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(
+                f"remote reset options must be JSON-serialisable ({exc}); to replay a "
+                "task, reset with the seed that produced it"
+            ) from exc
+        data["options"] = options
+    return data
+
+
+def _text(action: Any) -> str:
+    """The completion as text: bytes are decoded, anything but str and bytes is an error."""
+    if isinstance(action, (bytes, bytearray)):
+        return bytes(action).decode("utf-8", errors="replace")
+    if not isinstance(action, str):
+        raise TypeError(
+            f"an action must be a str (the model's completion), got {type(action).__name__}"
+        )
+    return action
 
 
 # --- one event loop per process for every client call ---------------------------------------
