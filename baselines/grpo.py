@@ -35,6 +35,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from textgyms.core import invalid_after
 from textgyms.errors import ConfigError
 from textgyms.prefix import generate_shared, output_head, prefix_hidden
 from textgyms.tokens import shared_prefix_len
@@ -322,7 +323,8 @@ def rollout(gen: HFGenerator, tok: Any, vec: Any, args: Args, step: int) -> list
             ep, info = episodes[i], batch.infos[i]
             ep.rewards.append(float(batch.rewards[i]))
             done = bool(batch.terminated[i] or batch.truncated[i])
-            ep.invalid += bool((info.get("final_info", info) if done else info).get("error"))
+            ep.invalid = invalid_after(ep.invalid, info.get("final_info", info) if done else info,
+                                       done)
             if done:
                 ep.done, ep.info = True, info.get("final_info", info)
             else:

@@ -66,6 +66,8 @@ __all__ = [
     "MESSAGES",
     "TOOLS",
     "OBS_KIND",
+    "INVALID_ACTIONS",
+    "invalid_after",
 ]
 
 # The standard info keys, defined here only. Families add their own keys next to these and
@@ -79,7 +81,11 @@ ERROR = "error"  # str | None: the agent mistake of this step ("format", "invali
 MESSAGES = "messages"  # list[{"role", "content"}]: the transcript so far (read-only, shared)
 TOOLS = "tools"  # list[dict]: the env's tools in OpenAI function format (on reset)
 OBS_KIND = "obs_kind"  # "prompt" | "tool" | "feedback"
-INFO_KEYS = (TASK_ID, TURN, SCORE, SOLVED, PARTS, ERROR, MESSAGES, TOOLS, OBS_KIND)
+# int: the episode's invalid actions (only when it is over). The last step's ``error`` may be the
+# verdict's ("wrong_answer"), which is a valid action that scored 0, so counting errors miscounts.
+INVALID_ACTIONS = "invalid_actions"
+INFO_KEYS = (TASK_ID, TURN, SCORE, SOLVED, PARTS, ERROR, MESSAGES, TOOLS, OBS_KIND,
+             INVALID_ACTIONS)
 
 ObsKind = Literal["prompt", "tool", "feedback"]
 REWARD_MODES = ("sparse", "dense")
@@ -92,6 +98,14 @@ def check_choice(name: str, value: Any, choices: Sequence[Any]) -> Any:
         raise ConfigError(f"unknown {name} {value!r}; choose one of: {valid}")
     return value
 
+
+def invalid_after(counted: int, info: Mapping[str, Any], done: bool) -> int:
+    """An episode's invalid actions after a step: ``counted`` before it, plus one if the step
+    had an ``error``; on the last step the env's own count (``INVALID_ACTIONS``) when given,
+    since that step's ``error`` may be the final verdict's (a wrong answer is not invalid)."""
+    if done and INVALID_ACTIONS in info:
+        return int(info[INVALID_ACTIONS])
+    return counted + (info.get(ERROR) is not None)
 
 class TextSpace(gym.spaces.Text):
     """Any Unicode string of at most ``max_chars`` characters, the empty string included.
@@ -443,6 +457,7 @@ class TextEnv(gym.Env[str, str]):
         info[SCORE] = score
         info[SOLVED] = bool(verdict.solved)
         info[PARTS] = {k: float(v) for k, v in verdict.parts.items()}
+        info[INVALID_ACTIONS] = ep.invalid
         if info[ERROR] is None:
             info[ERROR] = verdict.error
         info["feedback"] = verdict.feedback

@@ -45,7 +45,7 @@ import gymnasium as gym
 import numpy as np
 
 import textgyms
-from textgyms.core import ERROR, PARTS, SCORE, SOLVED, TASK_ID, check_choice
+from textgyms.core import ERROR, PARTS, SCORE, SOLVED, TASK_ID, check_choice, invalid_after
 from textgyms.errors import ConfigError
 from textgyms.feedback_use import episode_use
 from textgyms.policies.base import Policy
@@ -472,7 +472,7 @@ def _record_step(
     rec["actions"].append(action)
     rec["observations"].append(obs)
     rec["rewards"].append(float(reward))
-    rec["invalid"] += info.get(ERROR) is not None
+    rec["invalid"] = invalid_after(rec["invalid"], info, terminated or truncated)
     if not (terminated or truncated):
         return False
     rec.update(

@@ -30,7 +30,7 @@ from typing import Any
 
 import gymnasium as gym
 
-from textgyms.core import ERROR, SCORE, SOLVED, TURN
+from textgyms.core import SCORE, SOLVED, TURN, invalid_after
 from textgyms.errors import BackendError, ConfigError
 from textgyms.vector.base import env_factory
 from textgyms.wrappers.tokenize import TokenizeText
@@ -59,7 +59,7 @@ class PufferInfo(gym.Wrapper):
         """Step; on the last step of an episode the info is its summary."""
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._return += float(reward)
-        self._invalid += info.get(ERROR) is not None
+        self._invalid = invalid_after(self._invalid, info, terminated or truncated)
         if not (terminated or truncated):
             return obs, reward, terminated, truncated, {}
         summary = {

@@ -9,7 +9,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
-from textgyms.core import ERROR, PARTS, SCORE, SOLVED
+from textgyms.core import PARTS, SCORE, SOLVED, invalid_after
 
 
 class EpisodeStats(gym.Wrapper, gym.utils.RecordConstructorArgs):
@@ -30,7 +30,7 @@ class EpisodeStats(gym.Wrapper, gym.utils.RecordConstructorArgs):
         obs, reward, terminated, truncated, info = self.env.step(action)
         self._ret += float(reward)
         self._len += 1
-        self._invalid += info.get(ERROR) is not None
+        self._invalid = invalid_after(self._invalid, info, terminated or truncated)
         if terminated or truncated:
             episode = {
                 "return": self._ret,
