@@ -40,7 +40,7 @@ def test_a_wrong_answer_is_not_an_invalid_action(actions, invalid):
     env = gym.make(SEARCH[0], **SEARCH[1])
     env.reset(seed=3)
     count = 0
-    for i, action in enumerate(actions):
+    for action in actions:
         *_, terminated, truncated, info = env.step(action)
         count = invalid_after(count, info, terminated or truncated)
     assert terminated and info[INVALID_ACTIONS] == invalid == count
