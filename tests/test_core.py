@@ -77,3 +77,12 @@ def test_split_partition_is_fixed_and_disjoint():
     assert task_in_split(drawn, "test")
     with pytest.raises(VerifierError, match="no task of split 'test'"):
         generate_in_split(lambda: Numbered(1), "test" if 1 in train else "train")
+
+
+def test_made_as_reports_the_id_and_kwargs_of_gym_make():
+    env = gym.make("textgyms/Wordle-v0", max_guesses=3)
+    env_id, kwargs = env.unwrapped.made_as()
+    assert env_id == "textgyms/Wordle-v0" and kwargs["max_guesses"] == 3
+    bare = type(env.unwrapped)()  # not made by gym.make: nothing to report
+    with pytest.raises(ConfigError, match="gym.make"):
+        bare.made_as()

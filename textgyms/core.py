@@ -107,6 +107,7 @@ def invalid_after(counted: int, info: Mapping[str, Any], done: bool) -> int:
         return int(info[INVALID_ACTIONS])
     return counted + (info.get(ERROR) is not None)
 
+
 class TextSpace(gym.spaces.Text):
     """Any Unicode string of at most ``max_chars`` characters, the empty string included.
 

@@ -62,7 +62,6 @@ class ScriptedPolicy:
         # an invalid move, which only happens if the env disagrees with its own oracle.
         return plan[turn] if turn < len(plan) else ""
 
-
     def _plan(self, envs: Any, i: int) -> list[str]:
         """The oracle's actions for env ``i``'s task, or the blind sequence of its id and
         kwargs (fitted here, in the caller's process: it does not depend on the task)."""
