@@ -6,10 +6,15 @@ behaviour comes from."""
 from __future__ import annotations
 
 import ipaddress
+import re
 
+import numpy as np
+import pytest
+from test_netconfig_grading import bgp_address_family, edit, score
 from test_netconfig_ios import _bgp_net, _gi, _net, _routes, square
 
 from textgyms.envs.netconfig.acl import parse_ace
+from textgyms.envs.netconfig.generate import LEVELS, generate
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.scenario import ip
 from textgyms.envs.netconfig.show import render_config
@@ -273,3 +278,97 @@ def test_an_inbound_acl_denying_ospf_drops_the_adjacency_an_outbound_one_does_no
     assert neighbours(only_web) == {"R2"}  # the implicit deny drops OSPF too
     with_ospf = "access-list 120 permit ospf any any\n" + only_web
     assert neighbours(with_ospf) == {"R2", "R3"}
+
+
+# --- probes: generated tasks scored both ways ---------------------------------------------
+
+PROBE_SEEDS = range(3)
+
+
+def _task(family: str, level: str, seed: int):
+    return generate(np.random.default_rng(seed), family, level)
+
+
+def _scores(family: str, fn) -> list[float]:
+    return [score(t, edit(t, fn)) for level in LEVELS for seed in PROBE_SEEDS
+            for t in [_task(family, level, seed)]]
+
+
+def _peers(text: str) -> list[str]:
+    return re.findall(r"^ neighbor (\S+) remote-as", text, flags=re.M)
+
+
+def activate_in_ipv6_only(d: str, text: str) -> str:
+    """``no bgp default ipv4-unicast`` with the IPv4 neighbors activated in ``address-family
+    ipv6`` alone: IOS exchanges no IPv4 route with them."""
+    return bgp_address_family(d, text).replace(" address-family ipv4 unicast\n",
+                                               " address-family ipv6\n")
+
+
+def both_families(d: str, text: str) -> str:
+    """The IPv4 family written out and the neighbors activated for IPv6 too."""
+    six = "".join(f"  neighbor {p} activate\n" for p in _peers(text))
+    return bgp_address_family(d, text).replace(
+        " exit-address-family\n", f" exit-address-family\n address-family ipv6\n{six}"
+        " exit-address-family\n", 1)
+
+
+def _tag_statics(text: str, rmap: str) -> str:
+    text = re.sub(r"^(ip route (?!0\.0\.0\.0)\S+ \S+ \S+)$", r"\1 tag 77", text, flags=re.M)
+    if " redistribute static subnets" not in text:
+        return text
+    return text.replace(" redistribute static subnets",
+                        " redistribute static subnets route-map TAGS") + rmap
+
+
+def tagged_denied(_d: str, text: str) -> str:
+    """The legacy statics tagged 77 and a route-map that denies tag 77 first."""
+    return _tag_statics(text, "\nroute-map TAGS deny 10\n match tag 77\nroute-map TAGS permit 20")
+
+
+def tagged_permitted(_d: str, text: str) -> str:
+    """The legacy statics tagged 77 and a route-map that permits exactly tag 77."""
+    return _tag_statics(text, "\nroute-map TAGS permit 10\n match tag 77")
+
+
+def _match(types: str):
+    def rewrite(_d: str, text: str) -> str:
+        return re.sub(r"^ redistribute ospf 1\b", f" redistribute ospf 1 match {types}", text,
+                      flags=re.M)
+    rewrite.__name__ = f"match {types}"
+    return rewrite
+
+
+def _uplink_acl(acl: str, name: str, direction: str):
+    """``acl`` applied ``direction`` on every interface toward another router."""
+    def rewrite(_d: str, text: str) -> str:
+        ifs = re.findall(r"^interface (\S+)\n description to (?!H)", text, flags=re.M)
+        return text + acl + "".join(f"interface {i}\n ip access-group {name} {direction}\n"
+                                    for i in ifs)
+    return rewrite
+
+
+NO_BGP = ("\naccess-list 150 deny tcp any any eq 179\naccess-list 150 deny tcp any eq 179 any\n"
+          "access-list 150 permit ip any any\n")
+NO_OSPF = "\nip access-list extended NO-OSPF\n deny ospf any any\n permit ip any any\n"
+
+PROBES = [  # (family, IOS-accepted form, the wrong form)
+    ("bgp", both_families, activate_in_ipv6_only),
+    ("redistribution", tagged_permitted, tagged_denied),
+    ("bgp_ospf", _match("internal external 1 external 2"), _match("external 1 external 2")),
+    ("bgp", _uplink_acl(NO_BGP, "150", "out"), _uplink_acl(NO_BGP, "150", "in")),
+    ("ospf_areas", _uplink_acl(NO_OSPF, "NO-OSPF", "out"), _uplink_acl(NO_OSPF, "NO-OSPF", "in")),
+]
+
+
+@pytest.mark.parametrize("family,right,wrong", PROBES,
+                         ids=[f"{p[0]}-{p[1].__name__}" for p in PROBES])
+def test_probe_the_ios_form_scores_one_and_the_wrong_one_is_capped(family, right, wrong):
+    """Each behaviour above on generated tasks at every level: the form IOS accepts scores
+    1.0 (an IPv6 family next to IPv4, routes tagged and permitted by tag, OSPF externals
+    added by ``match``, ACLs denying BGP or OSPF outbound); the wrong one (IPv4 neighbors
+    activated for IPv6 alone, the tagged routes denied, internal routes left out, the same
+    ACLs inbound) is capped at 0.5."""
+    assert _scores(family, right) == [1.0] * len(LEVELS) * len(PROBE_SEEDS)
+    wrong_scores = _scores(family, wrong)
+    assert max(wrong_scores) <= 0.5, wrong_scores

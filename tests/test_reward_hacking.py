@@ -911,7 +911,7 @@ ISO_PROBES = [
 
 # --- NetConfig -----------------------------------------------------------------------------------
 
-NET = "textgyms/NetConfig-v3"
+NET = "textgyms/NetConfig-v4"
 _ACL_LINE = re.compile(r"^access-list (\d+) .*$")
 _NAMED = re.compile(r"^ip access-list (standard|extended) \S+$")
 

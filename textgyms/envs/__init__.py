@@ -42,7 +42,7 @@ gymnasium.register(
 )
 
 gymnasium.register(
-    id="textgyms/NetConfig-v3",
+    id="textgyms/NetConfig-v4",
     entry_point="textgyms.envs.netconfig.env:NetConfigEnv",
     kwargs={},
     order_enforce=False,

@@ -11,7 +11,7 @@ taskset id             plays
 ``textgyms_wordle``    ``textgyms/Wordle-v0``
 ``textgyms_search``    ``textgyms/Search-v1``
 ``textgyms_code``      ``textgyms/Code-v0``
-``textgyms_netconfig`` ``textgyms/NetConfig-v3``
+``textgyms_netconfig`` ``textgyms/NetConfig-v4``
 ``textgyms_iso20022``  ``textgyms/ISO20022-MT103-v3``
 ``textgyms_env``       any id or mixture (``--env.taskset.envs`` is required)
 =====================  ==========================================================
@@ -57,7 +57,7 @@ FAMILIES: dict[str, str] = {
     "textgyms_wordle": "textgyms/Wordle-v0",
     "textgyms_search": "textgyms/Search-v1",
     "textgyms_code": "textgyms/Code-v0",
-    "textgyms_netconfig": "textgyms/NetConfig-v3",
+    "textgyms_netconfig": "textgyms/NetConfig-v4",
     "textgyms_iso20022": "textgyms/ISO20022-MT103-v3",
 }
 
