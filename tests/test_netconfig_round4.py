@@ -105,6 +105,8 @@ def test_address_family_ipv6_parses_and_show_run_pastes_back():
     assert " address-family ipv6\n  network 2001:DB8:1::/64\n" in out
     again, issues, _n = parse_config(out, "R1")
     assert issues == [] and render_config(again) == out
+    gone = parse_config(text + "router bgp 65001\n no address-family ipv6\n", "R1")[0]
+    assert not gone.bgp.networks6 and not gone.bgp.neighbors[V6("2001:db8:12::2")].activate6
     bad = parse_config("router bgp 1\n address-family ipv6\n neighbor 2001:db8::9 activate\n"
                        " network 2001:db8:1::\n address-family ipv6 multicast\n")[1]
     assert [i.reason for i in bad] == ["% Specify remote-as or peer-group commands first",

@@ -15,7 +15,7 @@ from textgyms.envs.netconfig.model import (
     PrefixListEntry,
     RouteMapEntry,
 )
-from textgyms.envs.netconfig.parse_bgp6 import af6_cmd, peer_addr
+from textgyms.envs.netconfig.parse_bgp6 import af6_cmd, clear_ipv6_family, peer_addr
 from textgyms.envs.netconfig.parse_if import ip4, normalize_ifname, number
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID
 
@@ -45,7 +45,10 @@ def bgp_mode_cmd(dev: DeviceConfig, words: list[str],
         fam = _address_family(w, words[0] == "no")
         if fam in (INVALID, INCOMPLETE):
             return fam, None
-        return None, (("af", fam) if words[0] != "no" else None)
+        if words[0] == "no":
+            clear_ipv6_family(dev.bgp)
+            return None, None
+        return None, ("af", fam)
     if w and w[0] == "exit-address-family":
         return INVALID, None  # only in address-family mode, where the parser pops it
     if family == "ipv6":
@@ -88,7 +91,8 @@ def _address_family(w: list[str], neg: bool) -> str:
     message. The IPv4 unicast commands inside are the router-mode ones; the IPv6 ones are in
     :mod:`parse_bgp6` (other families, multicast or VPN, are not modelled, and refused)."""
     words = [x.lower() for x in w[1:]]
-    if words[:1] in (["ipv4"], ["ipv6"]) and words[1:] in ([], ["unicast"]):
+    if words[:1] in (["ipv4"], ["ipv6"]) and words[1:] in ([], ["unicast"]) and not (
+            neg and words[0] == "ipv4"):  # the IPv4 family is the router's own: no removal
         return words[0]
     return INCOMPLETE if len(w) == 1 else INVALID
 

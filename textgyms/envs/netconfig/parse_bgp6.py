@@ -34,6 +34,14 @@ def peer_addr(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None
     return None if v6.is_link_local or v6.is_multicast or v6.is_unspecified else v6
 
 
+def clear_ipv6_family(bgp: Bgp) -> None:
+    """``no address-family ipv6``: every setting of the family goes."""
+    bgp.networks6.clear()
+    bgp.extra6.clear()
+    for n in [*bgp.neighbors.values(), *bgp.groups.values()]:
+        n.activate6 = None
+
+
 def af6_cmd(bgp: Bgp, words: list[str], check) -> str | None:
     """One line of ``address-family ipv6`` mode (``words`` expanded): None or IOS's
     message. ``check(words)`` is what router mode would answer to a neighbor option kept
