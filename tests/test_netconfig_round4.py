@@ -72,6 +72,31 @@ def test_ipv6_prefixes_are_exchanged_only_where_address_family_ipv6_activates_th
     assert [r.proto for r in _routes(net, "R1", "10.2.0.0/24")] == []  # no IPv4 network line
 
 
+def test_ibgp_keeps_the_ipv6_next_hop_unless_next_hop_self_in_the_family():
+    """The same guide (iBGP peers keep the eBGP next hop; ``neighbor next-hop-self`` in
+    ``address-family ipv6`` makes the router the next hop): R3, an iBGP peer of R2 that has
+    no route to the R1-R2 link, installs R1's prefix only with next-hop-self on R2."""
+    def net(nhs: str) -> Network:
+        r2 = (" neighbor 2001:DB8:23::3 remote-as 65002\n address-family ipv6\n"
+              "  neighbor 2001:DB8:12::1 activate\n  neighbor 2001:DB8:23::3 activate\n"
+              f"{nhs}  network 2001:DB8:2::/64\n exit-address-family\n")
+        base = _mp(_af6(1, 2), r2)
+        devices = {d: base.devices[d] for d in ("R1", "R2")}
+        r2cfg = parse_config("interface Gi0/2\n ipv6 address 2001:DB8:23::2/64\n")[0]
+        devices["R2"][1].interfaces["GigabitEthernet0/2"] = r2cfg.interfaces[
+            "GigabitEthernet0/2"]
+        r3 = ("hostname R3\nipv6 unicast-routing\ninterface Gi0/2\n ip address 10.0.23.3 "
+              "255.255.255.0\n ipv6 address 2001:DB8:23::3/64\nrouter bgp 65002\n"
+              " bgp router-id 3.3.3.3\n neighbor 2001:DB8:23::2 remote-as 65002\n"
+              " address-family ipv6\n  neighbor 2001:DB8:23::2 activate\n"
+              " exit-address-family\n")
+        devices["R3"] = ("router", parse_config(r3, "R3")[0])
+        return Network(devices, [(("R1", _gi(1)), ("R2", _gi(1))), (("R2", _gi(2)), ("R3", _gi(2)))])
+    assert _v6_routes(net(""), "R3", "2001:db8:1::/64") == []  # next hop 2001:db8:12::1
+    got = _v6_routes(net("  neighbor 2001:DB8:23::3 next-hop-self\n"), "R3", "2001:db8:1::/64")
+    assert [(r.proto, r.ad, r.nexthop) for r in got] == [("B", 200, int(V6("2001:db8:23::2")))]
+
+
 def test_no_bgp_default_ipv4_unicast_leaves_ipv6_only_neighbours_without_ipv4_routes():
     """Cisco IOS IP Routing: BGP Command Reference, ``bgp default ipv4-unicast``: with the
     ``no`` form a neighbor exchanges IPv4 unicast routes only when activated in ``address-family

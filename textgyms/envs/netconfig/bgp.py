@@ -318,7 +318,8 @@ def _advertise(configs, s: Session, path: Path, family: int = 4) -> Path | None:
         return None  # iBGP split horizon
     n_out = a.bgp.neighbor(_addr(s.b_ip))
     if family == 6:
-        n_out = BgpNeighbor(n_out.ip)  # no policy or next-hop-self in this family
+        # The family's own next-hop-self; its policy is not modelled.
+        n_out = BgpNeighbor(n_out.ip, next_hop_self=n_out.next_hop_self6)
     out = _route_map(a, n_out.route_map_out, n_out.prefix_list_out, path)
     if out is None:
         return None

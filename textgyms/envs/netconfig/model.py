@@ -219,13 +219,14 @@ class BgpNeighbor:
     shutdown: bool | None = None  # ``neighbor A shutdown``: administratively down
     disable_connected_check: bool | None = None
     activate6: bool | None = None  # ``neighbor A activate`` in ``address-family ipv6``
+    next_hop_self6: bool | None = None  # ``neighbor A next-hop-self`` there
 
 
 # The options a member takes from its peer-group when it does not set them itself.
 NEIGHBOR_OPTIONS = ("remote_as", "route_map_in", "route_map_out", "next_hop_self",
                     "prefix_list_in", "prefix_list_out", "activate", "password",
                     "update_source", "multihop", "shutdown", "disable_connected_check",
-                    "activate6")
+                    "activate6", "next_hop_self6")
 
 
 @dataclass

@@ -1,10 +1,11 @@
 """``address-family ipv6 [unicast]`` under ``router bgp``: multiprotocol BGP for IPv6.
 
 Modelled, as IOS does it: ``neighbor A|PG activate`` (IPv6 unicast is never on by default:
-a neighbor exchanges IPv6 prefixes only where this family activates it), ``network P/L``
-(originated when the IPv6 RIB has exactly that prefix) and ``exit-address-family``. The
-family's other lines IOS takes (``neighbor ... route-map``, ``redistribute ...``, ...) are
-kept and shown back but change nothing here (see the docs page's table).
+a neighbor exchanges IPv6 prefixes only where this family activates it), ``neighbor A|PG
+next-hop-self [all]``, ``network P/L`` (originated when the IPv6 RIB has exactly that
+prefix) and ``exit-address-family``. The family's other lines IOS takes (``neighbor ...
+route-map``, ``redistribute ...``, ...) are kept and shown back but change nothing here
+(see the docs page's table).
 """
 
 from __future__ import annotations
@@ -90,6 +91,11 @@ def _neighbor6(bgp: Bgp, w: list[str], neg: bool, check) -> str | None:
         if len(w) != 3:
             return INVALID
         n.activate6 = not neg
+        return None
+    if hits[0] == "next-hop-self":
+        if w[3:] not in ([], ["all"]):
+            return INVALID
+        n.next_hop_self6 = None if neg else True
         return None
     w = [*w[:2], hits[0], *w[3:]]
     line = ["no", *w] if neg else w

@@ -89,6 +89,7 @@ def _ipv6_family(b, peers) -> list[str]:
     """The ``address-family ipv6`` block (empty when nothing is set in it)."""
     body = [f"network {str(n).upper()}" for n in b.networks6]
     body += [f"neighbor {name} activate" for name, n in peers if n.activate6]
+    body += [f"neighbor {name} next-hop-self" for name, n in peers if n.next_hop_self6]
     body += b.extra6
     if not body:
         return []
