@@ -37,7 +37,7 @@ Actions = Callable[[Any], list[str]]  # the unwrapped env (task in progress) -> 
 
 SEARCH = {"corpus": "fictionweb", "pages": 1500}
 CODE = {"test_timeout": 0.5, "run_timeout": 2.0}  # loops cost their timeout: keep them short
-ISO = "textgyms/ISO20022-MT103-v3"
+ISO = "textgyms/ISO20022-MT103-v4"
 
 
 @dataclass(frozen=True)
@@ -1114,7 +1114,7 @@ NET_PROBES = [
 
 # --- MT103 -> ISO 20022 pacs.008 ----------------------------------------------------------------
 
-MX = "textgyms/MT103ToISO20022-v2"
+MX = "textgyms/MT103ToISO20022-v3"
 
 
 def _mx_other(u) -> list[str]:

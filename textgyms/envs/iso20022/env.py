@@ -1,4 +1,4 @@
-"""``textgyms/ISO20022-MT103-v3``: translate an ISO 20022 pacs.008 into a SWIFT MT103.
+"""``textgyms/ISO20022-MT103-v4``: translate an ISO 20022 pacs.008 into a SWIFT MT103.
 
 The agent sees a pacs.008.001.08 FI-to-FI customer credit transfer (CBPR+ usage; at level 4
 sometimes inside a business application header envelope) and answers with the equivalent
@@ -139,7 +139,7 @@ class Iso20022MultiTurnEnv(Iso20022Env):
 
 
 class Mt103ToIsoEnv(TextEnv):
-    """``textgyms/MT103ToISO20022-v2``: translate a SWIFT MT103 into a pacs.008.001.08.
+    """``textgyms/MT103ToISO20022-v3``: translate a SWIFT MT103 into a pacs.008.001.08.
 
     The agent sees an MT103 (CBPR+ traffic, levels 1-4 as in the other direction) and answers
     ``<answer>pacs.008 XML</answer>`` or ``{"name": "answer", "arguments": {"xml": "..."}}``;
