@@ -66,11 +66,9 @@ def clean(value: str) -> str:
     for i, ch in enumerate(text):
         if ch in X_CHARS:
             out.append(ch)
-        elif ch in SPECIAL:
-            out.append(SPECIAL[ch])
         elif ch.isspace():
             out.append(" ")
-        elif (spelled := _letter(ch)) is not None:
+        elif (spelled := SPECIAL.get(ch) or _letter(ch)) is not None:
             if len(spelled) > 1 and ch.isupper() and text[i + 1 : i + 2].islower():
                 spelled = spelled.capitalize()  # Хабаров -> Khabarov, not KHabarov
             out.append(spelled)
