@@ -15,8 +15,8 @@ True/False), ``max_turns`` (default 3 single-turn, 10 multi-turn), ``max_invalid
 ("train" default, "test": the one task in five held out by a hash of the task, "all").
 
 Family info keys: ``difficulty`` (the level, 1-4); on the answer turn also
-``translation_loss`` (names of pacs.008 elements no MT103 field carries; empty for generated
-messages, which keep to what the MT103 can say).
+``translation_loss`` (names of pacs.008 elements no MT103 field carries, and the cuts of
+field 70 to its 4*35x; generated messages keep to what the MT103 can say but for those cuts).
 """
 
 from __future__ import annotations
