@@ -105,20 +105,19 @@ def test_generated_cuts_reach_info_translation_loss():
 
 
 def test_the_mx_direction_reports_a_70_text_beyond_140_characters():
-    # A /ROC/ reference over 35 characters goes whole into the text (EndToEndId is 35x),
-    # which can then pass the 140 characters of Ustrd: cut with "+" and reported.
-    roc = "/ROC/" + "R" * 30 + "\n//" + "S" * 20
-    text = "\n".join(["T" * 35] * 3)
+    # A valid 70 holds at most 140 characters of text, the one Ustrd of CBPR+; real messages
+    # break the 4*35x (here five full lines): the text is cut to 140 with "+" and reported.
     message = HEAD + (":20:REF1\n:23B:CRED\n:32A:260115EUR100,00\n:50K:/DE89370400440532013000\n"
-                      f"ACME GMBH\n:59:/GB29NWBK60161331926819\nJOHN SMITH\n:70:{roc[:40]}\n"
-                      f"{text}\n:71A:SHA\n-}}")
+                      "ACME GMBH\n:59:/GB29NWBK60161331926819\nJOHN SMITH\n:70:"
+                      + "\n".join(c * 35 for c in "ABCDE") + "\n:71A:SHA\n-}")
+    assert validate_text(message)  # five lines: not a valid 70
     xml, lost = translate_mt_with_losses(message)
     assert xsd.validate_xml(xml) == []
-    ustrd = re.search(r"<Ustrd>([^<]*)<", xml)
-    if ustrd and len(ustrd.group(1)) == 140:
-        assert ustrd.group(1).endswith("+") and any("140" in x for x in lost)
-    else:
-        assert not any("140" in x for x in lost)
+    ustrd = re.search(r"<Ustrd>([^<]*)<", xml).group(1)
+    assert ustrd == "A" * 35 + "B" * 35 + "C" * 35 + "D" * 34 + "+"
+    assert lost == ["70 text (beyond the 140 characters of RmtInf: cut, '+')"]
+    fits, lost = translate_mt_with_losses(message.replace("\n" + "E" * 35, ""))
+    assert re.search(r"<Ustrd>[^<+]{140}<", fits) and lost == []
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
