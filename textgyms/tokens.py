@@ -22,6 +22,12 @@ generated. Two things break this, and both are checked, raising :class:`ContextD
 * re-tokenisation drift -- the policy generated a non-canonical split of its text (say ``c`` +
   ``rane`` where the tokenizer encodes ``crane``), or a merge crosses a turn boundary, so
   tokenising the rendered text does not give back the ids the policy produced.
+
+A rollout that appends as it goes (the trainer adapters: verl, OpenRLHF) needs only the ids
+after each completion. :func:`observation_turn` is the one rule they share: the env's turn as
+the tokenizer's own chat template renders it after an assistant turn, found by rendering a
+stand-in conversation, so it holds for templates that rewrite history too (the sequence then
+keeps what the policy generated and saw, where a full re-render would not).
 """
 
 from __future__ import annotations
