@@ -66,6 +66,9 @@ FAMILIES = {
     "deepseekv3": ("<｜begin▁of▁sentence｜>", "<｜end▁of▁sentence｜>", "<｜end▁of▁sentence｜>",
                    "deepseek_v3"),
     "phi3_5": ("<s>", "<|endoftext|>", "<|end|>", "phi3"),
+    # GLM's model ends a turn with the next turn's opening token (<|user|>); verl's GLM builder
+    # would delete it, so the adapter keeps the model's ids and uses the shared rule
+    "glm4moe": (None, "<|endoftext|>", "<|user|>", "glm4_moe"),
 }
 # Where the template writes an assistant turn in history exactly as the model generated it, a
 # full re-render of the transcript must equal the built sequence token for token.
@@ -247,7 +250,7 @@ def test_verl_uses_the_family_builder_where_verl_registers_one():
                                  DictConfigWrap(cfg.data), hf_model_type=family[3])
         kinds[name] = type(loop.continuous_token_builder) is not ContinuousTokenBuilder
     assert {n for n, own in kinds.items() if own} == {"qwen2_5", "qwen3", "qwen3_5_think",
-                                                      "gemma4", "gptoss", "deepseekv3"}
+                                                      "gemma4", "gptoss", "deepseekv3", "glm4moe"}
 
 
 def _gemma4_newlines(tok, seq, mask):
