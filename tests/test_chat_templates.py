@@ -116,17 +116,19 @@ def code_sandbox():
 
 
 @cache
-def _script(env_id: str) -> tuple[tuple[str, ...], float, dict]:
-    """The actions (junk, then the oracle's) and the local env's return and metrics."""
-    row = TaskRow(env_id, {"split": "train"}, seed=1)
-    local = Episode(row)
+def _script(env_id: str) -> tuple[tuple[str, ...], tuple[dict, ...], float, dict]:
+    """The actions (junk, then the oracle's), the env's user turns (its prompt, then its answer
+    to each action) and the local env's return and metrics."""
+    local = Episode(TaskRow(env_id, {"split": "train"}, seed=1))
     actions = [JUNK, *local.env.unwrapped.oracle_actions()]
-    played = []
+    played, turns = [], [{"role": "user", "content": local.prompt}]
     for action in actions:
         played.append(action)
-        if local.step(action).done:
+        result = local.step(action)
+        turns.append({"role": "user", "content": result.observation})
+        if result.done:
             break
-    out = tuple(played), local.reward(), local.metrics()
+    out = tuple(played), tuple(turns), local.reward(), local.metrics()
     local.close()
     return out
 
@@ -179,17 +181,6 @@ def _check_sequence(tok, name, prompt, seq, mask, actions, completions, observat
     assert at == len(seq)
 
 
-def _observations(env_id: str, actions) -> list[dict]:
-    """The env's user turns: its prompt, then its answer to each action."""
-    row = TaskRow(env_id, {"split": "train"}, seed=1)
-    episode = Episode(row)
-    turns = [{"role": "user", "content": episode.prompt}]
-    for action in actions:
-        turns.append({"role": "user", "content": episode.step(action).observation})
-    episode.close()
-    return turns
-
-
 class ScriptedServer:
     """verl's ``server_manager``: returns the scripted ids (log-prob -0.5 each)."""
 
@@ -218,14 +209,13 @@ def test_verl_agent_loop(name):
     tok = _tokenizer(name)
     cfg = _verl_config()
     for env_id in ENV_IDS:
-        actions, reward, metrics = _script(env_id)
+        actions, observations, reward, metrics = _script(env_id)
         completions = _completions(tok, name, actions)
         server = ScriptedServer(completions)
         loop = TextgymsAgentLoop(DictConfigWrap(cfg), server, tok, None, RLHFDataset,
                                  DictConfigWrap(cfg.data), hf_model_type=FAMILIES[name][3])
         row = TaskRow(env_id, {"split": "train"}, seed=1).columns()
         out = asyncio.run(loop.run({"temperature": 0, "logprobs": True}, **row))
-        observations = _observations(env_id, actions)
         assert out.prompt_ids == tok.apply_chat_template(
             observations[:1], tokenize=True, add_generation_prompt=True, return_dict=False)
         seq, mask = out.response_ids, out.response_mask
@@ -290,9 +280,8 @@ class ScriptedEngine:
 def test_openrlhf_agent(name):
     tok = _tokenizer(name)
     for env_id in ENV_IDS:
-        actions, reward, metrics = _script(env_id)
+        actions, observations, reward, metrics = _script(env_id)
         completions = _completions(tok, name, actions)
-        observations = _observations(env_id, actions)
         prompt = tok.apply_chat_template(observations[:1], tokenize=False,
                                          add_generation_prompt=True)
         label = json.dumps(TaskRow(env_id, {"split": "train"}, seed=1).columns())
@@ -329,7 +318,7 @@ def test_trl_environment_factory(name):
         return
     assert supports_tool_calling(tok)
     for env_id in ENV_IDS:
-        actions, reward, _ = _script(env_id)
+        actions, *_ = _script(env_id)
         instance = environment_factory(env_id, split="train")()
         instance.reset(seed=1)
         env = instance._env.unwrapped
