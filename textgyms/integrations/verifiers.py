@@ -12,7 +12,7 @@ taskset id             plays
 ``textgyms_search``    ``textgyms/Search-v1``
 ``textgyms_code``      ``textgyms/Code-v0``
 ``textgyms_netconfig`` ``textgyms/NetConfig-v4``
-``textgyms_iso20022``  ``textgyms/ISO20022-MT103-v3``
+``textgyms_iso20022``  ``textgyms/ISO20022-MT103-v4``
 ``textgyms_env``       any id or mixture (``--env.taskset.envs`` is required)
 =====================  ==========================================================
 
@@ -58,7 +58,7 @@ FAMILIES: dict[str, str] = {
     "textgyms_search": "textgyms/Search-v1",
     "textgyms_code": "textgyms/Code-v0",
     "textgyms_netconfig": "textgyms/NetConfig-v4",
-    "textgyms_iso20022": "textgyms/ISO20022-MT103-v3",
+    "textgyms_iso20022": "textgyms/ISO20022-MT103-v4",
 }
 
 
