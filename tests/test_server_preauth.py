@@ -62,6 +62,16 @@ def strict() -> Iterator[ServerProcess]:
         server.stop()
 
 
+@pytest.fixture(scope="module")
+def tokenless() -> Iterator[ServerProcess]:
+    """The same on loopback without a token: any whole request authenticates."""
+    server = ServerProcess(WORDLE, args=["--auth-deadline", "1", "--request-timeout", "600"])
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 def address(url: str) -> tuple[str, int]:
     host, port = url.rsplit("//", 1)[1].split(":")
     return host, int(port)
@@ -180,6 +190,26 @@ def test_the_deadline_spares_connections_that_showed_the_token(strict: ServerPro
     finally:
         conn.close()
         env.close()
+
+
+def test_without_a_token_the_deadline_closes_only_connections_without_a_whole_request(
+    tokenless: ServerProcess,
+) -> None:
+    host, port = address(tokenless.url)
+    silent = socket.create_connection((host, port), timeout=30)
+    half = socket.create_connection((host, port), timeout=30)
+    half.sendall(b"GET /health HT")
+    conn = http.client.HTTPConnection(host, port, timeout=30)
+    try:
+        conn.request("GET", "/health")  # no token needed: this request authenticates
+        assert conn.getresponse().read()
+        assert closed_by_server(silent, 15.0) and closed_by_server(half, 15.0)
+        conn.request("GET", "/capacity")  # the same connection, past the 1 s deadline
+        assert conn.getresponse().status == 200
+    finally:
+        for sock in (silent, half):
+            sock.close()
+        conn.close()
 
 
 def test_capacity_reports_the_descriptor_limit_raised_and_the_connection_limits(
