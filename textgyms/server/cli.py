@@ -17,6 +17,8 @@ GRACE_SECONDS = 30.0  # SIGTERM: how long in-flight steps may take before they a
 IDLE_SECONDS = 900.0  # a session whose client neither sends nor reads for this long is closed
 REQUEST_SECONDS = 10.0  # a request (or a silent new connection) must arrive whole within this
 AUTH_SECONDS = 5.0  # a new connection must make a request with the token within this
+MAX_UNAUTH = 1024  # unauthenticated connections kept (lowered to fit the descriptor limit)
+MAX_UNAUTH_PER_PEER = 256  # per peer: one remote vector env opens up to 256 sessions at once
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -70,17 +72,17 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--max-unauth",
         type=int,
-        default=None,
+        default=MAX_UNAUTH,
         help="unauthenticated connections kept in all; a new one over the cap closes the oldest "
-        "of the peer holding the most (default: 1024, and always below the descriptor limit "
-        "beside --max-connections)",
+        f"of the peer holding the most ({MAX_UNAUTH}, lowered if need be to stay below the "
+        "descriptor limit beside --max-connections)",
     )
     p.add_argument(
         "--max-unauth-per-peer",
         type=int,
-        default=None,
+        default=MAX_UNAUTH_PER_PEER,
         help="unauthenticated connections kept per peer address (IPv6: per /64); a new one over "
-        "the cap closes that peer's oldest (default: 256)",
+        f"the cap closes that peer's oldest ({MAX_UNAUTH_PER_PEER})",
     )
     p.add_argument(
         "--grace",
@@ -185,9 +187,10 @@ def _serve_args(args: argparse.Namespace) -> list[str]:
     out = ["--max-sessions", str(args.max_sessions), "--idle-timeout", f"{args.idle_timeout:g}",
            "--max-message-bytes", str(args.max_message_bytes),
            "--request-timeout", f"{args.request_timeout:g}", "--grace", f"{args.grace:g}",
-           "--auth-deadline", f"{args.auth_deadline:g}",
+           "--auth-deadline", f"{args.auth_deadline:g}", "--max-unauth", str(args.max_unauth),
+           "--max-unauth-per-peer", str(args.max_unauth_per_peer),
            "--workers", str(args.workers)]  # fmt: skip
-    for name in ("max_connections", "sandbox_servers", "max_unauth", "max_unauth_per_peer"):
+    for name in ("max_connections", "sandbox_servers"):
         if getattr(args, name) is not None:
             out += ["--" + name.replace("_", "-"), str(getattr(args, name))]
     return out

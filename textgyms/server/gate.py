@@ -35,10 +35,10 @@ class Limits:
 
     max_connections: int  # authenticated connections
     request_timeout: float  # seconds for each request to arrive whole
-    auth_deadline: float = 5.0  # seconds for a new connection to authenticate
-    max_unauth: int = 1024  # unauthenticated connections in all
-    max_unauth_per_peer: int = 256  # unauthenticated connections of one peer address
-    descriptors: tuple[int, int] = (0, 0)  # RLIMIT_NOFILE (soft, hard) as raised at start
+    auth_deadline: float  # seconds for a new connection to authenticate
+    max_unauth: int  # unauthenticated connections in all
+    max_unauth_per_peer: int  # unauthenticated connections of one peer address
+    descriptors: tuple[int, int]  # RLIMIT_NOFILE (soft, hard) as raised at start
 
 
 class Gate:

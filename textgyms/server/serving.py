@@ -18,8 +18,6 @@ from textgyms.server.protocols import protocol_classes
 from textgyms.server.workers import Table, bind, listen, supervise
 
 FD_RESERVE = 128  # descriptors kept for envs, sandboxes and logs beyond the connections
-MAX_UNAUTH = 1024  # default cap on unauthenticated connections (below the descriptors left)
-MAX_UNAUTH_PER_PEER = 256  # default per peer: a vector env opens up to 256 sessions at once
 
 
 def url_of(host: str, port: int) -> str:
@@ -46,13 +44,7 @@ def serve(args: argparse.Namespace, kwargs: dict[str, Any], token: str | None) -
         idle_timeout=args.idle_timeout,
         capacity=capacity,
     )
-    gate = Gate(limits_of(args))
-
-    def report(local: Any = app.capacity) -> dict[str, Any]:
-        return {**local(), "connections": gate.report()}
-
-    app.capacity = report
-    config = _config(app, args, gate)
+    config = _config(app, args, _gate(app, args))
     if table is None:
         return _run(config, app, args.grace, None, lambda port: print(url_of(args.host, port)))
     reserved = bind(args.host, args.port)  # keeps the port while workers come and go
@@ -81,6 +73,18 @@ def serve(args: argparse.Namespace, kwargs: dict[str, Any], token: str | None) -
         return supervise(args.workers, worker, announce)
     finally:
         reserved.close()
+
+
+def _gate(app: Guard, args: argparse.Namespace) -> Gate:
+    """The connection gate of ``args``; ``GET /capacity`` reports it under "connections"."""
+    gate = Gate(limits_of(args))
+    local = app.capacity
+
+    def report() -> dict[str, Any]:
+        return {**local(), "connections": gate.report()}
+
+    app.capacity = report
+    return gate
 
 
 def _config(app: Guard, args: argparse.Namespace, gate: Gate) -> uvicorn.Config:
@@ -118,8 +122,8 @@ def limits_of(args: argparse.Namespace) -> Limits:
     soft, hard = raise_descriptor_limit()
     budget = max(2, soft - FD_RESERVE)
     authenticated = max(1, min(args.max_connections or args.max_sessions + 64, budget - 1))
-    unauth = max(1, min(args.max_unauth or MAX_UNAUTH, budget - authenticated))
-    per_peer = min(args.max_unauth_per_peer or MAX_UNAUTH_PER_PEER, unauth)
+    unauth = max(1, min(args.max_unauth, budget - authenticated))
+    per_peer = min(args.max_unauth_per_peer, unauth)
     return Limits(authenticated, args.request_timeout, args.auth_deadline, unauth, per_peer,
                   (soft, hard))  # fmt: skip
 
