@@ -10,8 +10,9 @@ any whole request, since there is nothing to prove). Until then:
   /64, which one host usually holds whole) and ``max_unauth`` in total. A connection over a
   cap does not wait for a slot: it takes one, and the oldest unauthenticated connection of
   its own peer (per-peer cap) or of the peer holding the most (total cap) is dropped. A
-  client with the token therefore always gets in: its connection is the newest, and it
-  authenticates in one round trip, long before a slow flood makes it the oldest;
+  client with the token therefore gets in however many slots a flood holds: its connection
+  is the newest, and it authenticates in one round trip, before all but a flood of more than
+  ``max_unauth_per_peer`` new connections within that round trip make it the oldest;
 - authenticated connections are capped separately (``max_connections``), and the two caps
   together stay below the descriptor limit, so accepting never fails for want of one.
 
