@@ -20,7 +20,8 @@ sets TRL's mixed precision: ``auto`` keeps TRL's default (bfloat16 autocast, on 
 The weights stay float32 either way. ``--batch-size`` (rollouts per step) scales the work.
 
 Writes OUT/config.json, OUT/metrics.jsonl (TRL's log, one row per step: rewards, tool-call
-frequency, loss, ...) and OUT/final/ (model and tokenizer, ``save_pretrained``).
+frequency, loss, ...), OUT/summary.json (the last step's log, device, GPU name, TRL's bf16/fp16
+flags, wall time, peak GPU memory) and OUT/final/ (model and tokenizer, ``save_pretrained``).
 """
 
 from __future__ import annotations

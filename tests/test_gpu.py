@@ -205,3 +205,27 @@ def test_cuda_out_of_memory_names_the_setting_to_lower():
         with out_of_memory_hint("testing", "--batch-size"):
             torch.empty(2 * total, dtype=torch.uint8, device="cuda")
 
+
+
+def test_learning_driver_writes_every_policy_run_on_the_cpu(tmp_path):
+    """baselines/gpu_learn.py end to end with tiny sizes (the GPU session runs the presets):
+    the five evaluation runs where the leaderboard reads them, each recording its device, the
+    training record, and the results table."""
+    from baselines import gpu_learn
+    from textgyms.evaluate import run_dirs
+
+    out = gpu_learn.main(gpu_learn.Args(
+        family="wordle", model="tiny-random", episodes=2, sft_episodes=4, steps=1,
+        num_groups=1, group_size=2, max_new_tokens=6, device="cpu", dtype="float32",
+        out=str(tmp_path / "results"), work=str(tmp_path / "work")))
+    family = tmp_path / "results" / "wordle"
+    runs = {d.name: json.loads((d / "metadata.json").read_text()) for d in run_dirs([family])}
+    assert set(runs) == {"random", "blind", "smollm2", "sft", "grpo"}
+    assert all(m["device"] == "cpu" and m["episodes"] == 2 for m in runs.values())
+    assert runs["grpo"]["policy"]["name"] == f"hf:{tmp_path / 'work' / 'wordle' / 'grpo' / 'final'}"
+    train = json.loads((family / "train.json").read_text())
+    assert train["grpo"]["device"] == "cpu" and train["sft"]["device"] == "cpu"
+    assert train["env_kwargs"] == {"vocab": "easy", "max_guesses": 3, "max_invalid": 1}
+    assert set(out["scores"]) == set(runs)
+    assert "with disjoint 95% intervals" in (family / "table.md").read_text()
+    assert (family / "grpo-metrics.jsonl").read_text().count("\n") == 1
