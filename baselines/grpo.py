@@ -724,7 +724,7 @@ def train_step(gen: HFGenerator, model: Any, ref: Any, opt: Any, tok: Any, vec: 
                step: int, norm_tokens: int, cur: Any = None) -> dict[str, Any]:
     """Roll out, filter (dynamic sampling), update, push weights; return the step's metrics
     (on CUDA with ``gpu_mem_gb``, the step's peak GPU memory)."""
-    reset_peak_memory()
+    reset_peak_memory(model.device)
     t0 = time.perf_counter()
     episodes = rollout(gen, tok, vec, args, step)
     t1 = time.perf_counter()
@@ -744,7 +744,7 @@ def train_step(gen: HFGenerator, model: Any, ref: Any, opt: Any, tok: Any, vec: 
         stats = update(model, ref, opt, kept, args, norm_tokens)
         gen.after_update(model)
     row.update(stats, gen_s=round(t1 - t0, 2), train_s=round(time.perf_counter() - t1, 2))
-    if (peak := peak_gpu_mem_gb()) is not None:  # CUDA only: CPU rows stay as they were
+    if (peak := peak_gpu_mem_gb(model.device)) is not None:  # CUDA only: CPU rows unchanged
         row["gpu_mem_gb"] = peak
     return {k: (round(v, 6) if isinstance(v, float) and math.isfinite(v) else v)
             for k, v in row.items()}

@@ -343,11 +343,11 @@ def main(args: Args) -> dict[str, Any]:
     start = time.perf_counter()
     where = resolve_device(args.device, args.dtype)[0]  # a bad --device fails before any work
     torch.manual_seed(args.seed)  # the model's own randomness (dropout, if it has any)
-    reset_peak_memory()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(asdict(args), indent=2))
     model, tok = load_model(args.model, seed=args.seed, device=where, dtype=torch.float32)
+    reset_peak_memory(where)  # the peak is this run's (a test process may have run others)
     kind = compute_dtype(model, args)
     train_top_layers(model, args.train_layers)
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
@@ -366,7 +366,7 @@ def main(args: Args) -> dict[str, Any]:
     model.save_pretrained(out / "final")
     tok.save_pretrained(out / "final")
     result = {**summary(history, before, after, rows, start), **device_info(model.device),
-              "dtype": dtype_name(kind), "peak_gpu_mem_gb": peak_gpu_mem_gb()}
+              "dtype": dtype_name(kind), "peak_gpu_mem_gb": peak_gpu_mem_gb(model.device)}
     (out / "summary.json").write_text(json.dumps(result, indent=2))
     return result
 

@@ -188,8 +188,8 @@ def main(args: Args, generation_kwargs: dict[str, Any] | None = None) -> dict[st
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(asdict(args), indent=2))
     started = time.perf_counter()
-    reset_peak_memory()
     trainer = make_trainer(args, generation_kwargs)
+    reset_peak_memory(trainer.model.device)
     trainer.train()
     steps = [row for row in trainer.state.log_history if "loss" in row]
     with open(out / "metrics.jsonl", "w") as log:
@@ -200,7 +200,7 @@ def main(args: Args, generation_kwargs: dict[str, Any] | None = None) -> dict[st
     result = {**(steps[-1] if steps else {}), "reward_key": f"rewards/{env_name}/mean"}
     run = {**device_info(trainer.model.device), "bf16": trainer.args.bf16,
            "fp16": trainer.args.fp16, "wall_time_s": round(time.perf_counter() - started, 2),
-           "peak_gpu_mem_gb": peak_gpu_mem_gb()}
+           "peak_gpu_mem_gb": peak_gpu_mem_gb(trainer.model.device)}
     (out / "summary.json").write_text(json.dumps({**run, **result}, indent=2))
     return result
 

@@ -90,10 +90,10 @@ def _sft_args(tmp_path, device, dtype, model="tiny-random", **kw):
 
 @pytest.mark.parametrize(("device", "dtype"), ON)
 def test_sft_steps_on(tmp_path, device, dtype):
-    result = sft.main(_sft_args(tmp_path, device, dtype))
+    result = sft.main(_sft_args(tmp_path, device, dtype, lr=1e-3))
     assert result["steps"] == 2 and result["device"].startswith(device)
     assert result["dtype"] == dtype
-    assert result["eval/loss_after"] < result["eval/loss_before"]  # 2 steps at 5e-5 on 4 games
+    assert result["eval/loss_after"] < result["eval/loss_before"] - 0.1  # it learnt
     assert (result["peak_gpu_mem_gb"] is None) == (device == "cpu")
     saved = json.loads((tmp_path / "sft" / "summary.json").read_text())
     assert saved["device"] == result["device"]

@@ -115,31 +115,36 @@ def device_info(device: Any = None) -> dict[str, Any]:
     return {"device": f"cuda:{index}", "gpu_name": torch.cuda.get_device_name(index)}
 
 
-def _cuda_in_use() -> bool:
-    """Has this process initialised CUDA? (Never imports torch, never initialises CUDA.)"""
+def _cuda_index(device: Any) -> int | None:
+    """The CUDA device index of ``device`` when it is a CUDA device this process has already
+    initialised CUDA for, else None (never imports torch, never initialises CUDA)."""
     torch = sys.modules.get("torch")
-    return torch is not None and torch.cuda.is_available() and torch.cuda.is_initialized()
+    if (device is None or not str(device).startswith("cuda") or torch is None
+            or not torch.cuda.is_available() or not torch.cuda.is_initialized()):
+        return None
+    index = torch.device(str(device)).index
+    return torch.cuda.current_device() if index is None else index
 
 
-def reset_peak_memory() -> None:
-    """Start a new peak-memory window on every CUDA device this process uses (no-op on CPU)."""
-    if _cuda_in_use():
+def reset_peak_memory(device: Any) -> None:
+    """Start a new peak-memory window on ``device`` (no-op off CUDA)."""
+    index = _cuda_index(device)
+    if index is not None:
         import torch
 
-        for i in range(torch.cuda.device_count()):
-            torch.cuda.reset_peak_memory_stats(i)
+        torch.cuda.reset_peak_memory_stats(index)
 
 
-def peak_gpu_mem_gb() -> float | None:
-    """Peak GPU memory held by tensors since the last :func:`reset_peak_memory` (GiB, summed
-    over this process's CUDA devices; ``torch.cuda.max_memory_allocated``), ``None`` when this
-    process never used CUDA."""
-    if not _cuda_in_use():
+def peak_gpu_mem_gb(device: Any) -> float | None:
+    """Peak memory held by tensors on ``device`` since the last :func:`reset_peak_memory`, in
+    GiB (``torch.cuda.max_memory_allocated``); ``None`` off CUDA (a CPU run in a process that
+    also used a GPU reports none)."""
+    index = _cuda_index(device)
+    if index is None:
         return None
     import torch
 
-    peak = sum(torch.cuda.max_memory_allocated(i) for i in range(torch.cuda.device_count()))
-    return round(peak / 2**30, 3)
+    return round(torch.cuda.max_memory_allocated(index) / 2**30, 3)
 
 
 @contextlib.contextmanager
@@ -153,10 +158,6 @@ def out_of_memory_hint(what: str, lower: str) -> Iterator[None]:
         torch = sys.modules.get("torch")
         if torch is None or not isinstance(exc, torch.OutOfMemoryError):
             raise
-        peak = peak_gpu_mem_gb()
-        torch.cuda.empty_cache()
-        raise DeviceMemoryError(
-            f"CUDA ran out of memory while {what}"
-            + (f" (peak {peak} GiB held by tensors)" if peak is not None else "")
-            + f"; lower {lower}"
-        ) from exc
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        raise DeviceMemoryError(f"CUDA ran out of memory while {what}; lower {lower}") from exc

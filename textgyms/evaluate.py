@@ -187,8 +187,9 @@ def evaluate(
     }
     meta = _start_metadata(out, policy, records, split, seed, concurrency, env_kwargs)
     meta["backend"] = backend or "in-process"
-    meta.update(device_info(getattr(policy, "device", "cpu")))  # scripted policies: this CPU
-    reset_peak_memory()
+    where = getattr(policy, "device", "cpu")  # scripted policies run on this CPU
+    meta.update(device_info(where))
+    reset_peak_memory(where)
     started = time.perf_counter()
     play = _play if backend is None else functools.partial(_play_vec, backend=backend)
     done = {record_key(r) for r in _repair(out)}
@@ -211,7 +212,7 @@ def evaluate(
             bar.close()
     meta["aggregates"] = aggregate(protocol_rows(load_results(out), meta["protocol"]["envs"]))
     meta["wall_time_s"] = round(time.perf_counter() - started, 2)
-    meta["peak_gpu_mem_gb"] = peak_gpu_mem_gb()
+    meta["peak_gpu_mem_gb"] = peak_gpu_mem_gb(where)
     _atomic_write(out / METADATA, json.dumps(meta, indent=2))
     return meta["aggregates"]
 
