@@ -62,13 +62,13 @@ resets = [env.reset(seed=i) for i in range(256)]
 for static in (False, True):
     policy = HFPolicy("smollm2-135m", max_new_tokens=32, temperature=0, batch_size=256,
                       tools_in_prompt=False, device="cuda", dtype="bfloat16", static_cache=static)
-    prompts = [policy._prompt(o, i) for o, i in resets]
-    t = time.perf_counter(); policy.generate(prompts); warm = time.perf_counter() - t
+    obs, infos = [o for o, _ in resets], [i for _, i in resets]
+    t = time.perf_counter(); policy.act(obs, infos); warm = time.perf_counter() - t
     torch.cuda.synchronize(); t = time.perf_counter()
     for _ in range(3):
-        gens = policy.generate(prompts)
+        policy.act(obs, infos)
     torch.cuda.synchronize(); per = (time.perf_counter() - t) / 3
-    steps = max(g.usage["completion_tokens"] for g in gens)
+    steps = max(g.usage["completion_tokens"] for g in policy.last)
     print(f"static_cache={static}: first call {warm:.2f} s, then {per * 1000:.0f} ms per call "
           f"({steps} decode steps, {per * 1000 / steps:.1f} ms each), "
           f"peak {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
