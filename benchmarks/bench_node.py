@@ -2,10 +2,10 @@
 
 For every family and a mixture, 256 and 1,024 envs through ``textgyms.make_vec`` with 1, 4 and
 16 workers (``serial`` for 1, ``multiprocessing`` otherwise; capped at the cores present, the
-cap recorded), played by the seed-0 oracle's actions (as in bench_rollout.py, so the policy
-costs nothing): resets per second (one ``vec.reset`` of every env) and steps per second (the
-median ``vec.step``, which includes the same-step resets of episodes that ended), and the env
-side of one turn (that median ``vec.step``, in ms).
+cap recorded), every env played by its own task's oracle (``ScriptedPolicy("oracle")``,
+planned outside the timed steps, so Code's submissions really run): resets per second (one
+``vec.reset`` of every env) and steps per second (the median ``vec.step``, which includes the
+same-step resets of episodes that ended), and the env side of one turn (that median, in ms).
 
 When CUDA is present, next to it the GPU's time for the same turn: random-weight models of
 real shapes built from their configs only (SmolLM2-135M, Qwen2.5-1.5B, Qwen2.5-7B; no
@@ -40,8 +40,9 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_rollout import FAMILIES, MIXTURE, InstantPolicy  # noqa: E402
+from bench_rollout import FAMILIES, MIXTURE  # noqa: E402
 
+from textgyms.policies import ScriptedPolicy  # noqa: E402
 from textgyms.vector import make_vec  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -101,12 +102,13 @@ def physical_limit_s(cfg: dict[str, Any], batch: int, prefill: int, bw: float,
     return DECODE_TOKENS * 2 * n / bw + 2 * n * batch * prefill / flops
 
 
-def env_point(env_id: str, envs: int, workers: int, steps: int,
-              policy: InstantPolicy) -> dict[str, Any]:
-    """Resets/s, steps/s and the median ``vec.step`` of one vector."""
+def env_point(env_id: str, envs: int, workers: int, steps: int) -> dict[str, Any]:
+    """Resets/s, steps/s and the median ``vec.step`` of one vector, every env played by its
+    own task's oracle (planned between the timed steps), so Code's submissions run."""
     backend = "serial" if workers == 1 else "multiprocessing"
     extra = {} if workers == 1 else {"num_workers": workers}
     vec = make_vec(env_id, envs, backend=backend, **extra)
+    policy = ScriptedPolicy("oracle")
     try:
         vec.reset(seed=1)  # warm: workers started, imports and caches paid
         t0 = time.perf_counter()
@@ -114,7 +116,7 @@ def env_point(env_id: str, envs: int, workers: int, steps: int,
         reset_s = time.perf_counter() - t0
         times, chars = [], []
         for _ in range(steps):
-            actions = policy.act(infos)
+            actions = policy.act(obs, infos, envs=vec)
             t0 = time.perf_counter()
             obs, _, _, _, infos = vec.step(actions)
             times.append(time.perf_counter() - t0)
@@ -227,13 +229,12 @@ def env_side(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, 
     ids = {**FAMILIES, "mixture": MIXTURE}
     if args.only:
         ids = {k: v for k, v in ids.items() if k in args.only}
-    policy = InstantPolicy(list(FAMILIES.values()))
     rows = []
     for name, env_id in ids.items():
         for envs in args.envs:
             for w in workers:
                 print(f"{name} {envs} envs {w} workers ...", file=sys.stderr, flush=True)
-                rows.append({"family": name, **env_point(env_id, envs, w, args.steps, policy)})
+                rows.append({"family": name, **env_point(env_id, envs, w, args.steps)})
     cap = {"requested": list(args.workers), "measured": workers, "cores": cores}
     return rows, cap
 
@@ -305,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
                     "gpu": gpu},
         "settings": {"envs": args.envs, "workers": cap, "steps": args.steps,
                      "decode_tokens": DECODE_TOKENS, "chars_per_token": CHARS_PER_TOKEN,
-                     "policy": "seed-0 oracle actions cycled by turn (instant)",
+                     "policy": "each task's oracle (ScriptedPolicy), untimed",
                      "quick": args.quick},
         "env": rows, "gpu_turn": gpu_turn, "headline": headline(rows, gpu_turn),
     }
