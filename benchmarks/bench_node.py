@@ -139,7 +139,7 @@ def gpu_turn_s(cfg: dict[str, Any], batch: int, prefill: int, device: str = "cud
 
     conf = AutoConfig.for_model(**cfg)
     torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_config(conf, torch_dtype=getattr(torch, dtype))
+    model = AutoModelForCausalLM.from_config(conf, dtype=getattr(torch, dtype))
     model.to(device).eval()
     gen = torch.Generator(device="cpu").manual_seed(0)
     ids = torch.randint(0, cfg["vocab_size"], (batch, prefill), generator=gen).to(device)
