@@ -172,8 +172,10 @@ class CodeEnv(TextEnv):
     def _submit(self, state: CodeState, code: str) -> Turn:
         task = state.task
         ex = self._call(task, code, task.hidden)
-        verdict = verify.submit_verdict(task, ex, self.scoring, self.turn_cost, state.turns - 1)
-        passed = sum(r.passed for r in verify.outcomes(task, task.hidden, ex))
+        results = verify.outcomes(task, task.hidden, ex)  # once: the verdict and info share it
+        verdict = verify.submit_verdict(task, ex, self.scoring, self.turn_cost, state.turns - 1,
+                                        results)
+        passed = sum(r.passed for r in results)
         info = {"tool": "submit", "passed": passed, "total": len(task.hidden)}
         return Turn(verdict.feedback, terminated=True, verdict=verdict, info=info)
 

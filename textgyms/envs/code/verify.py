@@ -44,10 +44,13 @@ def outcomes(task: CodeTask, tests: tuple[Test, ...], ex: Execution) -> list[Out
 
 
 def submit_verdict(
-    task: CodeTask, ex: Execution, scoring: str, turn_cost: float, turns_before: int
+    task: CodeTask, ex: Execution, scoring: str, turn_cost: float, turns_before: int,
+    results: list[Outcome] | None = None,
 ) -> Verdict:
-    """The final verdict of a submission on the hidden tests."""
-    results = outcomes(task, task.hidden, ex)
+    """The final verdict of a submission on the hidden tests; ``results``: their
+    :func:`outcomes`, when the caller has them already (each compares every output again)."""
+    if results is None:
+        results = outcomes(task, task.hidden, ex)
     passed, total = sum(r.passed for r in results), len(task.hidden)
     fraction = passed / total
     base = fraction if scoring == "fraction" else float(passed == total)

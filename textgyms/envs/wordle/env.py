@@ -41,6 +41,7 @@ from textgyms.envs.wordle.verify import partial_credit, score_history
 
 GUESS = ToolSpec("guess", "Guess the secret word.", (Param("word", "string", "your guess"),))
 EXAMPLE = {4: "lion", 5: "crane", 6: "planet", 7: "example"}
+_new_tuple = tuple.__new__
 
 
 class WordleState:
@@ -68,14 +69,21 @@ class WordleState:
 
     def add(self, guess: str) -> str:
         """Record a valid guess; return the board (see :func:`render_board`)."""
-        fb, line, found, grays, greens = scored_line(guess, self.task.secret)
+        task = self.task
+        fb, line, found, grays, greens = scored_line(guess, task.secret)
         history = self.history
         history.append((guess, fb))
-        self.board += f"{len(history)}. {line}\n"
-        self.found.update(found)
-        self.grays.update(grays)
-        self.greens.update(greens)
-        return render_board(self)
+        self.board = board = f"{self.board}{len(history)}. {line}\n"
+        found_set, gray_set = self.found, self.grays
+        found_set.update(found)
+        if grays:
+            gray_set.update(grays)
+        if greens:
+            self.greens.update(greens)
+        # render_board, inlined: this runs on every valid guess
+        absent = " ".join(sorted(gray_set - found_set)).upper() or "-"
+        return f"{board}Letters not in the word: {absent}. Guesses left: " \
+               f"{task.max_guesses - len(history)}."
 
 
 def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, str, str, tuple[int, ...]]:
@@ -182,7 +190,8 @@ class WordleEnv(TextEnv):
         call = parse(action, self.tools)
         if type(call) is ParseError:
             return Turn(call.message, 0.0, False, None, call.error, "feedback", self._extra(state))
-        word = str(call.args["word"]).strip().lower()
+        word = call.args["word"]
+        word = (word if type(word) is str else str(word)).strip().lower()
         # The common case (a listed word in normal mode) is decided here without a call.
         if word not in self._valid or task.hard_mode:
             problem = self._invalid(state, word)
@@ -208,7 +217,9 @@ class WordleEnv(TextEnv):
             verdict = self.final_verdict(state)
             obs += f"\n{verdict.feedback}"
         extra = {"guesses": used, "guesses_left": task.max_guesses - used}
-        return Turn(obs, shaping, verdict is not None, verdict, None, "tool", extra)
+        # Turn's fields in order, without its Python-level __new__ (one is built every step)
+        return _new_tuple(Turn, (obs, shaping, verdict is not None, verdict, None, "tool", extra,
+                                 0.0))
 
     def final_verdict(self, state: WordleState) -> Verdict:
         secret = state.task.secret

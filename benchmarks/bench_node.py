@@ -1,0 +1,329 @@
+"""Can one node's CPUs keep its GPU fed? Env side of a turn vs the GPU's turn (results/node*.json).
+
+For every family and a mixture, 256 and 1,024 envs through ``textgyms.make_vec`` with 1, 4 and
+16 workers (``serial`` for 1, ``multiprocessing`` otherwise; capped at the cores present, the
+cap recorded), every env played by its own task's oracle (``ScriptedPolicy("oracle")``,
+planned outside the timed steps, so Code's submissions really run): resets per second (one
+``vec.reset`` of every env) and steps per second (the median ``vec.step``, which includes the
+same-step resets of episodes that ended), and the env side of one turn (that median, in ms).
+
+When CUDA is present, next to it the GPU's time for the same turn: random-weight models of
+real shapes built from their configs only (SmolLM2-135M, Qwen2.5-1.5B, Qwen2.5-7B; no
+download), bfloat16, batch = envs, a prefill of the turn's new tokens then 32 greedy decode
+steps; and the physical-limit turn time: 32 reads of the weights at the GPU's memory
+bandwidth plus the prefill's FLOPs at its bf16 peak (from a table of known GPUs, or the
+bandwidth of a large device-to-device copy when the GPU is not in it).
+
+The headline is the env side's share of a turn at the physical limit (env ms / GPU ms, 256
+envs, the most workers measured): the targets are <= 5 % of a 7B turn and <= 25 % of a 1.5B
+turn. Without CUDA the GPU part is recorded as skipped and the share is computed against the
+physical limit of an H200 (stated in the JSON).
+
+    .venv/bin/python benchmarks/bench_node.py [--quick] [--out PATH]
+
+The default output is ``results/node-<machine>.json`` (the machine's GPU name, or ``cpu-<N>c``
+with N cores), so a CPU run is never mistaken for the GPU node's figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_rollout import FAMILIES, MIXTURE  # noqa: E402
+
+from textgyms.policies import ScriptedPolicy  # noqa: E402
+from textgyms.vector import make_vec  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+DECODE_TOKENS = 32
+PREFILL_CHUNK = 128
+CHARS_PER_TOKEN = 3.5  # a BPE tokenizer on this English/code/config text (bench_rollout)
+TARGETS = {"qwen2.5-7b": 0.05, "qwen2.5-1.5b": 0.25}
+
+#: Known GPUs: (memory bandwidth bytes/s, dense bf16 peak FLOP/s), from the vendors' data sheets.
+GPUS = {
+    "H200": (4.8e12, 989e12),
+    "H100 80GB HBM3": (3.35e12, 989e12),
+    "H100 PCIe": (2.0e12, 756e12),
+    "A100-SXM4-80GB": (2.039e12, 312e12),
+    "A100-SXM4-40GB": (1.555e12, 312e12),
+    "L40S": (0.864e12, 362e12),
+}
+
+#: Real model shapes (transformers config dicts, as the models' config.json give them).
+MODELS: dict[str, dict[str, Any]] = {
+    "smollm2-135m": {
+        "model_type": "llama", "hidden_size": 576, "intermediate_size": 1536,
+        "num_hidden_layers": 30, "num_attention_heads": 9, "num_key_value_heads": 3,
+        "vocab_size": 49152, "max_position_embeddings": 8192, "rope_theta": 100000.0,
+        "rms_norm_eps": 1e-5, "tie_word_embeddings": True, "hidden_act": "silu",
+    },
+    "qwen2.5-1.5b": {
+        "model_type": "qwen2", "hidden_size": 1536, "intermediate_size": 8960,
+        "num_hidden_layers": 28, "num_attention_heads": 12, "num_key_value_heads": 2,
+        "vocab_size": 151936, "max_position_embeddings": 32768, "rope_theta": 1000000.0,
+        "rms_norm_eps": 1e-6, "tie_word_embeddings": True, "hidden_act": "silu",
+    },
+    "qwen2.5-7b": {
+        "model_type": "qwen2", "hidden_size": 3584, "intermediate_size": 18944,
+        "num_hidden_layers": 28, "num_attention_heads": 28, "num_key_value_heads": 4,
+        "vocab_size": 152064, "max_position_embeddings": 32768, "rope_theta": 1000000.0,
+        "rms_norm_eps": 1e-6, "tie_word_embeddings": False, "hidden_act": "silu",
+    },
+}
+
+
+def param_count(cfg: dict[str, Any]) -> int:
+    """Parameters of a llama/qwen2-shaped decoder from its config (qwen2 has q/k/v biases)."""
+    h, inter, layers = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"]
+    kv = h // cfg["num_attention_heads"] * cfg["num_key_value_heads"]
+    attn = h * h * 2 + h * kv * 2 + (h + 2 * kv if cfg["model_type"] == "qwen2" else 0)
+    per_layer = attn + 3 * h * inter + 2 * h
+    emb = cfg["vocab_size"] * h * (1 if cfg["tie_word_embeddings"] else 2)
+    return layers * per_layer + emb + h
+
+
+def physical_limit_s(cfg: dict[str, Any], batch: int, prefill: int, bw: float,
+                     flops: float) -> float:
+    """Seconds of one turn at the GPU's limit: the weights (bf16) read once per decode step,
+    plus the prefill's 2 * params FLOPs per new token at the bf16 peak."""
+    n = param_count(cfg)
+    return DECODE_TOKENS * 2 * n / bw + 2 * n * batch * prefill / flops
+
+
+def env_point(env_id: str, envs: int, workers: int, steps: int) -> dict[str, Any]:
+    """Resets/s, steps/s and the median ``vec.step`` of one vector, every env played by its
+    own task's oracle (planned between the timed steps), so Code's submissions run."""
+    backend = "serial" if workers == 1 else "multiprocessing"
+    extra = {} if workers == 1 else {"num_workers": workers}
+    vec = make_vec(env_id, envs, backend=backend, **extra)
+    policy = ScriptedPolicy("oracle")
+    try:
+        vec.reset(seed=1)  # warm: workers started, imports and caches paid
+        t0 = time.perf_counter()
+        obs, infos = vec.reset(seed=0)
+        reset_s = time.perf_counter() - t0
+        times, chars = [], []
+        for _ in range(steps):
+            actions = policy.act(obs, infos, envs=vec)
+            t0 = time.perf_counter()
+            obs, _, _, _, infos = vec.step(actions)
+            times.append(time.perf_counter() - t0)
+            chars.append(statistics.mean(len(o) for o in obs))
+    finally:
+        vec.close()
+    step_s = statistics.median(times)
+    return {"envs": envs, "workers": workers, "backend": backend,
+            "resets_per_s": round(envs / reset_s, 1), "steps_per_s": round(envs / step_s, 1),
+            "env_turn_ms": round(step_s * 1e3, 3),
+            "obs_chars_per_turn": round(statistics.mean(chars), 1)}
+
+
+def gpu_turn_s(cfg: dict[str, Any], batch: int, prefill: int, device: str = "cuda",
+               dtype: str = "bfloat16", reps: int = 2) -> float:
+    """Median seconds of one turn on ``device``: a prefill of ``prefill`` new tokens per
+    sequence, then DECODE_TOKENS greedy steps with the KV cache (random weights)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    conf = AutoConfig.for_model(**cfg)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(conf, dtype=getattr(torch, dtype))
+    model.to(device).eval()
+    gen = torch.Generator(device="cpu").manual_seed(0)
+    ids = torch.randint(0, cfg["vocab_size"], (batch, prefill), generator=gen).to(device)
+    # transformers 5 renamed ``past_key_values`` to ``cache``; accept either release
+    kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
+    times = []
+    with torch.inference_mode():
+        for _ in range(reps + 1):  # the first run warms kernels and the allocator
+            _sync(device)
+            t0 = time.perf_counter()
+            cache = None
+            for i in range(0, prefill, PREFILL_CHUNK):  # chunked: bounded activations
+                out = model(input_ids=ids[:, i:i + PREFILL_CHUNK], use_cache=True,
+                            logits_to_keep=1, **{kw: cache})
+                cache = out.past_key_values
+            nxt = out.logits[:, -1:].argmax(-1)
+            for _ in range(DECODE_TOKENS):
+                out = model(input_ids=nxt, use_cache=True, logits_to_keep=1, **{kw: cache})
+                cache, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
+            _sync(device)
+            times.append(time.perf_counter() - t0)
+            del out, cache
+    del model
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
+    return statistics.median(times[1:])
+
+
+def _sync(device: str) -> None:
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.synchronize()
+
+
+def measured_bandwidth() -> float:
+    """Bytes/s of a 4 GiB device-to-device copy (read + write counted)."""
+    import torch
+
+    a = torch.empty(1 << 31, dtype=torch.float16, device="cuda")
+    b = torch.empty_like(a)
+    b.copy_(a)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(5):
+        b.copy_(a)
+    torch.cuda.synchronize()
+    secs = (time.perf_counter() - t0) / 5
+    del a, b
+    return 2 * (1 << 32) / secs
+
+
+def gpu_info() -> dict[str, Any]:
+    """The GPU's name, bandwidth and bf16 peak (table or measured), or why it is skipped."""
+    try:
+        import torch
+    except ImportError:
+        return {"skipped": "torch is not installed"}
+    if not torch.cuda.is_available():
+        return {"skipped": "no CUDA device on this machine"}
+    name = torch.cuda.get_device_name(0)
+    known = next((v for k, v in GPUS.items() if k.lower() in name.lower()), None)
+    bw_meas = measured_bandwidth()
+    return {"name": name, "bandwidth_measured": bw_meas,
+            "bandwidth": known[0] if known else bw_meas,
+            "bf16_flops": known[1] if known else None,
+            "source": "table" if known else "measured copy (no bf16 peak known)"}
+
+
+def machine_name(gpu: dict[str, Any]) -> str:
+    """A file-name-safe name of this machine: its GPU, or its core count."""
+    if "name" in gpu:
+        return re.sub(r"[^A-Za-z0-9]+", "-", gpu["name"]).strip("-").lower()
+    return f"cpu-{os.cpu_count()}c"
+
+
+def prefill_tokens(chars: float) -> int:
+    """New tokens of a turn's observation, estimated from its characters, rounded up to a
+    multiple of 64 so that families of similar size share one GPU measurement."""
+    return max(64, -(-int(chars / CHARS_PER_TOKEN) // 64) * 64)
+
+
+def env_side(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every family and the mixture at every (envs, workers) point."""
+    cores = os.cpu_count() or 1
+    workers = sorted({min(w, cores) for w in args.workers})
+    ids = {**FAMILIES, "mixture": MIXTURE}
+    if args.only:
+        ids = {k: v for k, v in ids.items() if k in args.only}
+    rows = []
+    for name, env_id in ids.items():
+        for envs in args.envs:
+            for w in workers:
+                print(f"{name} {envs} envs {w} workers ...", file=sys.stderr, flush=True)
+                rows.append({"family": name, **env_point(env_id, envs, w, args.steps)})
+    cap = {"requested": list(args.workers), "measured": workers, "cores": cores}
+    return rows, cap
+
+
+def gpu_side(rows: list[dict[str, Any]], gpu: dict[str, Any],
+             args: argparse.Namespace) -> dict[str, Any]:
+    """Physical-limit turn times for every model x batch x prefill, and measured ones on CUDA.
+    Without a GPU the limits are an H200's (the node the issue is about), flagged as such."""
+    bw, flops = (gpu["bandwidth"], gpu["bf16_flops"]) if "name" in gpu else GPUS["H200"]
+    flops = flops or GPUS["H200"][1]  # an unknown GPU: its bandwidth, an H200's bf16 peak
+    prefills = sorted({prefill_tokens(r["obs_chars_per_turn"]) for r in rows})
+    out: dict[str, Any] = {"limit_assumes": gpu.get("name", "H200 (no GPU here)"),
+                           "bandwidth": bw, "bf16_flops": flops, "models": {}}
+    for model in args.models:
+        cfg = MODELS[model]
+        entry = {"params": param_count(cfg), "limit_ms": {}, "measured_ms": {}}
+        for batch in args.envs:
+            for p in prefills:
+                key = f"{batch}x{p}"
+                entry["limit_ms"][key] = round(physical_limit_s(cfg, batch, p, bw, flops) * 1e3, 3)
+                if "name" in gpu:
+                    print(f"GPU {model} {key} ...", file=sys.stderr, flush=True)
+                    entry["measured_ms"][key] = round(gpu_turn_s(cfg, batch, p) * 1e3, 2)
+        out["models"][model] = entry
+    return out
+
+
+def headline(rows: list[dict[str, Any]], gpu_turn: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per family, the env side's share of a turn (env ms / physical-limit GPU ms) at 256
+    envs and the most workers measured, against the 7B and 1.5B targets."""
+    out = []
+    for fam in dict.fromkeys(r["family"] for r in rows):
+        mine = [r for r in rows if r["family"] == fam]
+        envs = min(r["envs"] for r in mine)
+        r = max((r for r in mine if r["envs"] == envs), key=lambda r: r["workers"])
+        key = f"{envs}x{prefill_tokens(r['obs_chars_per_turn'])}"
+        for model, target in TARGETS.items():
+            if model not in gpu_turn["models"]:
+                continue
+            gpu_ms = gpu_turn["models"][model]["limit_ms"][key]
+            share = r["env_turn_ms"] / gpu_ms
+            out.append({"family": fam, "model": model, "envs": envs, "workers": r["workers"],
+                        "env_turn_ms": r["env_turn_ms"], "gpu_limit_ms": gpu_ms,
+                        "share": round(share, 4), "target": target, "met": share <= target})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark, write the JSON and print the headline."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--envs", type=int, nargs="+", default=[256, 1024])
+    p.add_argument("--workers", type=int, nargs="+", default=[1, 4, 16])
+    p.add_argument("--steps", type=int, default=6, help="timed vec.steps per point")
+    p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    p.add_argument("--only", nargs="*", help="family names (and/or 'mixture')")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke: 16 and 32 envs, 1 and 2 workers, 2 steps, no GPU runs")
+    p.add_argument("--out", type=Path, help="default: results/node-<machine>.json")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.envs, args.workers, args.steps = [16, 32], [1, 2], 2
+    gpu = {"skipped": "--quick"} if args.quick else gpu_info()
+    rows, cap = env_side(args)
+    gpu_turn = gpu_side(rows, gpu, args)
+    result = {
+        "machine": {"name": machine_name(gpu), "cpu": platform.processor() or platform.machine(),
+                    "cores": os.cpu_count(), "python": platform.python_version(),
+                    "load_avg": list(os.getloadavg()), "date": time.strftime("%F %T %Z"),
+                    "gpu": gpu},
+        "settings": {"envs": args.envs, "workers": cap, "steps": args.steps,
+                     "decode_tokens": DECODE_TOKENS, "chars_per_token": CHARS_PER_TOKEN,
+                     "policy": "each task's oracle (ScriptedPolicy), untimed",
+                     "quick": args.quick},
+        "env": rows, "gpu_turn": gpu_turn, "headline": headline(rows, gpu_turn),
+    }
+    out = args.out or RESULTS / f"node-{result['machine']['name']}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"{'family':10} {'envs':>5} {'wk':>3} {'resets/s':>10} {'steps/s':>10} {'turn ms':>9}")
+    for r in rows:
+        print(f"{r['family']:10} {r['envs']:>5} {r['workers']:>3} {r['resets_per_s']:>10,.0f} "
+              f"{r['steps_per_s']:>10,.0f} {r['env_turn_ms']:>9.2f}")
+    print(f"\nEnv side's share of a turn at the physical limit ({gpu_turn['limit_assumes']}):")
+    for h in result["headline"]:
+        print(f"{h['family']:10} vs {h['model']:13} {h['share']:8.1%} (target <= "
+              f"{h['target']:.0%}: {'met' if h['met'] else 'NOT met'})")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""benchmarks/bench_node.py: the JSON a quick (CPU) run writes, the model shapes it counts,
+and its GPU turn's code path (run here on the CPU with a tiny config). No timing assertions."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_node.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    """The benchmark module, imported from its file (benchmarks/ is not a package)."""
+    sys.path.insert(0, str(BENCH.parent))
+    spec = importlib.util.spec_from_file_location("bench_node", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    yield mod
+    sys.path.remove(str(BENCH.parent))
+
+
+def test_quick_run_writes_the_schema(bench, tmp_path):
+    out = tmp_path / "node.json"
+    assert bench.main(["--quick", "--only", "Wordle", "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["machine"]["gpu"] == {"skipped": "--quick"}
+    assert res["machine"]["name"].startswith("cpu-")
+    assert res["settings"]["workers"]["measured"] == sorted(
+        {min(w, res["machine"]["cores"]) for w in (1, 2)})
+    points = {(r["family"], r["envs"], r["workers"]) for r in res["env"]}
+    assert points == {(f, n, w) for f in ("Wordle",) for n in (16, 32)
+                      for w in res["settings"]["workers"]["measured"]}
+    for r in res["env"]:
+        assert r["resets_per_s"] > 0 and r["steps_per_s"] > 0 and r["env_turn_ms"] > 0
+        assert r["backend"] == ("serial" if r["workers"] == 1 else "multiprocessing")
+    models = res["gpu_turn"]["models"]
+    assert set(models) == {"smollm2-135m", "qwen2.5-1.5b", "qwen2.5-7b"}
+    assert all(m["measured_ms"] == {} and m["limit_ms"] for m in models.values())
+    assert res["gpu_turn"]["limit_assumes"].startswith("H200")
+    heads = {(h["family"], h["model"]) for h in res["headline"]}
+    assert heads == {(f, m) for f in ("Wordle",) for m in ("qwen2.5-7b", "qwen2.5-1.5b")}
+    for h in res["headline"]:
+        assert h["share"] == pytest.approx(h["env_turn_ms"] / h["gpu_limit_ms"], rel=1e-3)
+        assert h["met"] == (h["share"] <= h["target"])
+
+
+@pytest.mark.parametrize("name", ["smollm2-135m", "qwen2.5-1.5b", "qwen2.5-7b"])
+def test_param_count_matches_transformers(bench, name):
+    torch = pytest.importorskip("torch")
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    with torch.device("meta"):  # shapes only: a 7B model costs no memory here
+        model = AutoModelForCausalLM.from_config(AutoConfig.for_model(**bench.MODELS[name]))
+    assert bench.param_count(bench.MODELS[name]) == model.num_parameters()
+
+
+def test_physical_limit_is_weights_per_decode_step_plus_prefill(bench):
+    cfg = bench.MODELS["qwen2.5-1.5b"]
+    n = bench.param_count(cfg)
+    bw, flops = bench.GPUS["H200"]
+    got = bench.physical_limit_s(cfg, 256, 128, bw, flops)
+    assert got == pytest.approx(32 * 2 * n / bw + 2 * n * 256 * 128 / flops)
+    assert bench.prefill_tokens(10) == 64 and bench.prefill_tokens(700) == 256
+
+
+def test_gpu_turn_code_path_runs_on_cpu(bench):
+    pytest.importorskip("torch")
+    tiny = dict(bench.MODELS["qwen2.5-1.5b"], hidden_size=32, intermediate_size=64,
+                num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                vocab_size=256)
+    secs = bench.gpu_turn_s(tiny, batch=3, prefill=200, device="cpu", dtype="float32", reps=1)
+    assert secs > 0
