@@ -9,6 +9,7 @@ the real Code sandbox; the engine answers with fixed texts tokenized by SmolLM2'
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import math
 import re
@@ -240,3 +241,88 @@ def test_eight_concurrent_code_rollouts_run_in_parallel_sandboxes(tokenizer, mon
         spans.append((float(start.group(1)), float(end.group(1))))
     assert len(spans) == 8
     assert max(s for s, _ in spans) < min(e for _, e in spans)  # one instant inside all eight
+
+
+# ------------------------------------------------------------------------------ ART
+
+
+def _art():
+    pytest.importorskip("textgyms.integrations.art")
+    from textgyms.integrations.art import Scenario, art, rollout
+
+    return Scenario, art, rollout
+
+
+def _chat_server(reply, limit=None):
+    """A stdlib OpenAI-compatible server (test_policies_openai's) answering ``reply(first
+    user message)``; with ``limit`` it counts a request's tokens as its JSON bytes / 4 and
+    refuses (400) one whose prompt plus ``max_tokens`` exceeds it, as vLLM does."""
+    from test_policies_openai import ChatServer, completion
+
+    def responder(body, n, server):
+        prompt = len(json.dumps(body["messages"])) // 4
+        if limit is not None and prompt + body["max_tokens"] > limit:
+            return 400, {}, {"error": {"message": "maximum context length exceeded"}}
+        text = reply(body["messages"][0]["content"])
+        return 200, {}, completion(text, prompt_tokens=prompt, completion_tokens=len(text) // 4)
+
+    return ChatServer(responder)
+
+
+def test_art_rollouts_keep_running_while_one_steps_a_slow_code_run():
+    Scenario, art, rollout = _art()
+
+    def reply(prompt):
+        if "<submit>" in prompt:
+            return "<run>import time\ntime.sleep(2)\nprint('slept')</run>"
+        return "<guess>zzzzz</guess>"
+
+    done: list[str] = []
+
+    async def play(model, scenario, name):
+        trajectory = await rollout(model, scenario)
+        done.append(name)
+        return trajectory
+
+    with _chat_server(reply) as server:
+        model = art.Model(name="m", project="textgyms-tests", inference_api_key="x",
+                          inference_base_url=server.url, inference_model_name="m")
+
+        async def main():
+            code = Scenario("textgyms/Code-v0", CODE_KWARGS, seed=0, tool_calls=False,
+                            max_turns=1)
+            slow = asyncio.create_task(play(model, code, "code"))
+            await asyncio.sleep(0.2)
+            fast = [play(model, Scenario("textgyms/Wordle-v0", {"max_guesses": 3}, seed=s,
+                                         tool_calls=False), f"wordle{s}") for s in range(4)]
+            return await asyncio.gather(slow, *fast)
+
+        trajectories = asyncio.run(main())
+    assert done[-1] == "code" and sorted(done[:-1]) == [f"wordle{s}" for s in range(4)]
+    assert trajectories[0].metrics["turns"] == 1.0
+    assert all(t.metrics["wordle/turns"] == 3.0 for t in trajectories[1:])
+
+
+def test_art_ends_an_episode_that_would_overflow_the_context_and_pays_the_score_so_far():
+    Scenario, art, rollout = _art()
+    action = "<run>print('x' * 3000)</run>"
+    limit = 1500
+    with _chat_server(lambda prompt: action, limit=limit) as server:
+        model = art.Model(name="m", project="textgyms-tests", inference_api_key="x",
+                          inference_base_url=server.url, inference_model_name="m")
+        scenario = Scenario("textgyms/Code-v0", {"max_turns": 8}, seed=2, tool_calls=False,
+                            max_tokens=64)
+        with pytest.raises(Exception, match="maximum context length"):
+            asyncio.run(rollout(model, scenario))  # without a budget: the server's error
+        budgeted = dataclasses.replace(scenario, max_context_tokens=limit)
+        trajectory = asyncio.run(rollout(model, budgeted))
+        asked = len(server.requests)
+    assert trajectory.metrics["context_cut"] == 1.0 and trajectory.metrics["finished"] == 0.0
+    turns = int(trajectory.metrics["turns"])
+    assert turns >= 1
+    local = Episode(budgeted.row)
+    for _ in range(turns):
+        local.step(action)
+    assert trajectory.reward == pytest.approx(local.reward())  # the score as things stand
+    local.close()
+    assert asked > turns  # the unbudgeted run's refused request is among them
