@@ -28,8 +28,10 @@ instead). Tasks are procedural, so the taskset is ``INFINITE``: bound a run with
 assistant reply is one ``env.step``, and each observation goes back as the next user turn,
 until the env ends the episode (solved, failed, or its own ``max_turns``) or the agent's own
 limit (``--env.player.max-turns``) cuts it short. The trace records the episode's return as the
-reward ``textgyms`` (so ``Trace.reward`` is the env's return) and score, solved, turns,
-return and finished as metrics; ``trace.info["textgyms"]`` keeps the task row and the actions.
+reward ``textgyms`` (so ``Trace.reward`` is the env's return) and the taskset's fixed metric
+keys (:func:`~textgyms.integrations.episode.metric_keys` of ``envs``; other envs' keys 0.0);
+``trace.info["textgyms"]`` keeps the task row and the actions. The env is made and stepped off
+verifiers' event loop; answers are cut to ``max_obs_tokens`` UTF-8 bytes with a marker.
 verifiers 0.4 no longer loads the legacy ``load_environment(**kwargs)`` modules, so there is
 no such entry.
 """
