@@ -57,6 +57,7 @@ def env_name(env_id: str) -> str:
     return re.sub(r"-v\d+$", "", env_id.rpartition(":")[2].rpartition("/")[2]).lower()
 
 
+@functools.cache
 def _metric_parts(env_id: str) -> tuple[str, ...]:
     """The verdict parts the env class declares as metrics (``TextEnv.metric_parts``)."""
     from gymnasium.envs.registration import load_env_creator
