@@ -1,4 +1,4 @@
-"""verifiers taskset id ``textgyms_iso20022``: textgyms/ISO20022-MT103-v3.
+"""verifiers taskset id ``textgyms_iso20022``: textgyms/ISO20022-MT103-v4.
 
 Episodes are played by :class:`textgyms.integrations.verifiers.TextgymsEnv`.
 verifiers imports a taskset id as a top-level module, so textgyms installs this one beside its

@@ -1,4 +1,4 @@
-"""verifiers taskset id ``textgyms_netconfig``: textgyms/NetConfig-v3.
+"""verifiers taskset id ``textgyms_netconfig``: textgyms/NetConfig-v4.
 
 Episodes are played by :class:`textgyms.integrations.verifiers.TextgymsEnv`.
 verifiers imports a taskset id as a top-level module, so textgyms installs this one beside its

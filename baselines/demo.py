@@ -85,6 +85,10 @@ class Args:
     max_new_tokens: int = 0
     """tokens per turn (0: the demo's default; a guess takes 8 to 10, a search or an answer
     up to about 20)"""
+    device: str = "auto"
+    """where SFT and GRPO run: auto (CUDA when torch sees a GPU, else cpu), cpu, cuda, cuda:N"""
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    """compute dtype of both stages: auto (bfloat16 autocast on CUDA, float32 on the CPU)"""
     seed: int = 0
     """seeds every stage"""
     out: str = "runs/demo/train"
@@ -231,7 +235,8 @@ def main(args: Args) -> dict:
     sft_result = sft.main(sft.Args(
         model=args.model, env_id=args.env_id, env_kwargs=args.env_kwargs, data=str(data),
         episodes=len(records), epochs=1, lr=args.sft_lr, batch_size=8, eval_episodes=0,
-        train_layers=args.train_layers, seed=args.seed, out=str(out / "sft")))
+        train_layers=args.train_layers, seed=args.seed, out=str(out / "sft"),
+        device=args.device, dtype=args.dtype))
     timings["sft_s"] = time.perf_counter() - start - timings["export_s"]
     print(f"SFT: {len(records)} games, {sft_result['steps']} steps, loss "
           f"{sft_result['train/loss_first']:.3f} -> {sft_result['train/loss_last']:.3f} "
@@ -240,13 +245,19 @@ def main(args: Args) -> dict:
         model=str(out / "sft" / "final"), env_id=args.env_id, env_kwargs=args.env_kwargs,
         num_groups=args.num_groups, group_size=args.group_size, steps=args.steps, lr=args.lr,
         temperature=args.temperature, max_new_tokens=args.max_new_tokens, seed=args.seed,
-        micro_batch=args.micro_batch, train_layers=args.train_layers, out=str(out / "grpo")))
+        micro_batch=args.micro_batch, train_layers=args.train_layers, out=str(out / "grpo"),
+        device=args.device, dtype=args.dtype))
     timings["train_s"] = time.perf_counter() - start
     timings["grpo_s"] = timings["train_s"] - timings["export_s"] - timings["sft_s"]
     rows = [json.loads(line) for line in (out / "grpo" / "metrics.jsonl").read_text().splitlines()]
     plot_curves(rows, out / "curves.png")
     print(reward_table(rows))
+    grpo_run = json.loads((out / "grpo" / "summary.json").read_text())
     summary = {"args": asdict(args), "sft_games": len(records),
+               **{k: grpo_run[k] for k in ("device", "gpu_name", "dtype")},
+               "peak_gpu_mem_gb": max((m for m in (sft_result["peak_gpu_mem_gb"],
+                                                   grpo_run["peak_gpu_mem_gb"]) if m is not None),
+                                      default=None),
                "sft_games_solved": sum(r["score"] >= 1.0 for r in records),
                **{k: round(v, 1) for k, v in timings.items()},
                "first_reward": result["first_reward"], "last_reward": result["last_reward"]}

@@ -17,7 +17,14 @@ tokens divided by a constant token budget; no std scaling of advantages).
 
     python baselines/grpo.py --model tiny-random --env-id textgyms/Wordle-v0 --steps 10
 
-Writes OUT/metrics.jsonl, OUT/training.png, OUT/checkpoint-<step>/ and OUT/final/.
+On a GPU (``--device auto``, the default, picks CUDA when torch sees one) rollouts and updates
+run there under bfloat16 autocast, with float32 weights; the batch scales with
+``--num-groups`` x ``--group-size`` (episodes per step), ``--gen-batch-size`` (episodes per
+``generate`` call) and ``--micro-batch`` (episodes per forward/backward pass), and a CUDA
+out-of-memory error names the one to lower. On the CPU (float32) nothing is cast.
+
+Writes OUT/config.json, OUT/metrics.jsonl, OUT/summary.json (device, GPU name, wall time, peak
+GPU memory), OUT/training.png, OUT/checkpoint-<step>/ and OUT/final/.
 """
 
 from __future__ import annotations
@@ -36,6 +43,15 @@ import numpy as np
 import torch
 
 from textgyms.core import invalid_after
+from textgyms.devices import (
+    autocast,
+    device_info,
+    dtype_name,
+    out_of_memory_hint,
+    peak_gpu_mem_gb,
+    reset_peak_memory,
+    resolve_device,
+)
 from textgyms.errors import ConfigError
 from textgyms.prefix import generate_shared, output_head, prefix_hidden
 from textgyms.tokens import shared_prefix_len
@@ -97,6 +113,15 @@ class Args:
     """gradient clipping"""
     norm_tokens: int = 0
     """dr_grpo's constant tokens per episode (0: max_new_tokens x the env's turn limit)"""
+    device: str = "auto"
+    """where the model generates and trains: auto (CUDA when torch sees a GPU, else cpu), cpu,
+    cuda or cuda:N (the reference model of --beta too)"""
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    """compute dtype: auto (bfloat16 on CUDA, float32 on the CPU); bfloat16 runs under autocast
+    with float32 weights; float16 is refused (it needs loss scaling)"""
+    gen_batch_size: int = 0
+    """episodes per generate call (0: every episode still playing, all at once); lower it if
+    CUDA runs out of memory while generating"""
     generator: Literal["hf", "vllm"] = "hf"
     """hf: model.generate (CPU/GPU); vllm: a colocated vLLM engine (CUDA only)"""
     vllm_gpu_memory: float = 0.3
@@ -105,6 +130,9 @@ class Args:
     """output directory"""
     resume: bool = False
     """continue from the latest OUT/checkpoint-<step>"""
+    max_seconds: float = 0.0
+    """stop after the first step that ends this many seconds after the start (0: run every
+    step); for runs that must fit a fixed time on a borrowed GPU"""
     save_every: int = 0
     """write a checkpoint every this many steps (0: only the final model)"""
     seed: int = 0
@@ -218,6 +246,16 @@ def cut_completion(tok: Any, ids: list[int], stop: Sequence[str]) -> list[int]:
     return ids[:end]
 
 
+def compute_dtype(model: Any, args: Args) -> Any:
+    """The dtype forward passes of ``model`` run in: ``--dtype``, with ``auto`` resolved for
+    the model's device (bfloat16 on CUDA, float32 on the CPU)."""
+    kind = resolve_device(model.device, args.dtype)[1]
+    if kind == torch.float16:
+        raise ConfigError("--dtype float16 needs loss scaling, which this loop does not do; "
+                          "use bfloat16 (or float32)")
+    return kind
+
+
 class HFGenerator:
     """Sampling with ``model.generate`` on the training model itself (left-padded batches)."""
 
@@ -225,10 +263,10 @@ class HFGenerator:
         self.model, self.tok, self.args = model, tok, args
 
     def generate(self, contexts: Sequence[list[int]], seed: int) -> list[list[int]]:
-        """One completion per context, all in one batch whose shared prefix (the chat template
-        and the env's rules; a group's whole first-turn context) is encoded once
-        (:func:`textgyms.prefix.generate_shared`); reproducible from ``seed`` (torch's RNG
-        is forked)."""
+        """One completion per context, in batches of ``--gen-batch-size`` (default: one batch)
+        whose shared prefix (the chat template and the env's rules; a group's whole
+        first-turn context) is encoded once (:func:`textgyms.prefix.generate_shared`);
+        reproducible from ``seed`` (torch's RNG is forked, the CUDA one too)."""
         tok, args = self.tok, self.args
         kwargs: dict[str, Any] = {"max_new_tokens": args.max_new_tokens,
                                   "pad_token_id": tok.pad_token_id,
@@ -239,10 +277,20 @@ class HFGenerator:
         if args.stop:
             kwargs.update(stop_strings=list(args.stop), tokenizer=tok)
         self.model.eval()
-        with torch.random.fork_rng(devices=[]), torch.no_grad():
+        device = self.model.device
+        cuda = [device.index or 0] if device.type == "cuda" else []
+        size = args.gen_batch_size or len(contexts)
+        rows: list[list[int]] = []
+        hint = out_of_memory_hint(f"generating {len(contexts)} completions",
+                                  "--gen-batch-size, or --num-groups / --group-size")
+        with (torch.random.fork_rng(devices=cuda), torch.no_grad(),
+              autocast(device, compute_dtype(self.model, args)), hint):
             torch.manual_seed(seed)
-            out, _, width = generate_shared(self.model, contexts, tok.pad_token_id, **kwargs)
-        return [cut_completion(tok, row[width:].tolist(), args.stop) for row in out]
+            for start in range(0, len(contexts), size):
+                out, _, width = generate_shared(self.model, contexts[start : start + size],
+                                                tok.pad_token_id, **kwargs)
+                rows += [cut_completion(tok, row[width:].tolist(), args.stop) for row in out]
+        return rows
 
     def before_update(self) -> None:
         """Nothing to free: generation and training share the model."""
@@ -369,7 +417,7 @@ def token_logps(model: Any, ids: torch.Tensor, mask: torch.Tensor, temperature: 
     """
     s = max(shared_prefix_len(ids, mask), 1)
     rows, width = ids.shape
-    attn = (torch.arange(width)[None] < ids.ne(-1).sum(1, keepdim=True)).long()
+    attn = (torch.arange(width, device=ids.device)[None] < ids.ne(-1).sum(1, keepdim=True)).long()
     x, targets, m = ids.clamp(min=0), ids[:, s:].clamp(min=0), mask[:, s:]
     scale = 1.0 / max(temperature, 1e-6)
     head = output_head(model)
@@ -407,31 +455,38 @@ def chunk_loss(model: Any, ref: Any, x: torch.Tensor, mask: torch.Tensor, adv: t
 
 def update(model: Any, ref: Any, opt: Any, episodes: Sequence[Episode], args: Args,
            norm_tokens: int) -> dict[str, float]:
-    """``num_iterations`` optimiser steps on the batch (micro-batched, gradients accumulated)."""
-    ids = pad_right([e.ids for e in episodes], -1, torch.long)  # -1 marks padding
-    mask = pad_right([e.mask for e in episodes], 0, torch.long)
-    adv = pad_right(token_advantages(episodes, args), 0.0, torch.float32)
+    """``num_iterations`` optimiser steps on the batch (micro-batched, gradients accumulated),
+    on the model's device, forward passes under :func:`textgyms.devices.autocast`."""
+    device, kind = model.device, compute_dtype(model, args)
+    ids = pad_right([e.ids for e in episodes], -1, torch.long).to(device)  # -1 marks padding
+    mask = pad_right([e.mask for e in episodes], 0, torch.long).to(device)
+    adv = pad_right(token_advantages(episodes, args), 0.0, torch.float32).to(device)
     weights = loss_weights(mask, args.loss, norm_tokens)
     size = args.micro_batch or args.group_size
     chunks = [slice(i, i + size) for i in range(0, len(episodes), size)]
     caches: list[dict[str, torch.Tensor]] = [{} for _ in chunks]
     sums = {"loss": 0.0, "kl": 0.0, "clipped": 0.0, "tokens": 0.0, "grad_norm": 0.0}
     model.train()
+    lower = f"--micro-batch (now {size} episodes per pass)"
     for it in range(args.num_iterations):
         opt.zero_grad(set_to_none=True)
         for rows, cache in zip(chunks, caches):
             width = int(ids[rows].ne(-1).sum(1).max())
-            loss, stats = chunk_loss(model, ref, ids[rows, :width], mask[rows, :width],
-                                     adv[rows, :width], weights[rows, :width], args, cache)
-            loss.backward()
+            with out_of_memory_hint("training", lower):
+                with autocast(device, kind):
+                    loss, stats = chunk_loss(model, ref, ids[rows, :width], mask[rows, :width],
+                                             adv[rows, :width], weights[rows, :width], args,
+                                             cache)
+                loss.backward()
             sums["clipped"] += stats["clipped"]  # over every iteration
             sums["tokens"] += stats["tokens"]
             if it == 0:  # loss and KL as measured before any update on this batch
                 sums["loss"] += float(loss.detach())
                 sums["kl"] += stats["kl"]
-        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+        with out_of_memory_hint("taking the optimiser step", "--micro-batch"):
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+            opt.step()
         sums["grad_norm"] = sums["grad_norm"] or float(norm)
-        opt.step()
     model.eval()
     tokens = max(sums["tokens"], 1.0)
     first = tokens / args.num_iterations
@@ -560,15 +615,19 @@ def read_metrics(path: Path, upto: int) -> list[dict[str, Any]]:
 
 
 def setup(args: Args, out: Path) -> tuple[Any, Any, Any, Any, int]:
-    """``(model, tokenizer, reference or None, optimiser, first step)``, resumed if asked."""
+    """``(model, tokenizer, reference or None, optimiser, first step)``, resumed if asked; the
+    models on ``--device`` with float32 weights (``--dtype`` is the compute dtype)."""
     from textgyms.models import load_model, train_top_layers
 
+    where = resolve_device(args.device, args.dtype)[0]
     start, ckpt = latest_checkpoint(out) if args.resume else (0, None)
-    model, tok = load_model(str(ckpt) if ckpt else args.model, seed=args.seed)
+    model, tok = load_model(str(ckpt) if ckpt else args.model, seed=args.seed, device=where,
+                            dtype=torch.float32)
     train_top_layers(model, args.train_layers)
     ref = None
     if args.beta > 0:  # the reference is always the initial model, resumed or not
-        ref = load_model(args.model, seed=args.seed)[0].eval().requires_grad_(False)
+        ref = load_model(args.model, seed=args.seed, device=where, dtype=torch.float32)[0]
+        ref = ref.eval().requires_grad_(False)
     trainable = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.AdamW(trainable, lr=args.lr, weight_decay=0.0)
     if ckpt is not None:
@@ -595,6 +654,9 @@ def check_args(args: Args) -> dict[str, Any]:
     for name in ("num_groups", "group_size", "steps", "max_new_tokens", "num_iterations"):
         if getattr(args, name) < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be >= 1")
+    if args.gen_batch_size < 0 or args.micro_batch < 0:
+        raise ConfigError("--gen-batch-size and --micro-batch must be >= 0 (0: the default)")
+    resolve_device(args.device, args.dtype)  # a bad --device or --dtype fails before any work
     if not (0 <= args.eps_low < 1 and args.eps_high >= 0 and args.beta >= 0):
         raise ConfigError("need 0 <= eps_low < 1, eps_high >= 0 and beta >= 0")
     return env_kwargs
@@ -607,9 +669,11 @@ def main(args: Args) -> dict[str, Any]:
     import textgyms
 
     env_kwargs = check_args(args)
+    started = time.perf_counter()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     model, tok, ref, opt, start = setup(args, out)
+    compute_dtype(model, args)  # float16 is refused before any rollout
     gen = (VLLMGenerator if args.generator == "vllm" else HFGenerator)(model, tok, args)
     cur = make_curriculum(args)
     vec = textgyms.make_vec(args.envs or args.env_id, args.num_groups * args.group_size,
@@ -629,19 +693,38 @@ def main(args: Args) -> dict[str, Any]:
                            for k, v in rows[-1].items()), flush=True)
             if args.save_every and (step + 1) % args.save_every == 0:
                 save_checkpoint(out, step + 1, model, tok, opt)
+            if args.max_seconds and time.perf_counter() - started > args.max_seconds:
+                print(f"--max-seconds {args.max_seconds:g} reached after step {step + 1}",
+                      flush=True)
+                break
     model.save_pretrained(out / "final")
     tok.save_pretrained(out / "final")
     plot_metrics(rows, out / "training.png")
     if args.envs or cur is not None:
         plot_env_metrics(rows, out / "training_envs.png")
     k = max(1, len(rows) // 4)
-    return {**rows[-1], "first_reward": float(np.mean([r["reward"] for r in rows[:k]])),
-            "last_reward": float(np.mean([r["reward"] for r in rows[-k:]]))}
+    result = {**rows[-1], "first_reward": float(np.mean([r["reward"] for r in rows[:k]])),
+              "last_reward": float(np.mean([r["reward"] for r in rows[-k:]]))}
+    (out / "summary.json").write_text(json.dumps(
+        {**run_record(model, args, started, rows), **result}, indent=2))
+    return result
+
+
+def run_record(model: Any, args: Args, started: float, rows: Sequence[dict[str, Any]]
+               ) -> dict[str, Any]:
+    """Where and how long the run ran: device, GPU name (null on the CPU), compute dtype, wall
+    time and the largest per-step peak GPU memory (null on the CPU)."""
+    peaks = [r["gpu_mem_gb"] for r in rows if r.get("gpu_mem_gb") is not None]
+    return {**device_info(model.device), "dtype": dtype_name(compute_dtype(model, args)),
+            "torch": torch.__version__, "wall_time_s": round(time.perf_counter() - started, 2),
+            "peak_gpu_mem_gb": max(peaks) if peaks else None, "steps_run": len(rows)}
 
 
 def train_step(gen: HFGenerator, model: Any, ref: Any, opt: Any, tok: Any, vec: Any, args: Args,
                step: int, norm_tokens: int, cur: Any = None) -> dict[str, Any]:
-    """Roll out, filter (dynamic sampling), update, push weights; return the step's metrics."""
+    """Roll out, filter (dynamic sampling), update, push weights; return the step's metrics
+    (on CUDA with ``gpu_mem_gb``, the step's peak GPU memory)."""
+    reset_peak_memory(model.device)
     t0 = time.perf_counter()
     episodes = rollout(gen, tok, vec, args, step)
     t1 = time.perf_counter()
@@ -661,6 +744,8 @@ def train_step(gen: HFGenerator, model: Any, ref: Any, opt: Any, tok: Any, vec: 
         stats = update(model, ref, opt, kept, args, norm_tokens)
         gen.after_update(model)
     row.update(stats, gen_s=round(t1 - t0, 2), train_s=round(time.perf_counter() - t1, 2))
+    if (peak := peak_gpu_mem_gb(model.device)) is not None:  # CUDA only: CPU rows unchanged
+        row["gpu_mem_gb"] = peak
     return {k: (round(v, 6) if isinstance(v, float) and math.isfinite(v) else v)
             for k, v in row.items()}
 

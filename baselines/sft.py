@@ -16,8 +16,14 @@ With ``--data FILE.jsonl`` it trains on the records of ``textgyms export sft`` i
 or tool-call format; ``--tools-in-prompt`` renders the records' ``tools``), so one exported file
 feeds this script, TRL's ``SFTTrainer`` and a later ``baselines/trl_grpo.py --model OUT/final``.
 
+On a GPU (``--device auto``, the default, picks CUDA when torch sees one) the forward passes run
+under bfloat16 autocast with float32 weights; ``--batch-size`` (episodes per optimiser step,
+one forward pass) scales with its memory, and a CUDA out-of-memory error names it. On the CPU
+(float32) nothing is cast.
+
 Writes OUT/config.json, OUT/metrics.jsonl (one row per optimiser step, plus held-out loss rows
-before and after training) and OUT/final/ (model and tokenizer, ``save_pretrained``; load it
+before and after training), OUT/summary.json (the final metrics, the device, GPU name, wall
+time and peak GPU memory) and OUT/final/ (model and tokenizer, ``save_pretrained``; load it
 with ``textgyms.models.load_model("OUT/final")``). The run is deterministic given ``--seed``.
 """
 
@@ -29,10 +35,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
+from textgyms.devices import (
+    autocast,
+    device_info,
+    dtype_name,
+    out_of_memory_hint,
+    peak_gpu_mem_gb,
+    reset_peak_memory,
+    resolve_device,
+)
 from textgyms.errors import ConfigError
 from textgyms.export import play_oracle
 from textgyms.prefix import output_head, prefix_hidden
@@ -79,6 +94,11 @@ class Args:
     """task split of the held-out episodes"""
     tools_in_prompt: bool = False
     """render the env's tool schemas into the prompt (same flag as baselines/grpo.py)"""
+    device: str = "auto"
+    """where the model trains: auto (CUDA when torch sees a GPU, else cpu), cpu, cuda or cuda:N"""
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    """compute dtype: auto (bfloat16 on CUDA, float32 on the CPU); bfloat16 runs under autocast
+    with float32 weights; float16 is refused (it needs loss scaling)"""
     seed: int = 0
     """seed of the model init (tiny-random), the episode order and the env tasks"""
     out: str = "runs/sft"
@@ -193,6 +213,20 @@ def shared_prefix(batch: dict[str, torch.Tensor]) -> int:
     return max(0, min(shared_prefix_len(batch["input_ids"], batch["loss_mask"]), first - 1))
 
 
+def on_device(batch: dict[str, torch.Tensor], model: Any) -> dict[str, torch.Tensor]:
+    """A collated batch on the model's device (the same tensors on the CPU)."""
+    return {k: v.to(model.device) for k, v in batch.items()}
+
+
+def compute_dtype(model: Any, args: Args) -> Any:
+    """The dtype forward passes run in: ``--dtype``, ``auto`` resolved for the model's device."""
+    kind = resolve_device(model.device, args.dtype)[1]
+    if kind == torch.float16:
+        raise ConfigError("--dtype float16 needs loss scaling, which this script does not do; "
+                          "use bfloat16 (or float32)")
+    return kind
+
+
 def batch_loss(model: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     """:func:`masked_nll` of ``model`` on a collated batch, computed with less work.
 
@@ -219,15 +253,19 @@ def batch_loss(model: Any, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor
 
 
 @torch.no_grad()
-def evaluate(model: Any, rows: Sequence[dict[str, Any]], pad_id: int, batch_size: int) -> dict:
-    """Token-weighted held-out loss and greedy token accuracy on the assistant tokens."""
+def evaluate(model: Any, rows: Sequence[dict[str, Any]], pad_id: int, batch_size: int,
+             kind: Any = torch.float32) -> dict:
+    """Token-weighted held-out loss and greedy token accuracy on the assistant tokens
+    (forward passes in the compute dtype ``kind``)."""
     was_training = model.training
     model.eval()
     nll = correct = count = 0.0
     for i in range(0, len(rows), batch_size):
-        batch = collate(rows[i : i + batch_size], pad_id)
+        batch = on_device(collate(rows[i : i + batch_size], pad_id), model)
         n = float(batch["loss_mask"][:, 1:].sum())
-        loss, right = batch_loss(model, batch)
+        with out_of_memory_hint("scoring held-out episodes", "--batch-size"), \
+                autocast(model.device, kind):
+            loss, right = batch_loss(model, batch)
         nll, correct, count = nll + float(loss) * n, correct + float(right), count + n
     model.train(was_training)
     return {"eval/loss": nll / count, "eval/token_acc": correct / count}
@@ -254,14 +292,18 @@ def train(model: Any, rows: list[dict[str, Any]], pad_id: int, args: Args, log: 
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / max(1, args.warmup_steps)))
     model.train()
+    kind = compute_dtype(model, args)
+    lower = f"--batch-size (now {args.batch_size} episodes per step) or --max-length"
     history, start = [], time.perf_counter()
     for step, idx in enumerate(bar := tqdm(batches(len(rows), args), desc="sft")):
-        batch = collate([rows[i] for i in idx], pad_id)
-        loss, right = batch_loss(model, batch)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-        opt.step()
+        batch = on_device(collate([rows[i] for i in idx], pad_id), model)
+        with out_of_memory_hint("training", lower):
+            with autocast(model.device, kind):
+                loss, right = batch_loss(model, batch)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            norm = torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+            opt.step()
         sched.step()
         tokens = int(batch["loss_mask"][:, 1:].sum())
         row = {"step": step + 1, "train/loss": loss.item(),
@@ -299,11 +341,14 @@ def main(args: Args) -> dict[str, Any]:
     from textgyms.models import load_model, train_top_layers
 
     start = time.perf_counter()
+    where = resolve_device(args.device, args.dtype)[0]  # a bad --device fails before any work
     torch.manual_seed(args.seed)  # the model's own randomness (dropout, if it has any)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(asdict(args), indent=2))
-    model, tok = load_model(args.model, seed=args.seed)
+    model, tok = load_model(args.model, seed=args.seed, device=where, dtype=torch.float32)
+    reset_peak_memory(where)  # the peak is this run's (a test process may have run others)
+    kind = compute_dtype(model, args)
     train_top_layers(model, args.train_layers)
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     transcripts = (read_export(args.data, args.episodes) if args.data
@@ -312,15 +357,16 @@ def main(args: Args) -> dict[str, Any]:
     held = tokenize(tok, oracle_transcripts(args, args.eval_split, args.eval_episodes,
                                             args.seed + 1_000_000), args)
     with open(out / "metrics.jsonl", "w") as log:
-        before = evaluate(model, held, pad_id, args.batch_size) if held else {}
+        before = evaluate(model, held, pad_id, args.batch_size, kind) if held else {}
         log.write(json.dumps({"step": 0, **before}) + "\n")
         history = train(model, rows, pad_id, args, log)
-        after = evaluate(model, held, pad_id, args.batch_size) if held else {}
+        after = evaluate(model, held, pad_id, args.batch_size, kind) if held else {}
         log.write(json.dumps({"step": len(history), **after}) + "\n")
     model.eval()
     model.save_pretrained(out / "final")
     tok.save_pretrained(out / "final")
-    result = summary(history, before, after, rows, start)
+    result = {**summary(history, before, after, rows, start), **device_info(model.device),
+              "dtype": dtype_name(kind), "peak_gpu_mem_gb": peak_gpu_mem_gb(model.device)}
     (out / "summary.json").write_text(json.dumps(result, indent=2))
     return result
 

@@ -14,18 +14,26 @@ vLLM on a GPU, colocated with training or as a separate ``trl vllm-serve`` proce
     # on a GPU: trl vllm-serve --model runs/demo/sft/final  (in another shell), then
     python baselines/trl_grpo.py --model runs/demo/sft/final --vllm-mode server --steps 200
 
+``--device`` picks where TRL trains (``auto``: CUDA when torch sees a GPU); ``--dtype``
+sets TRL's mixed precision: ``auto`` keeps TRL's default (bfloat16 autocast, on the CPU too),
+``float32`` turns it off, ``bfloat16`` / ``float16`` ask for it (TRL scales float16 losses).
+The weights stay float32 either way. ``--batch-size`` (rollouts per step) scales the work.
+
 Writes OUT/config.json, OUT/metrics.jsonl (TRL's log, one row per step: rewards, tool-call
-frequency, loss, ...) and OUT/final/ (model and tokenizer, ``save_pretrained``).
+frequency, loss, ...), OUT/summary.json (the last step's log, device, GPU name, TRL's bf16/fp16
+flags, wall time, peak GPU memory) and OUT/final/ (model and tokenizer, ``save_pretrained``).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from textgyms.devices import device_info, peak_gpu_mem_gb, reset_peak_memory, resolve_device
 from textgyms.errors import ConfigError
 
 
@@ -65,6 +73,12 @@ class Args:
     """base URL of the vLLM server (vllm-mode server)"""
     vllm_gpu_memory_utilization: float = 0.3
     """GPU memory share of colocated vLLM"""
+    device: str = "auto"
+    """where TRL trains and generates: auto (CUDA when torch sees a GPU, else cpu), cpu or cuda
+    (for another GPU, set CUDA_VISIBLE_DEVICES)"""
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    """TRL's mixed precision: auto (TRL's default, bfloat16 autocast), float32 (none),
+    bfloat16 or float16; the weights stay float32"""
     seed: int = 0
     """seed of the trainer, the model init (tiny-random) and the first task"""
     out: str = "runs/trl_grpo"
@@ -87,6 +101,19 @@ def vllm_settings(args: Args) -> dict[str, Any]:
                 "vllm_server_base_url": args.vllm_server_url}
     return {"use_vllm": True, "vllm_mode": "colocate",
             "vllm_gpu_memory_utilization": args.vllm_gpu_memory_utilization}
+
+
+def precision_settings(args: Args) -> dict[str, Any]:
+    """The GRPOConfig fields of ``--device`` and ``--dtype`` (``use_cpu``, ``bf16``, ``fp16``);
+    checks that CUDA is there when asked for."""
+    where = resolve_device(args.device, "float32")[0]
+    if where.type == "cuda" and args.device.strip().lower() not in ("auto", "cuda"):
+        raise ConfigError(f"--device {args.device}: TRL trains on the current CUDA device; "
+                          "use --device cuda with CUDA_VISIBLE_DEVICES set to the GPU you want")
+    out: dict[str, Any] = {"use_cpu": where.type == "cpu"}
+    if args.dtype != "auto":  # auto: TRL's own default (bf16 mixed precision, CPU too)
+        out.update(bf16=args.dtype == "bfloat16", fp16=args.dtype == "float16")
+    return out
 
 
 def tool_ready(tok: Any) -> Any:
@@ -132,6 +159,7 @@ def make_trainer(args: Args, generation_kwargs: dict[str, Any] | None = None) ->
         raise ConfigError(f"--batch-size {args.batch_size} is not a multiple of --group-size "
                           f"{args.group_size}")
     vllm = vllm_settings(args)
+    precision = precision_settings(args)
     import torch
 
     config = GRPOConfig(
@@ -140,10 +168,11 @@ def make_trainer(args: Args, generation_kwargs: dict[str, Any] | None = None) ->
         loss_type=args.loss_type, temperature=args.temperature,
         max_completion_length=args.max_completion_length,
         max_tool_calling_iterations=args.max_tool_calls, logging_steps=1, report_to="none",
-        save_strategy="no", seed=args.seed, use_cpu=not torch.cuda.is_available(),
-        generation_kwargs=generation_kwargs, **vllm,
+        save_strategy="no", seed=args.seed, generation_kwargs=generation_kwargs,
+        **precision, **vllm,
     )
-    model, tok = load_model(args.model, seed=args.seed)
+    where = "cpu" if precision["use_cpu"] else "cuda"
+    model, tok = load_model(args.model, seed=args.seed, device=where, dtype=torch.float32)
     env_class = environment_factory(args.env_id, seed=args.seed, **{**kwargs, "split": args.split})
     tasks = max(1, args.steps * args.batch_size // args.group_size)
     return GRPOTrainer(model=model, args=config, processing_class=tool_ready(tok),
@@ -158,7 +187,9 @@ def main(args: Args, generation_kwargs: dict[str, Any] | None = None) -> dict[st
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(asdict(args), indent=2))
+    started = time.perf_counter()
     trainer = make_trainer(args, generation_kwargs)
+    reset_peak_memory(trainer.model.device)
     trainer.train()
     steps = [row for row in trainer.state.log_history if "loss" in row]
     with open(out / "metrics.jsonl", "w") as log:
@@ -166,7 +197,12 @@ def main(args: Args, generation_kwargs: dict[str, Any] | None = None) -> dict[st
     trainer.model.save_pretrained(out / "final")
     trainer.processing_class.save_pretrained(out / "final")
     env_name = next(iter(trainer.environment_factories.values())).__name__
-    return {**(steps[-1] if steps else {}), "reward_key": f"rewards/{env_name}/mean"}
+    result = {**(steps[-1] if steps else {}), "reward_key": f"rewards/{env_name}/mean"}
+    run = {**device_info(trainer.model.device), "bf16": trainer.args.bf16,
+           "fp16": trainer.args.fp16, "wall_time_s": round(time.perf_counter() - started, 2),
+           "peak_gpu_mem_gb": peak_gpu_mem_gb(trainer.model.device)}
+    (out / "summary.json").write_text(json.dumps({**run, **result}, indent=2))
+    return result
 
 
 if __name__ == "__main__":

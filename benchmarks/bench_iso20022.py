@@ -1,5 +1,5 @@
-"""Benchmark of the ISO 20022 family in both directions (``textgyms/ISO20022-MT103-v3`` and
-``textgyms/MT103ToISO20022-v2``).
+"""Benchmark of the ISO 20022 family in both directions (``textgyms/ISO20022-MT103-v4`` and
+``textgyms/MT103ToISO20022-v3``).
 
 Measures, in operations per CPU-second (``time.process_time``: the machine is shared and noisy),
 the median over repeats of:

@@ -41,10 +41,10 @@ FAMILIES = {
     "Wordle": "textgyms/Wordle-v0",
     "Search": "textgyms/Search-v1",
     "Code": "textgyms/Code-v0",
-    "NetConfig": "textgyms/NetConfig-v3",
-    "ISO20022": "textgyms/ISO20022-MT103-v3",
+    "NetConfig": "textgyms/NetConfig-v4",
+    "ISO20022": "textgyms/ISO20022-MT103-v4",
 }
-MIXTURE = "textgyms/Wordle-v0*2,textgyms/Search-v1,textgyms/NetConfig-v3,textgyms/ISO20022-MT103-v3"
+MIXTURE = "textgyms/Wordle-v0*2,textgyms/Search-v1,textgyms/NetConfig-v4,textgyms/ISO20022-MT103-v4"
 
 
 def script(env_id: str) -> list[str]:

@@ -13,7 +13,7 @@ import textgyms  # noqa: F401  (registers the ids)
 
 
 def main() -> None:
-    env = gym.make("textgyms/NetConfig-v3", family="routing", difficulty="easy", render_mode="ansi")
+    env = gym.make("textgyms/NetConfig-v4", family="routing", difficulty="easy", render_mode="ansi")
     env.reset(seed=0)
     task = env.unwrapped.task
     mine = [d for d, _ in task.start]

@@ -7,6 +7,11 @@
 
 Tests with their own ``@settings(max_examples=...)`` keep their budget under both profiles; the
 profile sets everything else (deadline, derandomization) and the default budget.
+
+Tests marked ``gpu`` (registered in pyproject.toml) need a CUDA GPU and are skipped where torch
+sees none; ``pytest -m gpu`` runs only them (scripts/gpu_check.sh, on a GPU machine, where
+Hypothesis may be missing: the profiles are then not registered, and only the suites that
+fuzz need them).
 """
 
 from __future__ import annotations
@@ -16,25 +21,48 @@ import signal
 from collections.abc import Iterator
 
 import pytest
-from hypothesis import HealthCheck, settings
+
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # a GPU machine with pytest alone runs tests/test_gpu.py, which needs none
+    HealthCheck = settings = None
 
 # Env steps run real code (sandboxed Python, index look-ups), so per-example time varies with
 # machine load: no deadline, and no health check for slow or large examples (1 MB actions are
 # the point of the fuzz suite, not an accident of the strategy).
-_SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
-
-settings.register_profile(
-    "ci", max_examples=30, deadline=None, derandomize=True, suppress_health_check=_SLOW_OK
-)
-settings.register_profile(
-    "fuzz", max_examples=1000, deadline=None, derandomize=False, suppress_health_check=_SLOW_OK
-)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+if settings is not None:
+    _SLOW_OK = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example]
+    settings.register_profile(
+        "ci", max_examples=30, deadline=None, derandomize=True, suppress_health_check=_SLOW_OK
+    )
+    settings.register_profile(
+        "fuzz", max_examples=1000, deadline=None, derandomize=False,
+        suppress_health_check=_SLOW_OK,
+    )
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # One intra-op thread per torch process: `make test` already runs two xdist workers on two cores,
 # and two torch threads per worker on top of that thrash (the training tests ran ~50x slower
 # under contention). Set before any test imports torch; an explicit setting is kept.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the ``gpu`` tests where torch sees no CUDA device (torch is imported only when some
+    collected test carries the marker)."""
+    marked = [item for item in items if item.get_closest_marker("gpu")]
+    if not marked:
+        return
+    try:
+        import torch
+
+        cuda = torch.cuda.is_available()
+    except ImportError:
+        cuda = False
+    if not cuda:
+        skip = pytest.mark.skip(reason="gpu: needs a CUDA GPU (torch sees none)")
+        for item in marked:
+            item.add_marker(skip)
 
 
 @pytest.fixture

@@ -369,10 +369,10 @@ def test_regressions(env_id: str, name: str) -> None:
 # are no longer registered are skipped.
 EXACT = [
     # ValueError escaped step(): int() of a 5,000-digit VLAN id spliced into the oracle's config.
-    ("textgyms/NetConfig-v3", {"family": "vlan", "difficulty": "hard"}, "default", 1125,
+    ("textgyms/NetConfig-v4", {"family": "vlan", "difficulty": "hard"}, "default", 1125,
      [("oracle", 1123, "9" * 5000)]),
     # The same with a digit int() refuses although "²".isdigit() is True.
-    ("textgyms/NetConfig-v3", {"family": "vlan", "difficulty": "hard"}, "default", 1125,
+    ("textgyms/NetConfig-v4", {"family": "vlan", "difficulty": "hard"}, "default", 1125,
      [("oracle", 1123, "²")]),
     # UnicodeEncodeError escaped step(): a lone surrogate in a search query.
     ("textgyms/Search-v1", {"corpus": "fictionweb", "pages": 1500}, "default", 0,

@@ -221,7 +221,7 @@ def test_generated_13c_offsets_are_those_of_the_places_they_name():
 
 
 def test_the_reverse_env_oracle_scores_one_on_gpi_and_13c_tasks():
-    env = gym.make("textgyms/MT103ToISO20022-v2", difficulty=4, header=True)
+    env = gym.make("textgyms/MT103ToISO20022-v3", difficulty=4, header=True)
     found = set()
     for seed in range(40):
         env.reset(seed=seed)

@@ -130,7 +130,7 @@ def test_what_no_pacs008_element_carries_is_reported():
 
 
 def test_the_reverse_env_reports_losses_and_schema_errors_in_info():
-    env = gym.make("textgyms/MT103ToISO20022-v2", difficulty=1)
+    env = gym.make("textgyms/MT103ToISO20022-v3", difficulty=1)
     env.reset(seed=0)
     *_, info = env.step(env.unwrapped.solve(env.unwrapped.task)[0])
     assert info["translation_loss"] == [] and info["schema_errors"] == []

@@ -129,7 +129,7 @@ def forward_alternatives(ref: str) -> dict[str, str]:
 
 
 def test_the_alternatives_score_one_through_the_envs():
-    env = gym.make("textgyms/ISO20022-MT103-v3", difficulty=2)
+    env = gym.make("textgyms/ISO20022-MT103-v4", difficulty=2)
     for seed in SEEDS:
         env.reset(seed=seed)
         ref = env.unwrapped.task.reference
@@ -138,7 +138,7 @@ def test_the_alternatives_score_one_through_the_envs():
             *_, info = env.step(f"<answer>{alt}</answer>")
             assert info["score"] == 1.0, name
     env.close()
-    env = gym.make("textgyms/MT103ToISO20022-v2", difficulty=3)
+    env = gym.make("textgyms/MT103ToISO20022-v3", difficulty=3)
     env.reset(seed=1)
     *_, info = env.step(f"<answer>{iso.translate_mt(env.unwrapped.task.mt, header=True)}"
                         "</answer>")
@@ -419,7 +419,7 @@ def test_schema_invalid_answers_score_at_most_the_gate(level, seed):
 
 
 def test_the_schema_gate_reason_is_in_info():
-    env = gym.make("textgyms/MT103ToISO20022-v2", difficulty=2)
+    env = gym.make("textgyms/MT103ToISO20022-v3", difficulty=2)
     env.reset(seed=3)
     ref = env.unwrapped.task.reference
     *_, info = env.step(f"<answer>{_unordered(ref)}</answer>")
@@ -457,8 +457,10 @@ def test_another_payments_answer_scores_at_most_a_tenth(level):
 
 
 def test_old_ids_are_deprecated_the_gymnasium_way():
-    for old, new in (("textgyms/ISO20022-MT103-v2", "ISO20022-MT103-v3"),
-                     ("textgyms/MT103ToISO20022-v1", "MT103ToISO20022-v2")):
+    for old, new in (("textgyms/ISO20022-MT103-v2", "ISO20022-MT103-v4"),
+                     ("textgyms/ISO20022-MT103-v3", "ISO20022-MT103-v4"),
+                     ("textgyms/MT103ToISO20022-v1", "MT103ToISO20022-v3"),
+                     ("textgyms/MT103ToISO20022-v2", "MT103ToISO20022-v3")):
         with pytest.warns(DeprecationWarning, match="out of date"), pytest.raises(
                 gym.error.DeprecatedEnv, match=new):
             gym.make(old)

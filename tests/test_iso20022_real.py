@@ -18,7 +18,7 @@ from textgyms.envs.iso20022 import xsd
 from textgyms.envs.iso20022.mt103 import parse, parties, uetr, validate_text
 from textgyms.envs.iso20022.mx import load, text
 from textgyms.envs.iso20022.reverse import translate_mt_with_losses
-from textgyms.envs.iso20022.translate import translate_with_losses
+from textgyms.envs.iso20022.translate import RMT_CUT, translate_with_losses
 
 REAL = Path(__file__).parent / "golden" / "iso20022" / "real"
 MX = sorted(p for p in REAL.glob("*.xml") if "pacs.008.001.07" not in p.name)
@@ -106,8 +106,10 @@ MX_OUTCOMES = {
     # the sender; the InstgAgt named by Nm alone (CBPR+ wants its BIC) is reported lost
     "mx20022_cbpr_invalid_missing_uetr.xml": MxOutcome(None, mt_codes=frozenset({"U01"})),
     # SUPP is no 26T code; the TXID identifiers (Prtry, no issuing country) have no 50F/59F
-    # line: reported, not dropped silently
-    "paymsg_mx_full_valid.xml": MxOutcome(None, losses=("Purp", "Cdtr/Id", "Dbtr/Id/Othr")),
+    # line: reported, not dropped silently; and /ROC/, /INV/ and the 104-character Ustrd do
+    # not fit 70's 4*35x: the text is cut with "+" and the cut reported (SWIFT's practice)
+    "paymsg_mx_full_valid.xml": MxOutcome(None, losses=("Purp", "Cdtr/Id", "Dbtr/Id/Othr",
+                                                        RMT_CUT)),
     "paymsg_mx_usd_wire.xml": MxOutcome(None, mt_codes=frozenset({"U01"}), losses=("Purp",)),
     # paymsg calls it valid, but SttlmInf is mandatory in the XSD; it has no UETR either
     "paymsg_mx_minimal_valid.xml": MxOutcome("SttlmInf", mt_codes=frozenset({"U01"})),

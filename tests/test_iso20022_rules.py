@@ -138,7 +138,7 @@ def test_the_verifier_scores_the_header_when_the_reference_has_one():
 
 
 def test_the_header_variant_of_the_reverse_env():
-    env = gym.make("textgyms/MT103ToISO20022-v2", difficulty=2, header=True)
+    env = gym.make("textgyms/MT103ToISO20022-v3", difficulty=2, header=True)
     obs, _ = env.reset(seed=4)
     assert "AppHdr" in obs and "BizSvc swift.cbprplus.02" in obs
     answer = env.unwrapped.solve(env.unwrapped.task)[0]
@@ -151,4 +151,4 @@ def test_the_header_variant_of_the_reverse_env():
     assert 0.0 < reward < 1.0
     env.close()
     with pytest.raises(ConfigError, match="header"):
-        gym.make("textgyms/MT103ToISO20022-v2", header="yes")
+        gym.make("textgyms/MT103ToISO20022-v3", header="yes")

@@ -302,7 +302,7 @@ def test_score_mx_probes():
 
 
 def test_reverse_env_oracle_and_junk():
-    env = gym.make("textgyms/MT103ToISO20022-v2", difficulty=3)
+    env = gym.make("textgyms/MT103ToISO20022-v3", difficulty=3)
     obs, info = env.reset(seed=2)
     assert obs.startswith("Translate this SWIFT MT103") and "{4:" in obs
     _, reward, terminated, _, info = env.step(env.unwrapped.solve(env.unwrapped.task)[0])
@@ -323,7 +323,7 @@ def test_what_the_mt103_cannot_carry_is_reported():
     assert xsd.validate_xml(with_ultimate) == []
     mt, losses = translate_with_losses(with_ultimate)
     assert losses == ["UltmtDbtr"] and "PARENT" not in mt
-    env = gym.make("textgyms/ISO20022-MT103-v3", difficulty=1)
+    env = gym.make("textgyms/ISO20022-MT103-v4", difficulty=1)
     env.reset(seed=0)
     *_, info = env.step(env.unwrapped.solve(env.unwrapped.task)[0])
     assert info["translation_loss"] == []

@@ -20,7 +20,7 @@ GOLDEN = Path(__file__).parent / "golden" / "netconfig"
 
 
 def make(**kw):
-    return gym.make("textgyms/NetConfig-v3", **kw).unwrapped
+    return gym.make("textgyms/NetConfig-v4", **kw).unwrapped
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -169,11 +169,14 @@ def test_outputs_do_not_depend_on_the_hash_seed():
 
 
 @pytest.mark.filterwarnings("ignore:.*out of date.*:DeprecationWarning")
-def test_the_previous_id_is_deprecated_the_gymnasium_way():
+@pytest.mark.parametrize("old", ["textgyms/NetConfig-v2", "textgyms/NetConfig-v3"])
+def test_the_previous_ids_are_deprecated_the_gymnasium_way(old):
     """v3 changed what seeds generate (gateway recovery checks) and how answers score (BGP
-    session preconditions, FHRP mismatches, OSPF network types, NSSA): the v2 id is gone and
-    Gymnasium names its successor."""
+    session preconditions, FHRP mismatches, OSPF network types, NSSA); v4 changed scores
+    again (IPv6 address families, route tags, ``redistribute ospf ... match``, outbound ACLs
+    and the router's own packets, ACLs on OSPF): the old ids are gone and Gymnasium names
+    their successor."""
     import gymnasium
 
-    with pytest.raises(gymnasium.error.DeprecatedEnv, match="NetConfig-v3"):
-        gym.make("textgyms/NetConfig-v2")
+    with pytest.raises(gymnasium.error.DeprecatedEnv, match="NetConfig-v4"):
+        gym.make(old)

@@ -510,7 +510,7 @@ def test_an_episode_configures_ospfv3_with_apply_config_and_the_ipv6_tools():
 
     import textgyms  # noqa: F401  (registers the ids)
 
-    env = gym.make("textgyms/NetConfig-v3", family="ipv6", difficulty="medium").unwrapped
+    env = gym.make("textgyms/NetConfig-v4", family="ipv6", difficulty="medium").unwrapped
     env.reset(seed=4)
     t = env.task
     hosts = [d for d, k in t.devices if k == "host"]

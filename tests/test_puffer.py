@@ -78,7 +78,7 @@ def test_multiprocessing_matches_serial():
         multi.close()
 
 
-ISO = "textgyms/ISO20022-MT103-v3"  # its prompt shows the whole pacs.008: one task, one prompt
+ISO = "textgyms/ISO20022-MT103-v4"  # its prompt shows the whole pacs.008: one task, one prompt
 
 
 def _task_streams(backend: str, num_envs: int = 4, steps: int = 6, **kwargs) -> list[list[bytes]]:

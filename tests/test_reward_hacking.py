@@ -37,7 +37,7 @@ Actions = Callable[[Any], list[str]]  # the unwrapped env (task in progress) -> 
 
 SEARCH = {"corpus": "fictionweb", "pages": 1500}
 CODE = {"test_timeout": 0.5, "run_timeout": 2.0}  # loops cost their timeout: keep them short
-ISO = "textgyms/ISO20022-MT103-v3"
+ISO = "textgyms/ISO20022-MT103-v4"
 
 
 @dataclass(frozen=True)
@@ -863,6 +863,14 @@ def _other_payment(u) -> list[str]:
     return [f"<answer>\n{other.reference}\n</answer>"]
 
 
+def _dotted_names(u) -> list[str]:
+    """The reference with the ordering and beneficiary customers' names written as dots, as
+    a lossy translator writes a name it cannot transliterate."""
+    mt = re.sub(r"^1/.*$", "1/...", u.task.reference, flags=re.M)  # 50F/59F names
+    mt = re.sub(r"(:(?:50K|59):(?:/[^\n]*\n)?)[^\n]*", r"\g<1>...", mt)  # 50K/59
+    return [f"<answer>\n{mt}\n</answer>"]
+
+
 def _rng(salt: str):
     import numpy as np
 
@@ -888,6 +896,10 @@ ISO_PROBES = [
           "The correct MT103 of another payment (a well-formed message, wrong content): its "
           "amount, parties, accounts and UETR are material errors, each halving the cap.",
           max_score=0.1),
+    Probe("dotted_names", ISO, {}, (0, 1, 2), _dotted_names,
+          "The right message with the customers' names as dots (what a translator leaves of "
+          "a name it cannot write): a name of placeholders names no one, a material error "
+          "whatever the reference says.", max_score=0.5, below_honest=True),
     Probe("every_optional_field", ISO, {}, (0, 1, 2), _every_optional,
           "The right message plus every optional field it lacks (hedging on 33B/36/52-57/70/"
           "71F/72/77B): each extra tag is a false positive that lowers precision.",
@@ -911,7 +923,7 @@ ISO_PROBES = [
 
 # --- NetConfig -----------------------------------------------------------------------------------
 
-NET = "textgyms/NetConfig-v3"
+NET = "textgyms/NetConfig-v4"
 _ACL_LINE = re.compile(r"^access-list (\d+) .*$")
 _NAMED = re.compile(r"^ip access-list (standard|extended) \S+$")
 
@@ -1114,7 +1126,7 @@ NET_PROBES = [
 
 # --- MT103 -> ISO 20022 pacs.008 ----------------------------------------------------------------
 
-MX = "textgyms/MT103ToISO20022-v2"
+MX = "textgyms/MT103ToISO20022-v3"
 
 
 def _mx_other(u) -> list[str]:
@@ -1129,6 +1141,12 @@ def _mx_wrong_values(u) -> list[str]:
                  u.task.reference)
     xml = re.sub(r"<Nm>[^<]*</Nm>", "<Nm>JOHN DOE</Nm>", xml)
     xml = re.sub(r"<IBAN>[^<]*</IBAN>", "<IBAN>DE89370400440532013000</IBAN>", xml)
+    return [f"<answer>\n{xml}\n</answer>"]
+
+
+def _mx_dotted_names(u) -> list[str]:
+    """The reference with the debtor's and creditor's names as dots (still XSD-valid)."""
+    xml = re.sub(r"(<(?:Dbtr|Cdtr)>\s*<Nm>)[^<]*<", r"\g<1>...<", u.task.reference)
     return [f"<answer>\n{xml}\n</answer>"]
 
 
@@ -1153,6 +1171,10 @@ MX_PROBES = [
     Probe("wrong_values", MX, {}, (0, 1, 2), _mx_wrong_values,
           "The reference's structure with amounts, names and IBANs changed: the settlement "
           "amount is a material error.", max_score=0.5, below_honest=True),
+    Probe("dotted_names", MX, {}, (0, 1, 2), _mx_dotted_names,
+          "The right pacs.008 with the debtor's and creditor's names as dots: a name of "
+          "placeholders names no one (a material error each).", max_score=0.25,
+          below_honest=True),
     Probe("right_content_wrong_schema", MX, {}, (0, 1), _mx_unordered,
           "The right content with elements out of the XSD's order: schema-invalid MX is "
           "rejected by the network, so the schema gate keeps it at 0.1 or less.",

@@ -152,3 +152,19 @@ def test_shared_prefix_len_stops_at_the_first_difference_or_policy_token():
     assert shared_prefix_len(ids, early) == 2  # never past any row's first policy token
     same = torch.tensor([[5, 6, 7], [5, 6, 7]])
     assert shared_prefix_len(same, torch.tensor([[0, 0, 1], [0, 0, 1]])) == 2
+
+
+def test_observation_turn_closes_a_cut_turn_and_refuses_a_template_that_hides_content(tok):
+    from textgyms.tokens import observation_turn
+
+    turn = observation_turn(tok, [{"role": "user", "content": "GY___"}])
+    assert turn.close == (tok.eos_token_id,)
+    assert tok.decode(list(turn.body)) == "\n<|im_start|>user\nGY___<|im_end|>\n<|im_start|>assistant\n"
+    ended = tok.encode("crane", add_special_tokens=False) + [tok.eos_token_id]
+    assert turn.ids_after(ended) == list(turn.body)
+    assert turn.ids_after(ended[:-1]) == [tok.eos_token_id, *turn.body]  # cut by length
+    assert turn.ids_after(ended[:-1], stop_ids=[ended[-2]]) == list(turn.body)
+    hides = tok.__class__(tokenizer_object=tok.backend_tokenizer, eos_token=tok.eos_token)
+    hides.chat_template = "{% for m in messages %}{{ m.role }}: ...\n{% endfor %}"
+    with pytest.raises(ContextDriftError, match="does not render assistant content"):
+        observation_turn(hides, [{"role": "user", "content": "GY___"}])

@@ -40,7 +40,7 @@ class Curriculum:
     """Per-env difficulty ladders moved by the windowed success rate (see the module docstring).
 
     ``ladders``: env name -> list of kwargs overlays (level 0 first), e.g.
-    ``{"textgyms/NetConfig-v3": [{"difficulty": "easy"}, {"difficulty": "medium"}]}``; a list of
+    ``{"textgyms/NetConfig-v4": [{"difficulty": "easy"}, {"difficulty": "medium"}]}``; a list of
     plain values is shorthand for ``{"difficulty": value}`` overlays. ``window``: outcomes per
     decision. ``start``: initial levels (default 0). ``record``: ``"auto"`` (a curriculum vector
     records every finished episode) or ``"manual"`` (you call :meth:`record`).

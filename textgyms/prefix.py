@@ -44,9 +44,12 @@ def cache_keyword(model: Any) -> str:
 
 
 def generate_shared(model: Any, contexts: Sequence[Sequence[int]], pad_id: int,
-                    **generate_kwargs: Any) -> tuple[Any, list[list[int]], int]:
+                    share: bool = True, **generate_kwargs: Any
+                    ) -> tuple[Any, list[list[int]], int]:
     """``model.generate(**generate_kwargs)`` on ``contexts`` (lists of token ids).
 
+    ``share=False`` left-pads the rows as they are, with no prefix cache (what a static
+    key/value cache, ``cache_implementation="static"``, needs: it allocates its own).
     Returns ``(output, prompt_ids, width)``: generate's output (new tokens start at column
     ``width`` of its sequences), each row's prompt ids as given, and ``width``.
     """
@@ -54,7 +57,7 @@ def generate_shared(model: Any, contexts: Sequence[Sequence[int]], pad_id: int,
 
     device = model.device
     rows = [list(c) for c in contexts]
-    shared = common_prefix_len(rows) if len(rows) > 1 else 0
+    shared = common_prefix_len(rows) if len(rows) > 1 and share else 0
     if shared < MIN_SHARED:
         shared = 0
     tails = [r[shared:] for r in rows]

@@ -22,6 +22,12 @@ generated. Two things break this, and both are checked, raising :class:`ContextD
 * re-tokenisation drift -- the policy generated a non-canonical split of its text (say ``c`` +
   ``rane`` where the tokenizer encodes ``crane``), or a merge crosses a turn boundary, so
   tokenising the rendered text does not give back the ids the policy produced.
+
+A rollout that appends as it goes (the trainer adapters: verl, OpenRLHF) needs only the ids
+after each completion. :func:`observation_turn` is the one rule they share: the env's turn as
+the tokenizer's own chat template renders it after an assistant turn, found by rendering a
+stand-in conversation, so it holds for templates that rewrite history too (the sequence then
+keeps what the policy generated and saw, where a full re-render would not).
 """
 
 from __future__ import annotations
@@ -32,7 +38,19 @@ from typing import Any
 
 from textgyms.errors import TextgymsError
 
-__all__ = ["ContextDriftError", "EpisodeTokens", "episode_tokens", "next_turn_ids"]
+__all__ = [
+    "ContextDriftError",
+    "EpisodeTokens",
+    "ObservationTurn",
+    "episode_tokens",
+    "next_turn_ids",
+    "observation_ids",
+    "observation_turn",
+]
+
+# The content of the stand-in assistant turn the observation is rendered after: invisible
+# characters no template rewrites and no env writes.
+_STUB = "\u2063textgyms\u2063"
 
 
 class ContextDriftError(TextgymsError):
@@ -108,23 +126,105 @@ def next_turn_ids(
     """The ids a native multi-turn rollout appends after the policy's last turn (loss mask 0).
 
     ``messages`` ends with the policy's last ``assistant`` message and the env's answer to it.
-    Returns the tokens of the text the chat template writes after that assistant content up to
-    and including the next generation prompt (the end-of-turn token is left out when the policy
-    emitted it itself, ``eos_emitted``), so ``previous ids + completion ids + these ids`` is the
-    next context, token-in/token-out, as :func:`episode_tokens` builds it.
+    :func:`observation_turn` of the messages after that assistant turn: the template's end of
+    the assistant turn (left out when the policy ended its turn itself, ``eos_emitted``), the
+    env's turn and the next generation prompt.
     """
     i = max(j for j, m in enumerate(messages) if m["role"] == "assistant")
-    context = _render(tokenizer, messages[:i], tools, generation_prompt=True)
-    content = messages[i].get("content") or ""
-    if not _suffix(context, _render(tokenizer, messages[: i + 1], tools), i, "turn").startswith(
-        content
-    ):
-        raise ContextDriftError(f"the chat template does not render assistant message {i} as is")
-    rest = _suffix(context + content, _render(tokenizer, messages, tools, True), i, "context")
-    eos = tokenizer.eos_token or ""
-    if eos_emitted and eos and rest.startswith(eos):
-        rest = rest[len(eos) :]
-    return tokenizer.encode(rest, add_special_tokens=False) if rest else []
+    turn = observation_turn(tokenizer, messages[i + 1 :], tools=tools)
+    return list(turn.body) if eos_emitted else [*turn.close, *turn.body]
+
+
+@dataclass(frozen=True)
+class ObservationTurn:
+    """What a chat template writes after an assistant turn's content (see
+    :func:`observation_turn`): ``close``, the end of the assistant turn (its end-of-turn token,
+    empty if the template writes none), and ``body``, the env's turn(s) and the next
+    generation prompt."""
+
+    close: tuple[int, ...]
+    body: tuple[int, ...]
+    stops: frozenset[int] = frozenset()  # ids that end a turn: ``close`` and the EOS
+
+    def ids_after(self, completion_ids: Sequence[int], stop_ids: Sequence[int] = ()) -> list[int]:
+        """The ids to append after ``completion_ids`` (all loss mask 0).
+
+        A completion that ended its turn (its last id is the tokenizer's EOS, the template's
+        end-of-turn token or one of ``stop_ids``) is followed by ``body``; one that did not
+        (cut by a length limit) gets ``close`` first, so the turn is closed as the template
+        closes it and the policy is never trained to emit those tokens.
+        """
+        return list(self.body) if self.ended(completion_ids, stop_ids) else [*self.close,
+                                                                              *self.body]
+
+    def ended(self, completion_ids: Sequence[int], stop_ids: Sequence[int] = ()) -> bool:
+        """Whether the completion ended its turn itself (see :meth:`ids_after`)."""
+        if not completion_ids:
+            return False
+        return int(completion_ids[-1]) in self.stops.union(map(int, stop_ids))
+
+
+def observation_turn(
+    tokenizer: Any,
+    observation: Sequence[Mapping[str, Any]],
+    *,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    template_kwargs: Mapping[str, Any] | None = None,
+) -> ObservationTurn:
+    """The tokens the tokenizer's own chat template renders after an assistant turn's content
+    when ``observation`` (the env's message(s), usually one ``user`` turn) follows it.
+
+    The rule every token-level adapter shares: the policy's ids are kept as generated, and the
+    ids after them are found by *rendering*, never by matching text of the history. The
+    template renders a stand-in conversation (a user turn, an assistant turn whose content is
+    a marker, then ``observation``) with the generation prompt; everything after the marker is
+    the end of the assistant turn, the observation turn as the template writes it (trimmed,
+    escaped or wrapped as it does) and the next assistant header. It starts at the template's
+    end-of-turn special token, so tokenising it alone gives the ids the full rendering has.
+    Because the history is a stand-in, templates that rewrite earlier turns (drop reasoning)
+    or that close a turn differently in history than at the end (gpt-oss) give the ids a
+    rollout appends, and what the policy saw stays what it generated.
+
+    ``close`` is the first of those ids when it is a special token (``<|im_end|>``,
+    ``<|eot_id|>``, ``<end_of_turn>``, gpt-oss' ``<|end|>``); the tokenizer's EOS also counts
+    as a turn end (gpt-oss' ``<|return|>``), see :meth:`ObservationTurn.ids_after`.
+    """
+    probe = [{"role": "user", "content": "."}, {"role": "assistant", "content": _STUB},
+             *(dict(m) for m in observation)]
+    text = tokenizer.apply_chat_template(probe, tools=tools, tokenize=False,
+                                         add_generation_prompt=True, **(template_kwargs or {}))
+    at = text.find(_STUB)
+    if at < 0:
+        raise ContextDriftError("the chat template does not render assistant content as is; its "
+                                "observations cannot be appended token by token")
+    tail = text[at + len(_STUB) :]
+    ids = tuple(int(t) for t in tokenizer.encode(tail, add_special_tokens=False))
+    special = set(getattr(tokenizer, "all_special_ids", ())) | _added_special_ids(tokenizer)
+    cut = 1 if ids and ids[0] in special else 0
+    eos = getattr(tokenizer, "eos_token_id", None)
+    stops = frozenset({*ids[:cut], *([int(eos)] if eos is not None else [])})
+    return ObservationTurn(ids[:cut], ids[cut:], stops)
+
+
+def _added_special_ids(tokenizer: Any) -> set[int]:
+    """Ids of tokens added to the vocabulary as special (chat-template markers)."""
+    decoder = getattr(tokenizer, "added_tokens_decoder", None) or {}
+    return {int(i) for i, tok in decoder.items() if getattr(tok, "special", False)}
+
+
+def observation_ids(
+    tokenizer: Any,
+    observation: Sequence[Mapping[str, Any]],
+    completion_ids: Sequence[int],
+    *,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    template_kwargs: Mapping[str, Any] | None = None,
+    stop_ids: Sequence[int] = (),
+) -> list[int]:
+    """The ids (loss mask 0) to append after ``completion_ids`` for the env's ``observation``:
+    :func:`observation_turn` then :meth:`ObservationTurn.ids_after`."""
+    turn = observation_turn(tokenizer, observation, tools=tools, template_kwargs=template_kwargs)
+    return turn.ids_after(completion_ids, stop_ids)
 
 
 def shared_prefix_len(ids: Any, loss_mask: Any) -> int:

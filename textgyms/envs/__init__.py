@@ -18,7 +18,7 @@ gymnasium.register(
 )
 
 gymnasium.register(
-    id="textgyms/ISO20022-MT103-v3",
+    id="textgyms/ISO20022-MT103-v4",
     entry_point="textgyms.envs.iso20022.env:Iso20022Env",
     kwargs={},
     order_enforce=False,
@@ -26,7 +26,7 @@ gymnasium.register(
 )
 
 gymnasium.register(
-    id="textgyms/MT103ToISO20022-v2",
+    id="textgyms/MT103ToISO20022-v3",
     entry_point="textgyms.envs.iso20022.env:Mt103ToIsoEnv",
     kwargs={},
     order_enforce=False,
@@ -42,7 +42,7 @@ gymnasium.register(
 )
 
 gymnasium.register(
-    id="textgyms/NetConfig-v3",
+    id="textgyms/NetConfig-v4",
     entry_point="textgyms.envs.netconfig.env:NetConfigEnv",
     kwargs={},
     order_enforce=False,

@@ -4,7 +4,9 @@
 builds ``AgentExecutor()`` with no arguments and, for every prompt, plays one
 :class:`AgentInstance` with its ``MultiTurnAgentExecutor`` loop: the model continues the token
 sequence, ``step`` plays the completion in the env, and the env's answer is appended as the
-next user turn rendered with the model's own chat template.
+next user turn rendered with the model's own chat template (the shared token rule,
+:func:`textgyms.tokens.observation_turn`: any template, including ones that are not prefix
+preserving such as Qwen3's and gpt-oss', and ones that trim content).
 
 Which env a prompt plays is named by its **label** (``--data.label_key``): a task row, i.e. a
 mapping with ``env_id``, ``env_kwargs``, ``seed`` and ``split`` (at top level or in
@@ -40,6 +42,7 @@ from textgyms.integrations.episode import (
     cut_observation,
     obs_token_limit,
 )
+from textgyms.tokens import observation_turn
 
 __all__ = ["AgentExecutor", "AgentInstance", "feedback_template"]
 
@@ -69,23 +72,20 @@ class _RecordingEngine:
 
 
 def feedback_template(tokenizer: Any, observation: str, ended_turn: bool) -> str:
-    """The text that follows a completion: the end of the assistant turn (less the
-    end-of-turn token when the model generated it), the observation as a user turn, and the
-    next assistant header, all as the tokenizer's chat template renders them."""
-    a, b = "\x00ASSISTANT\x00", [{"role": "user", "content": "\x00USER\x00"}]
-    before = tokenizer.apply_chat_template(b + [{"role": "assistant", "content": a}],
-                                           tokenize=False)
-    after = tokenizer.apply_chat_template(
-        b + [{"role": "assistant", "content": a}, {"role": "user", "content": observation}],
-        tokenize=False, add_generation_prompt=True)
-    if not after.startswith(before):
-        raise ConfigError("the tokenizer's chat template is not prefix preserving: a "
-                          "conversation does not render as the prefix of a longer one")
-    close = before[before.index(a) + len(a):]  # what ends an assistant turn
-    eos = tokenizer.eos_token or ""
-    if ended_turn and eos and close.startswith(eos):
-        close = close[len(eos):]
-    return close + after[len(before):]
+    """The text that follows a completion: the end of the assistant turn (left out when the
+    model ended its turn itself), the observation as a user turn, and the next assistant
+    header, as the tokenizer's chat template renders them (:func:`textgyms.tokens.observation_turn`,
+    the rule every token-level adapter shares). OpenRLHF tokenises this text again; it starts
+    at a special token, so the ids are the rendered ones."""
+    turn = observation_turn(tokenizer, [{"role": "user", "content": observation}])
+    ids = list(turn.body) if ended_turn else [*turn.close, *turn.body]
+    return tokenizer.decode(ids, skip_special_tokens=False)
+
+
+def _shows(prompt: str, observation: str) -> bool:
+    """Whether the rendered ``observation`` holds the env's ``prompt``, whitespace aside
+    (templates such as Llama 3.1's and Gemma 3's trim message content)."""
+    return " ".join(prompt.split()) in " ".join(observation.split())
 
 
 def _row(label: Any) -> TaskRow:
@@ -114,7 +114,7 @@ class AgentInstance(AgentInstanceBase):
         self.rollout = _ROLLOUT.get(self.rollout)
         # Env work runs off the loop: inside the vLLM actor it serves every other request.
         self.episode = await Episode.aopen(_row(states["label"]))
-        if self.episode.prompt not in states["observation"]:
+        if not _shows(self.episode.prompt, states["observation"]):
             await self.episode.aclose()
             row = self.episode.row
             raise ConfigError(f"the prompt is not the prompt of {row.env_id} at seed {row.seed} "
@@ -146,9 +146,9 @@ class AgentInstance(AgentInstanceBase):
         observation = cut_observation(observation, obs_token_limit(), tokenizer)
         if tokenizer is None:  # no executor context (a bare instance): plain text turns
             return f"\n{observation}\n"
-        ids = self.rollout.action_ids
-        ended = bool(ids) and ids[-1] == tokenizer.eos_token_id
-        return feedback_template(tokenizer, observation, ended)
+        turn = observation_turn(tokenizer, [{"role": "user", "content": observation}])
+        ids = turn.ids_after(self.rollout.action_ids)
+        return tokenizer.decode(ids, skip_special_tokens=False)
 
     def _out_of_budget(self, sampling_params: Any, feedback: str) -> bool:
         """Whether OpenRLHF will stop after this step: its next budget is the current one

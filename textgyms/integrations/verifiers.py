@@ -11,8 +11,8 @@ taskset id             plays
 ``textgyms_wordle``    ``textgyms/Wordle-v0``
 ``textgyms_search``    ``textgyms/Search-v1``
 ``textgyms_code``      ``textgyms/Code-v0``
-``textgyms_netconfig`` ``textgyms/NetConfig-v3``
-``textgyms_iso20022``  ``textgyms/ISO20022-MT103-v3``
+``textgyms_netconfig`` ``textgyms/NetConfig-v4``
+``textgyms_iso20022``  ``textgyms/ISO20022-MT103-v4``
 ``textgyms_env``       any id or mixture (``--env.taskset.envs`` is required)
 =====================  ==========================================================
 
@@ -65,8 +65,8 @@ FAMILIES: dict[str, str] = {
     "textgyms_wordle": "textgyms/Wordle-v0",
     "textgyms_search": "textgyms/Search-v1",
     "textgyms_code": "textgyms/Code-v0",
-    "textgyms_netconfig": "textgyms/NetConfig-v3",
-    "textgyms_iso20022": "textgyms/ISO20022-MT103-v3",
+    "textgyms_netconfig": "textgyms/NetConfig-v4",
+    "textgyms_iso20022": "textgyms/ISO20022-MT103-v4",
 }
 
 

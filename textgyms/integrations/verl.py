@@ -15,7 +15,7 @@ id, kwargs and seed, so a mixture is just a dataset), and per turn
 2. appends the generated ids exactly as returned, with mask 1 and their log-probs;
 3. steps the env with the completion decoded without special tokens;
 4. appends the env's answer as the chat template renders it, tokenised once, with mask 0
-   (:func:`observation_ids`).
+   (the observation-token rule below).
 
 It stops when the env terminates or truncates, at ``multi_turn.max_assistant_turns`` (model
 turns) or ``multi_turn.max_user_turns`` (env answers appended), or when the response budget is
@@ -27,16 +27,17 @@ verl copies into the batch per sample (``AgentLoopOutput.metrics`` keeps only ve
 timing fields).
 
 **The observation-token rule.** The model's ids are never re-tokenised. After each turn the
-loop appends the text the chat template writes after the assistant's content up to and
-including the next generation prompt (the end-of-turn token is included only when the model
-did not emit it). For append-only templates (each conversation renders as a prefix of any
-longer one: ChatML, SmolLM2, Llama 3) this is :func:`textgyms.tokens.next_turn_ids`, and the
-sequence equals a full re-render of the transcript whenever the model's ids are the
-tokenizer's own split of its text. Templates that rewrite history (e.g. drop the reasoning of
-earlier assistant turns) cannot be appended to; for them the new messages are rendered after
-a neutral assistant turn and the same glue is appended, so the sequence keeps what the model
-generated and saw, and differs from a full re-render exactly where the template rewrites
-earlier turns. ``tests/test_verl.py`` checks both.
+loop appends what the tokenizer's chat template renders for the env's answer as a user turn,
+through the next generation prompt, found by rendering (:func:`textgyms.tokens.observation_turn`,
+the rule every token-level adapter shares); when the model did not end its turn (a completion
+cut by length), the template's end-of-turn token comes first, with mask 0. Where verl registers
+a Continuous Token builder for the model family (``config.json`` ``model_type``: Qwen, gpt-oss,
+Gemma 4, DeepSeek, ...), the answer is merged by verl's own builder after that end-of-turn
+token, so the sequence is what verl's tool agent loop would build; the generic builder and
+families whose builder would remove tokens the model generated use the shared rule. Templates
+that rewrite earlier turns (Qwen3 drops earlier reasoning) still append: the sequence keeps
+what the model generated and saw. ``tests/test_chat_templates.py`` checks the rule over the
+chat templates TRL ships.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ from verl.experimental.agent_loop.agent_loop import (
     AgentLoopOutput,
     register,
 )
+from verl.utils.tokenizer.continuous_token import ContinuousTokenBuilder
 
 from textgyms.errors import ConfigError
 from textgyms.integrations.episode import (
@@ -60,46 +62,11 @@ from textgyms.integrations.episode import (
     cut_observation,
     obs_token_limit,
 )
-from textgyms.tokens import ContextDriftError, next_turn_ids
+from textgyms.tokens import observation_turn
 
-__all__ = ["AGENT_NAME", "TextgymsAgentLoop", "observation_ids"]
+__all__ = ["AGENT_NAME", "TextgymsAgentLoop"]
 
 AGENT_NAME = "textgyms"
-_PROBE = "\u2063textgyms-probe\u2063"  # a neutral assistant turn no template rewrites
-
-
-def observation_ids(tokenizer: Any, messages: list[dict[str, Any]], *, eos_emitted: bool,
-                    template_kwargs: dict[str, Any] | None = None) -> list[int]:
-    """The ids to append after the model's last turn: the template's text after the last
-    assistant message's content through the next generation prompt (module docstring).
-
-    ``messages`` ends with that assistant message and the env's answer to it.
-    """
-    if template_kwargs:  # next_turn_ids renders with the template's defaults only
-        return _probe_ids(tokenizer, messages, eos_emitted, template_kwargs)
-    try:
-        return next_turn_ids(tokenizer, messages, eos_emitted=eos_emitted)
-    except ContextDriftError:  # a template that rewrites earlier turns
-        return _probe_ids(tokenizer, messages, eos_emitted, {})
-
-
-def _probe_ids(tokenizer: Any, messages: list[dict[str, Any]], eos_emitted: bool,
-               template_kwargs: dict[str, Any]) -> list[int]:
-    """The glue after an assistant turn, from the new messages rendered after a probe turn."""
-    last = max(j for j, m in enumerate(messages) if m["role"] == "assistant")
-    probe = [{"role": "user", "content": "."}, {"role": "assistant", "content": _PROBE},
-             *messages[last + 1:]]
-    text = tokenizer.apply_chat_template(probe, tokenize=False, add_generation_prompt=True,
-                                         **template_kwargs)
-    at = text.rfind(_PROBE)
-    if at < 0:
-        raise ContextDriftError("the chat template does not render assistant content as is; "
-                                "its observations cannot be appended token by token")
-    rest = text[at + len(_PROBE):]
-    eos = tokenizer.eos_token or ""
-    if eos_emitted and eos and rest.startswith(eos):
-        rest = rest[len(eos):]
-    return tokenizer.encode(rest, add_special_tokens=False) if rest else []
 
 
 @register(AGENT_NAME)
@@ -151,9 +118,7 @@ class TextgymsAgentLoop(AgentLoopBase):
             observation = cut_observation(result.observation, self.max_obs_tokens, self.tokenizer)
             messages += [{"role": "assistant", "content": text},
                          {"role": "user", "content": observation}]
-            eos = bool(generated) and generated[-1] == self.tokenizer.eos_token_id
-            obs = observation_ids(self.tokenizer, messages, eos_emitted=eos,
-                                  template_kwargs=self.apply_chat_template_kwargs)
+            obs = self._observation_ids(messages, seq.prompt_ids + seq.ids)
             if len(seq.mask) + len(obs) >= self.response_length:
                 break  # no room for the observation and a reply to it
             seq.add(obs, 0)
@@ -161,6 +126,20 @@ class TextgymsAgentLoop(AgentLoopBase):
         # The response budget ended an episode the env and the turn limits had not: say so.
         episode.context_cut = not episode.done and not self._limit_reached(seq)
         return self._output(episode, seq, has_logprobs=bool(sampling_params.get("logprobs")))
+
+    def _observation_ids(self, messages: list[dict[str, Any]], runtime: list[int]) -> list[int]:
+        """The ids (mask 0) to append after the model's last turn for the env's answer, the last
+        of ``messages``; ``runtime`` is the sequence so far (module docstring)."""
+        turn = observation_turn(self.tokenizer, messages[-1:],
+                                template_kwargs=self.apply_chat_template_kwargs)
+        builder = getattr(self, "continuous_token_builder", None)
+        if builder is None or type(builder) is ContinuousTokenBuilder:
+            return turn.ids_after(runtime)
+        close = [] if turn.ended(runtime) else list(turn.close)
+        merged = builder.merge_context_tokens(messages[:-1], messages, runtime + close)
+        if merged.removed_prefix_token_count:  # it would drop ids the model generated
+            return turn.ids_after(runtime)
+        return close + merged.token_ids[len(runtime) + len(close):]
 
     def _limit_reached(self, seq: _Sequence) -> bool:
         """The trainer's turn limits: model turns, or env answers appended."""

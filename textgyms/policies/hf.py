@@ -8,6 +8,14 @@ of every completion token under the model's raw distribution (temperature 1), wh
 token-level contract (:func:`textgyms.tokens.episode_tokens`) and policy-gradient losses
 consume. Sampling is reproducible: each call draws from ``seed`` and a call counter, without
 touching torch's global random stream.
+
+``device`` and ``dtype`` say where the model runs (:mod:`textgyms.devices`: ``auto`` is CUDA
+in bfloat16 when torch sees a GPU, else the CPU in float32); an ``hf:`` spec takes them as
+options, e.g. ``hf:smollm2-135m?device=cuda&dtype=bfloat16&batch_size=256``. A model object
+stays where it is unless they are given. ``batch_size`` is the number of prompts per
+``generate`` call: raise it on a GPU (a CUDA out-of-memory error names it). ``static_cache``
+generates with transformers' static key/value cache (``cache_implementation="static"``, which
+lets PyTorch compile the decoding step on CUDA) instead of encoding the shared prefix once.
 """
 
 from __future__ import annotations
@@ -15,12 +23,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from textgyms.devices import dtype_name, out_of_memory_hint, resolve_device
 from textgyms.errors import ConfigError
 from textgyms.policies.base import Generation, ToolCache, chat_messages
 
 
 class HFPolicy:
-    """``model``: a ``PreTrainedModel``, a local directory or ``"tiny-random"``."""
+    """``model``: a ``PreTrainedModel``, a local directory or a preset of
+    :func:`textgyms.models.load_model` (``"tiny-random"``, ``"smollm2-135m"``)."""
 
     def __init__(
         self,
@@ -35,22 +45,30 @@ class HFPolicy:
         tools_in_prompt: bool = True,
         return_tokens: bool = False,
         seed: int = 0,
+        device: str = "auto",
+        dtype: str = "auto",
+        static_cache: bool = False,
     ) -> None:
         from textgyms.extras import require
 
         require("train", "torch", "transformers")  # without them: name the extra, not torch
         from textgyms.models import load_model
 
+        if batch_size < 1 or max_new_tokens < 1 or temperature < 0:
+            raise ConfigError("need batch_size >= 1, max_new_tokens >= 1 and temperature >= 0")
+        where, kind = resolve_device(device, dtype)  # before loading: a bad device fails at once
         if isinstance(model, str):
             self.name = model
-            model, loaded_tok = load_model(model, seed=seed)
+            model, loaded_tok = load_model(model, seed=seed, device=where, dtype=kind)
             tokenizer = tokenizer or loaded_tok
         else:
             self.name = getattr(model.config, "name_or_path", "") or type(model).__name__
+            if device != "auto" or dtype != "auto":
+                model = model.to(device=where if device != "auto" else model.device,
+                                 dtype=kind if dtype != "auto" else model.dtype)
         if tokenizer is None:
             raise ConfigError("HFPolicy needs a tokenizer when given a model object")
-        if batch_size < 1 or max_new_tokens < 1 or temperature < 0:
-            raise ConfigError("need batch_size >= 1, max_new_tokens >= 1 and temperature >= 0")
+        self.static_cache = bool(static_cache)
         self.model, self.tokenizer = model, tokenizer
         self.sampling = {"max_new_tokens": max_new_tokens, "temperature": temperature,
                          "top_p": top_p}
@@ -62,7 +80,13 @@ class HFPolicy:
 
     def spec(self) -> dict[str, Any]:
         """Run metadata."""
-        return {"name": f"hf:{self.name}", "type": "hf", "seed": self.seed, **self.sampling}
+        return {"name": f"hf:{self.name}", "type": "hf", "seed": self.seed, **self.sampling,
+                "dtype": dtype_name(self.model.dtype)}
+
+    @property
+    def device(self) -> str:
+        """Where the model runs, e.g. ``"cpu"`` or ``"cuda:0"`` (recorded by evaluations)."""
+        return str(self.model.device)
 
     def act(
         self, observations: Sequence[Any], infos: Sequence[dict[str, Any]], envs: Any = None
@@ -104,12 +128,17 @@ class HFPolicy:
         }
         if temperature > 0:
             kwargs.update(temperature=temperature, top_p=self.sampling["top_p"], top_k=0)
+        if self.static_cache:
+            kwargs["cache_implementation"] = "static"
         self._calls += 1
         device = self.model.device
         cuda = [device.index or 0] if device.type == "cuda" else []
-        with torch.random.fork_rng(devices=cuda), torch.no_grad():
+        lower = f"batch_size (now {self.batch_size}) or max_new_tokens"
+        with (torch.random.fork_rng(devices=cuda), torch.no_grad(),
+              out_of_memory_hint(f"generating {len(contexts)} completions", lower)):
             torch.manual_seed(self.seed * 1_000_003 + self._calls)
-            out, rows, width = generate_shared(self.model, contexts, tok.pad_token_id, **kwargs)
+            out, rows, width = generate_shared(self.model, contexts, tok.pad_token_id,
+                                               share=not self.static_cache, **kwargs)
         logps = None
         if self.return_tokens:
             # (batch, new_tokens, vocab) raw logits -> log-prob of each chosen token.

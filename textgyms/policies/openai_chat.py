@@ -48,6 +48,8 @@ _NETWORK_ERRORS = (
 class OpenAIChatPolicy:
     """Chat completions from ``base_url`` (e.g. ``http://127.0.0.1:8000/v1``) with ``model``."""
 
+    device = None  # the model runs behind the server: an evaluation records no device for it
+
     def __init__(
         self,
         base_url: str,

@@ -22,7 +22,9 @@ def make_policy(spec: str, seed: int = 0) -> Policy:
     ``oracle`` | ``random`` | ``blind`` | ``openai:MODEL@URL`` (any OpenAI-compatible server, e.g.
     ``openai:Qwen/Qwen3-8B@http://127.0.0.1:8000/v1``) | ``hf:PATH`` (a local transformers
     directory, or ``hf:tiny-random``) | ``vllm:MODEL``. Keyword options of the policy's
-    constructor follow a ``?``, e.g. ``openai:m@http://h:8000/v1?temperature=0&concurrency=16``.
+    constructor follow a ``?``, e.g. ``openai:m@http://h:8000/v1?temperature=0&concurrency=16``
+    or ``hf:smollm2-135m?device=cuda&dtype=bfloat16&batch_size=256`` (``device`` and ``dtype``:
+    :mod:`textgyms.devices`; an unavailable device fails before the model loads).
     """
     from textgyms.policies.scripted import ScriptedPolicy
 

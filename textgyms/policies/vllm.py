@@ -19,6 +19,8 @@ from textgyms.policies.base import Generation, ToolCache, chat_messages
 class VLLMPolicy:
     """``llm``: a ``vllm.LLM`` or a model name/path (extra kwargs go to ``vllm.LLM``)."""
 
+    device = "cuda"  # vLLM runs on the current CUDA device (recorded by evaluations)
+
     def __init__(
         self,
         llm: Any,

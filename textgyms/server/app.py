@@ -4,14 +4,17 @@ OpenEnv provides the informational routes (``/health``, ``/schema``, ``/metadata
 ``/openapi.json``, ``/docs``), the wire types and their serialisation. The guard adds what a
 network service needs and serves the routes that hold envs itself:
 
-- a bearer token on every route but ``/health`` (compared in constant time);
+- a bearer token on every route but ``/health`` (compared in constant time); a request that
+  carries it (any whole request, without a token) authenticates its connection, which lifts
+  the pre-authentication deadline and caps of :mod:`textgyms.server.gate`;
 - ``/ws`` and ``/mcp`` over WebSocket: sessions owned by their connection, counted against
   ``--max-sessions``, with an idle deadline (:mod:`textgyms.server.sessions`,
   :mod:`textgyms.server.ws`); OpenEnv's attach-by-id (``/ws?session_id=``) is refused;
 - ``POST /reset``: a one-off env (it holds a slot while it runs), with 4xx replies for bad
   arguments; ``POST /step``: 409, since an HTTP call has no episode to step; ``POST /mcp``:
   JSON-RPC answers, and no sessions (an HTTP request cannot own one);
-- ``GET /capacity``: sessions in use and free, per worker process;
+- ``GET /capacity``: sessions in use and free, per worker process (and, under
+  ``textgyms serve``, the connection limits and the descriptor limit of the answering one);
 - a body size limit that holds for every transfer encoding (bodies are read here, counted
   chunk by chunk, before any route sees them).
 """
@@ -32,6 +35,7 @@ from starlette.responses import JSONResponse
 
 from textgyms.server import ws
 from textgyms.server.env import EnvFactory, ServedError, TextAction, TextObservation, TextState
+from textgyms.server.protocols import CONNECTION_KEY
 from textgyms.server.sessions import CapacityError, Registry, Slots
 
 Scope = MutableMapping[str, Any]
@@ -42,6 +46,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 MIB = 1024 * 1024
 OPEN_PATHS = frozenset({"/health"})  # load balancers probe it without credentials
+OVER_CAP = "the server is at --max-connections authenticated connections: retry later"
 NO_EPISODE = (
     "POST /step has no episode to step: an HTTP call has no session, so each would act on a "
     "fresh env. Play episodes over the WebSocket /ws (reset, then step), as the OpenEnv client does"
@@ -116,17 +121,35 @@ class Guard:
         else:  # lifespan
             await self.app(scope, receive, send)
 
-    def _authorized(self, scope: Scope) -> bool:
-        if self.token is None or scope["path"] in OPEN_PATHS:
+    def _has_token(self, scope: Scope) -> bool:
+        """Whether the request carries the token (always, on a server without one)."""
+        if self.token is None:
             return True
         for name, value in scope.get("headers", ()):
             if name == b"authorization" and value.startswith(b"Bearer "):
                 return hmac.compare_digest(value[7:].strip(), self.token)
         return False
 
+    def _access(self, scope: Scope) -> int:
+        """200: serve the request; 401: no token; 503: over ``--max-connections``.
+
+        A request with the token authenticates its connection (lifting the gate's deadline);
+        one to an open path without it is served but leaves the connection unauthenticated.
+        """
+        if not self._has_token(scope):
+            return 200 if scope["path"] in OPEN_PATHS else 401
+        connection = scope.get("extensions", {}).get(CONNECTION_KEY)
+        if connection is not None and not connection.authenticate():
+            return 503
+        return 200
+
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not self._authorized(scope):
+        access = self._access(scope)
+        if access == 401:
             await _respond(send, 401, "missing or wrong bearer token (Authorization: Bearer T)")
+            return
+        if access == 503:
+            await _respond(send, 503, OVER_CAP, close=True)
             return
         length = dict(scope.get("headers", ())).get(b"content-length", b"0")
         declared = int(length) if length.isdigit() else 0
@@ -180,8 +203,10 @@ class Guard:
         return ws.jsonrpc(request, None)[0]
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not self._authorized(scope):
-            await _deny(scope, receive, send, 401, "missing or wrong bearer token")
+        access = self._access(scope)
+        if access != 200:
+            detail = "missing or wrong bearer token" if access == 401 else OVER_CAP
+            await _deny(scope, receive, send, access, detail)
             return
         if "session_id" in parse_qs(scope.get("query_string", b"").decode("latin-1")):
             # OpenEnv lets a WebSocket attach to an existing session by id; here every

@@ -16,6 +16,9 @@ DEFAULT_MAX_SESSIONS = 256
 GRACE_SECONDS = 30.0  # SIGTERM: how long in-flight steps may take before they are cancelled
 IDLE_SECONDS = 900.0  # a session whose client neither sends nor reads for this long is closed
 REQUEST_SECONDS = 10.0  # a request (or a silent new connection) must arrive whole within this
+AUTH_SECONDS = 5.0  # a new connection must make a request with the token within this
+MAX_UNAUTH = 1024  # unauthenticated connections kept (lowered to fit the descriptor limit)
+MAX_UNAUTH_PER_PEER = 256  # per peer: one remote vector env opens up to 256 sessions at once
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -56,8 +59,30 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "--max-connections",
         type=int,
         default=None,
-        help="open connections before new ones are dropped (default: --max-sessions + 64, "
-        "and always below the descriptor limit)",
+        help="authenticated connections (those that sent the token) before new ones get 503 "
+        "(default: --max-sessions + 64, and always below the descriptor limit)",
+    )
+    p.add_argument(
+        "--auth-deadline",
+        type=float,
+        default=AUTH_SECONDS,
+        help="close a connection that has not made a request with the token (without --token: "
+        f"any whole request) within this many seconds of connecting ({AUTH_SECONDS:g})",
+    )
+    p.add_argument(
+        "--max-unauth",
+        type=int,
+        default=MAX_UNAUTH,
+        help="unauthenticated connections kept in all; a new one over the cap closes the oldest "
+        f"of the peer holding the most ({MAX_UNAUTH}, lowered if need be to stay below the "
+        "descriptor limit beside --max-connections)",
+    )
+    p.add_argument(
+        "--max-unauth-per-peer",
+        type=int,
+        default=MAX_UNAUTH_PER_PEER,
+        help="unauthenticated connections kept per peer address (IPv6: per /64); a new one over "
+        f"the cap closes that peer's oldest ({MAX_UNAUTH_PER_PEER})",
     )
     p.add_argument(
         "--grace",
@@ -126,7 +151,7 @@ def _check_limits(args: argparse.Namespace) -> dict[str, Any]:
         raise ConfigError(f"--kwargs must be a JSON object, got {args.kwargs!r}")
     if args.max_sessions < 1:
         raise ConfigError(f"--max-sessions must be >= 1, got {args.max_sessions}")
-    for name in ("idle_timeout", "request_timeout"):
+    for name in ("idle_timeout", "request_timeout", "auth_deadline"):
         if not getattr(args, name) > 0:
             flag = "--" + name.replace("_", "-")
             raise ConfigError(f"{flag} must be > 0 seconds, got {getattr(args, name)}")
@@ -134,7 +159,7 @@ def _check_limits(args: argparse.Namespace) -> dict[str, Any]:
         raise ConfigError(f"--grace must be >= 0 seconds, got {args.grace}")
     if args.workers < 1:
         raise ConfigError(f"--workers must be >= 1, got {args.workers}")
-    for name in ("max_connections", "sandbox_servers"):
+    for name in ("max_connections", "sandbox_servers", "max_unauth", "max_unauth_per_peer"):
         value = getattr(args, name)
         if value is not None and value < 1:
             raise ConfigError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
@@ -162,6 +187,8 @@ def _serve_args(args: argparse.Namespace) -> list[str]:
     out = ["--max-sessions", str(args.max_sessions), "--idle-timeout", f"{args.idle_timeout:g}",
            "--max-message-bytes", str(args.max_message_bytes),
            "--request-timeout", f"{args.request_timeout:g}", "--grace", f"{args.grace:g}",
+           "--auth-deadline", f"{args.auth_deadline:g}", "--max-unauth", str(args.max_unauth),
+           "--max-unauth-per-peer", str(args.max_unauth_per_peer),
            "--workers", str(args.workers)]  # fmt: skip
     for name in ("max_connections", "sandbox_servers"):
         if getattr(args, name) is not None:

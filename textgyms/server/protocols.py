@@ -2,9 +2,10 @@
 
 uvicorn leaves these to a proxy; ``textgyms serve`` may face clients directly, so:
 
-- **connections are capped** (``max_connections``, below the descriptor limit): one over the cap
-  is dropped as soon as it is accepted, so silent sockets can never use up the descriptors
-  that clients with a token need;
+- **a connection must authenticate within a deadline, and unauthenticated ones are capped**
+  per peer and in total (:mod:`textgyms.server.gate`), from the moment it is accepted, before
+  any byte is parsed: silent sockets and half-sent request lines cannot hold the descriptors
+  that clients with a token need; authenticated connections have their own cap;
 - **a request must arrive whole within** ``request_timeout`` seconds of its first byte (or of
   the connection, for the first request): silent connections and half-sent requests are
   dropped instead of being held forever (idle keep-alive connections close after uvicorn's
@@ -12,58 +13,60 @@ uvicorn leaves these to a proxy; ``textgyms serve`` may face clients directly, s
 - **a WebSocket whose peer does not read is not read either**: once the replies (pongs
   included) waiting for it pass the transport's high-water mark, the server stops reading its
   frames until they drain, so a ping flood costs a bounded buffer, not memory without end;
-- the WebSocket protocol puts itself in the ASGI scope (``extensions["textgyms.connection"]``)
-  so the session layer can end a connection itself: a close frame, or dropping a socket
-  whose reply is stuck (:meth:`GuardedWebSocket.end`).
+- both protocols put themselves in the ASGI scope (``extensions["textgyms.connection"]``), so
+  the app can mark the connection authenticated (``authenticate()``) and the session layer
+  can end it: a close frame, or dropping a socket whose reply is stuck
+  (:meth:`GuardedWebSocket.end`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
+from textgyms.server.gate import Gate, Limits
+
 CONNECTION_KEY = "textgyms.connection"
 CLOSE_FLUSH = 5.0  # seconds a graceful close may wait for the peer to take the close frame
 _COMPLETE = (h11.DONE, h11.MUST_CLOSE, h11.CLOSED, h11.MIGHT_SWITCH_PROTOCOL, h11.SWITCHED_PROTOCOL)
 
 
-@dataclass(frozen=True)
-class Limits:
-    """Connection limits of one server process."""
-
-    max_connections: int
-    request_timeout: float
-
-
-def protocol_classes(limits: Limits) -> tuple[type, type]:
-    """The HTTP and WebSocket protocol classes for uvicorn's ``http=`` and ``ws=``."""
-    http = type("TextgymsHTTP", (GuardedHTTP,), {"limits": limits})
-    return http, GuardedWebSocket
+def protocol_classes(gate: Gate) -> tuple[type, type]:
+    """The HTTP and WebSocket protocol classes for uvicorn's ``http=`` and ``ws=``, sharing
+    ``gate`` (one per server process)."""
+    http = type("TextgymsHTTP", (GuardedHTTP,), {"limits": gate.limits, "gate": gate})
+    ws = type("TextgymsWebSocket", (GuardedWebSocket,), {"gate": gate})
+    return http, ws
 
 
 class GuardedHTTP(H11Protocol):
-    """h11 with a connection cap and a deadline on each incomplete request."""
+    """h11 behind the gate, with a deadline on each incomplete request."""
 
     limits: Limits
+    gate: Gate
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._deadline: asyncio.TimerHandle | None = None
         self._upgraded = False
         super().connection_made(transport)
-        if len(self.connections) > self.limits.max_connections:
-            self.connections.discard(self)
-            transport.abort()  # over the cap: its descriptor is freed at once
-            return
+        self.gate.admit(transport)  # may drop another unauthenticated connection (or this one)
+        self.app = _in_scope(self.app, self)
         self._arm()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        if not self._upgraded:  # else the WebSocket protocol owns the transport
+            self.gate.forget(self.transport)
         super().connection_lost(exc)
+
+    def authenticate(self) -> bool:
+        """The app saw the token: see :meth:`Gate.authenticate`."""
+        return self.gate.authenticate(self.transport)
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -100,8 +103,29 @@ class GuardedHTTP(H11Protocol):
             self.transport.abort()
 
 
+def _in_scope(app: Any, connection: Any) -> Callable[..., Awaitable[None]]:
+    """``app`` with ``connection`` in each request's scope (the HTTP scope has no hook)."""
+
+    async def scoped(scope: Any, receive: Any, send: Any) -> None:
+        scope.setdefault("extensions", {})[CONNECTION_KEY] = connection
+        await app(scope, receive, send)
+
+    return scoped
+
+
 class GuardedWebSocket(WebSocketsSansIOProtocol):
-    """uvicorn's WebSocket protocol that stops reading a peer that does not read."""
+    """uvicorn's WebSocket protocol behind the gate (the HTTP protocol admitted the
+    connection), which stops reading a peer that does not read."""
+
+    gate: Gate
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.gate.forget(self.transport)
+        super().connection_lost(exc)
+
+    def authenticate(self) -> bool:
+        """The handshake carried the token: see :meth:`Gate.authenticate`."""
+        return self.gate.authenticate(self.transport)
 
     def handle_connect(self, event: Any) -> None:
         super().handle_connect(event)

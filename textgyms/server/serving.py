@@ -13,7 +13,8 @@ import uvicorn
 from textgyms.cpus import sandbox_workers
 from textgyms.sandbox import set_pool_size
 from textgyms.server.app import Guard, create_app, summarise
-from textgyms.server.protocols import Limits, protocol_classes
+from textgyms.server.gate import Gate, Limits
+from textgyms.server.protocols import protocol_classes
 from textgyms.server.workers import Table, bind, listen, supervise
 
 FD_RESERVE = 128  # descriptors kept for envs, sandboxes and logs beyond the connections
@@ -43,7 +44,7 @@ def serve(args: argparse.Namespace, kwargs: dict[str, Any], token: str | None) -
         idle_timeout=args.idle_timeout,
         capacity=capacity,
     )
-    config = _config(app, args)
+    config = _config(app, args, _gate(app, args))
     if table is None:
         return _run(config, app, args.grace, None, lambda port: print(url_of(args.host, port)))
     reserved = bind(args.host, args.port)  # keeps the port while workers come and go
@@ -74,8 +75,20 @@ def serve(args: argparse.Namespace, kwargs: dict[str, Any], token: str | None) -
         reserved.close()
 
 
-def _config(app: Guard, args: argparse.Namespace) -> uvicorn.Config:
-    http, ws = protocol_classes(Limits(connection_cap(args), args.request_timeout))
+def _gate(app: Guard, args: argparse.Namespace) -> Gate:
+    """The connection gate of ``args``; ``GET /capacity`` reports it under "connections"."""
+    gate = Gate(limits_of(args))
+    local = app.capacity
+
+    def report() -> dict[str, Any]:
+        return {**local(), "connections": gate.report()}
+
+    app.capacity = report
+    return gate
+
+
+def _config(app: Guard, args: argparse.Namespace, gate: Gate) -> uvicorn.Config:
+    http, ws = protocol_classes(gate)
     return uvicorn.Config(
         app,
         host=args.host,
@@ -102,21 +115,33 @@ def _run(config: uvicorn.Config, app: Guard, grace: float, sockets: Any, ready: 
     return 0
 
 
-def connection_cap(args: argparse.Namespace) -> int:
-    """``--max-connections`` (default sessions + 64), kept below the descriptor limit, which
-    is first raised to its hard maximum."""
+def limits_of(args: argparse.Namespace) -> Limits:
+    """The connection limits of ``args``, after raising the soft descriptor limit to the hard
+    one: the authenticated (``--max-connections``, default sessions + 64) and unauthenticated
+    caps together stay :data:`FD_RESERVE` below it, so accepting never runs out."""
+    soft, hard = raise_descriptor_limit()
+    budget = max(2, soft - FD_RESERVE)
+    authenticated = max(1, min(args.max_connections or args.max_sessions + 64, budget - 1))
+    unauth = max(1, min(args.max_unauth, budget - authenticated))
+    per_peer = min(args.max_unauth_per_peer, unauth)
+    return Limits(authenticated, args.request_timeout, args.auth_deadline, unauth, per_peer,
+                  (soft, hard))  # fmt: skip
+
+
+def raise_descriptor_limit() -> tuple[int, int]:
+    """Raise the soft RLIMIT_NOFILE to the hard one (65536 if that is unlimited); returns the
+    (soft, hard) limits then in force."""
     import resource
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard == resource.RLIM_INFINITY or hard > soft:
-        target = hard if hard != resource.RLIM_INFINITY else max(soft, 65536)
+    target = max(soft, 65536) if hard == resource.RLIM_INFINITY else hard
+    if target > soft:
         try:
             resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
             soft = target
-        except (ValueError, OSError):
+        except (ValueError, OSError):  # e.g. a sandbox that forbids it: keep what we have
             pass
-    wanted = args.max_connections or args.max_sessions + 64
-    return max(1, min(wanted, soft - FD_RESERVE))
+    return soft, hard
 
 
 def _exit_cleanly(signum: int, frame: Any) -> None:

@@ -1,5 +1,5 @@
-"""ISO 20022 pacs.008 <-> SWIFT MT103 translation (``textgyms/ISO20022-MT103-v3`` and
-``textgyms/MT103ToISO20022-v2``).
+"""ISO 20022 pacs.008 <-> SWIFT MT103 translation (``textgyms/ISO20022-MT103-v4`` and
+``textgyms/MT103ToISO20022-v3``).
 
 Public API: :func:`translate` (pacs.008.001.08-.13 -> MT103), :func:`translate_mt` (MT103 ->
 pacs.008.001.08), :func:`score` and :func:`score_mx` (the verifiers of the two directions).

@@ -105,8 +105,9 @@ IBANS_PER_BANK = 48
 
 @cache
 def registry_banks() -> dict[str, tuple[Bank, ...]]:
-    """Per registry country, up to ``BANKS_PER_COUNTRY`` banks whose generated IBANs are
-    valid and resolve back to the bank's BIC (checked once per process)."""
+    """Per registry country, up to ``BANKS_PER_COUNTRY`` banks of that country (their BIC's
+    country code is the registry's) whose generated IBANs are valid and resolve back to the
+    bank's BIC (checked once per process)."""
     from schwifty import IBAN, registry
 
     probe = np.random.default_rng(20022)  # a fixed stream: the pool is the same everywhere
@@ -115,9 +116,13 @@ def registry_banks() -> dict[str, tuple[Bank, ...]]:
         warnings.simplefilter("ignore")
         for country in REGISTRY_COUNTRIES:
             spec = registry.get_iban_spec(country)
+            # Only banks whose BIC is of the registry's country: the registry of FR also lists
+            # banks of French Polynesia and Martinique (BIC countries PF, MQ), CH one in DE, SE
+            # one in MT, and a customer of theirs would get an address of the wrong country.
             entries = sorted(
                 {(b.bank_code, b.bic, b.name) for b in registry.get_banks_by_country(country)
-                 if b.bic and b.bank_code and b.primary and len(b.bic) in (8, 11)}
+                 if b.bic and b.bank_code and b.primary and len(b.bic) in (8, 11)
+                 and b.bic[4:6] == country}
             )
             step = max(1, len(entries) // (3 * BANKS_PER_COUNTRY))
             kept: list[Bank] = []

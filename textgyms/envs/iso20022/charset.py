@@ -4,7 +4,11 @@ Transliteration follows what SWIFT users do for names and addresses in FIN: Lati
 lose their diacritics (é -> e, ñ -> n) and a few letters are spelled out (ß -> ss, ø -> o);
 Cyrillic uses the Russian SWIFT transliteration table (Ж -> J, Х -> KH, Ц -> C, Щ -> SHCH,
 Ю -> IU, Я -> IA, Ъ/Ь -> '); Greek uses the ELOT 743 letters (Θ -> TH, Χ -> CH, Ψ -> PS).
-Any other character outside X becomes "." and whitespace runs collapse to one blank.
+Other symbols outside X (``&``, ``@``, ``€``...) become "." and whitespace runs collapse to
+one blank. Letters and digits of any other script (Chinese, Japanese, Korean, Arabic, Hebrew,
+Thai...) have no documented scheme here, and CBPR+ allows only Latin-script text in a
+pacs.008: :func:`clean` refuses them with :class:`NotCbprError` instead of writing dots
+(a name of dots would be no translation; see :func:`placeholder_only`).
 """
 
 from __future__ import annotations
@@ -13,11 +17,14 @@ import re
 import unicodedata
 from functools import cache
 
+from textgyms.errors import TextgymsError
+
 X_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/-?:().,'+ ")
 _X_ONLY = re.compile(r"[a-zA-Z0-9/\-?:().,'+ ]*")
 # Latin letters NFKD does not decompose into a base letter and a mark.
 SPECIAL = {"ß": "ss", "Ø": "O", "ø": "o", "Ł": "L", "ł": "l", "Æ": "AE", "æ": "ae",
-           "Œ": "OE", "œ": "oe", "Đ": "D", "đ": "d", "ı": "i", "Þ": "TH", "þ": "th"}
+           "Œ": "OE", "œ": "oe", "Đ": "D", "đ": "d", "ı": "i", "Þ": "TH", "þ": "th",
+           "Ð": "D", "ð": "d", "Ħ": "H", "ħ": "h", "Ŋ": "N", "ŋ": "n"}
 _CYRILLIC = dict(zip(
     "АБВГДЕЁЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯ",
     "A B V G D E E J Z I I K L M N O P R S T U F KH C CH SH SHCH ' Y ' E' IU IA".split(),
@@ -25,6 +32,15 @@ _CYRILLIC = dict(zip(
 _GREEK = dict(zip("ΑΒΓΔΕΖΗΘΙΚΛΜΝΞΟΠΡΣΤΥΦΧΨΩ",
                   "A V G D E Z I TH I K L M N X O P R S T Y F CH PS O".split(), strict=True))
 LETTERS = {**_CYRILLIC, **_GREEK, "Є": "IE", "І": "I", "Ї": "I", "Ґ": "G", "Ў": "U"}
+# What a translator writes for what it cannot say: dots (this module's replacement), blanks and
+# the punctuation of X. A name made of these alone carries nothing of the party.
+_PLACEHOLDER = frozenset(". ,-/'()?:+")
+
+
+class NotCbprError(TextgymsError, ValueError):
+    """Text with letters or digits of a script that the CBPR+ character set excludes and
+    that no documented transliteration here covers (only Latin with its accents, Cyrillic
+    and Greek are transliterated): the message is not CBPR+ and has no faithful MT text."""
 
 
 @cache
@@ -50,17 +66,29 @@ def clean(value: str) -> str:
     for i, ch in enumerate(text):
         if ch in X_CHARS:
             out.append(ch)
-        elif ch in SPECIAL:
-            out.append(SPECIAL[ch])
         elif ch.isspace():
             out.append(" ")
-        elif (spelled := _letter(ch)) is not None:
+        elif (spelled := SPECIAL.get(ch) or _letter(ch)) is not None:
             if len(spelled) > 1 and ch.isupper() and text[i + 1 : i + 2].islower():
                 spelled = spelled.capitalize()  # Хабаров -> Khabarov, not KHabarov
             out.append(spelled)
+        elif ch.isalnum() and not unicodedata.name(ch, "").startswith("LATIN"):
+            # a letter or digit of a script with no scheme: refused, never written as dots
+            raise NotCbprError(
+                f"{value[:60]!r} has {ch!r} (U+{ord(ch):04X}), a character of a script that "
+                "CBPR+ does not allow (its character set is Latin) and that has no documented "
+                "transliteration here (Latin accents, Cyrillic and Greek have one): write the "
+                "text in Latin script before translating")
         elif not unicodedata.combining(ch):
             out.append(".")
     return " ".join("".join(out).split())
+
+
+def placeholder_only(value: str | None) -> bool:
+    """True for a non-empty text with no letter or digit: only dots, blanks or the
+    punctuation of X, which is what a lossy translation leaves of a name it could not
+    write. Such a name never stands for a real one."""
+    return bool(value) and all(ch in _PLACEHOLDER or ch.isspace() for ch in value)
 
 
 def fit(value: str, width: int) -> str:

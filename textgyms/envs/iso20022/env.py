@@ -1,4 +1,4 @@
-"""``textgyms/ISO20022-MT103-v3``: translate an ISO 20022 pacs.008 into a SWIFT MT103.
+"""``textgyms/ISO20022-MT103-v4``: translate an ISO 20022 pacs.008 into a SWIFT MT103.
 
 The agent sees a pacs.008.001.08 FI-to-FI customer credit transfer (CBPR+ usage; at level 4
 sometimes inside a business application header envelope) and answers with the equivalent
@@ -15,8 +15,8 @@ True/False), ``max_turns`` (default 3 single-turn, 10 multi-turn), ``max_invalid
 ("train" default, "test": the one task in five held out by a hash of the task, "all").
 
 Family info keys: ``difficulty`` (the level, 1-4); on the answer turn also
-``translation_loss`` (names of pacs.008 elements no MT103 field carries; empty for generated
-messages, which keep to what the MT103 can say).
+``translation_loss`` (names of pacs.008 elements no MT103 field carries, and the cuts of
+field 70 to its 4*35x; generated messages keep to what the MT103 can say but for those cuts).
 """
 
 from __future__ import annotations
@@ -141,7 +141,7 @@ class Iso20022MultiTurnEnv(Iso20022Env):
 
 
 class Mt103ToIsoEnv(TextEnv):
-    """``textgyms/MT103ToISO20022-v2``: translate a SWIFT MT103 into a pacs.008.001.08.
+    """``textgyms/MT103ToISO20022-v3``: translate a SWIFT MT103 into a pacs.008.001.08.
 
     The agent sees an MT103 (CBPR+ traffic, levels 1-4 as in the other direction) and answers
     ``<answer>pacs.008 XML</answer>`` or ``{"name": "answer", "arguments": {"xml": "..."}}``;

@@ -119,6 +119,9 @@ ALTERNATIVES: tuple[tuple[str, str, str], ...] = (
     ("mx", "free text (names, addresses, remittance) in any letter case",
      "CBPR+ character set; codes and identifiers are compared as the schema types them"),
     ("mx", "GrpHdr/CreDtTm and AppHdr/CreDt of any time", "a translation has no clock"),
+    ("mx", "for a 50F /NOTPROVIDED: no DbtrAcct, or DbtrAcct/Id/Othr/Id NOTPROVIDED",
+     "MT103 50F: line 1 is mandatory, /NOTPROVIDED when there is no account; the CBPR+ "
+     "pacs.008 DbtrAcct is optional"),
 )
 
 

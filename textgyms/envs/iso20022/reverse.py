@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from textgyms.envs.iso20022.charset import fit
+from textgyms.envs.iso20022.charset import NotCbprError, fit, placeholder_only
 from textgyms.envs.iso20022.countries import ISO_COUNTRIES
 from textgyms.envs.iso20022.currencies import xml_amount
 from textgyms.envs.iso20022.identifiers import NOT_PROVIDED, id_xml
@@ -175,7 +175,7 @@ def party_xml(tag: str, field: tuple[str, str]) -> tuple[list[str], str | None, 
         for line in rest:
             if line[:2] in {f"{n}/" for n in "12345678"}:
                 parts.setdefault(line[0], []).append(line[2:])
-        name = " ".join(parts.get("1", [])) or "NOTPROVIDED"
+        name = _name(" ".join(parts.get("1", [])) or "NOTPROVIDED")
         adr = [text("AdrLine", a) for a in parts.get("2", [])[:2]]
         place = (parts.get("3") or [""])[0].split("/", 1)
         town = [text("TwnNm", place[1])] if len(place) == 2 and place[1] else []
@@ -186,7 +186,16 @@ def party_xml(tag: str, field: tuple[str, str]) -> tuple[list[str], str | None, 
     lines = rest[1:]
     ctry = [text("Ctry", lines.pop())] if lines and lines[-1] in ISO_COUNTRIES else []
     adr = [el("PstlAdr", *ctry, *(text("AdrLine", a) for a in lines))] if lines or ctry else []
-    return [el(tag, text("Nm", rest[0] if rest else "NOTPROVIDED"), *adr)], acct, []
+    return [el(tag, text("Nm", _name(rest[0] if rest else "NOTPROVIDED")), *adr)], acct, []
+
+
+def _name(value: str) -> str:
+    """A 50a/59a name as the pacs.008 Nm; one of dots or other placeholders alone (what a
+    lossy translation leaves of a name) is refused: it names no party."""
+    if placeholder_only(value):
+        raise NotCbprError(f"the party name {value!r} has no letter or digit: it names no "
+                           "party, so the pacs.008 would have no Dbtr or Cdtr name")
+    return value
 
 
 def narrative(lines: list[str], prefix: str = "") -> str:
@@ -202,12 +211,14 @@ def narrative(lines: list[str], prefix: str = "") -> str:
     return text_.strip()
 
 
-def remittance_xml(lines: list[str]) -> tuple[str, list[str]]:
-    """The EndToEndId (/ROC/) and RmtInf of field 70. A coded line (/ROC/, /INV/, /RFB/)
-    holds one reference; the other lines are the text (see :func:`narrative`). /INV/ and
-    /RFB/ make structured remittance (the text then in AddtlRmtInf), else one Ustrd. A /ROC/
-    reference longer than the 35 characters of EndToEndId becomes 34 characters and "+",
-    the whole reference then kept at the head of the text so that nothing is lost."""
+def remittance_xml(lines: list[str]) -> tuple[str, list[str], list[str]]:
+    """The EndToEndId (/ROC/) and RmtInf of field 70, and what was cut. A coded line
+    (/ROC/, /INV/, /RFB/) holds one reference; the other lines are the text (see
+    :func:`narrative`). /INV/ and /RFB/ make structured remittance (the text then in
+    AddtlRmtInf), else one Ustrd. A /ROC/ reference longer than the 35 characters of
+    EndToEndId becomes 34 characters and "+", the whole reference then kept at the head of
+    the text so that nothing is lost; a text beyond the 140 characters of Ustrd (CBPR+
+    allows one) is cut with "+" and reported."""
     e2e, inv, ref, free = "NOTPROVIDED", [], [], []
     for line in lines:
         m = re.match(r"/(ROC|INV|RFB)/", line)
@@ -222,15 +233,17 @@ def remittance_xml(lines: list[str]) -> tuple[str, list[str]]:
             ref.append(value[:35])
         else:
             free.append(line)
-    words = fit(narrative(free), 140)
+    whole = narrative(free)
+    words = fit(whole, 140)
+    lost = ["70 text (beyond the 140 characters of RmtInf: cut, '+')"] if whole != words else []
     if not inv and not ref:
-        return e2e, [el("RmtInf", text("Ustrd", words))] if words else []
+        return e2e, [el("RmtInf", text("Ustrd", words))] if words else [], lost
     strd = [el("RfrdDocInf", el("Tp", el("CdOrPrtry", text("Cd", "CINV"))), text("Nb", n))
             for n in inv]
     strd += [el("CdtrRefInf", el("Tp", el("CdOrPrtry", text("Cd", "SCOR"))), text("Ref", r))
              for r in ref[:1]]
     strd += [text("AddtlRmtInf", words)] if words else []
-    return e2e, [el("RmtInf", el("Strd", *strd))]
+    return e2e, [el("RmtInf", el("Strd", *strd))], lost
 
 
 def instructions_xml(msg: Message, info72: list[tuple[str, str]]) -> list[str]:
@@ -412,7 +425,7 @@ def translate_mt_with_losses(mt103: str, *, header: bool = False) -> tuple[str, 
         raise ValueError(f"the MT103 lacks {', '.join(missing) or 'a sender or receiver'}")
     ref, date = msg.get("20")[0], _date(msg.get("32A")[0][:6])
     info72 = coded((msg.get("72") or [""])[0].split("\n"))
-    e2e, rmt = remittance_xml((msg.get("70") or [""])[0].split("\n"))
+    e2e, rmt, cut = remittance_xml((msg.get("70") or [""])[0].split("\n"))
     ref_121 = uetr(msg)
     pmt_id = el("PmtId", text("InstrId", ref), text("EndToEndId", e2e), text("TxId", ref),
                 *([text("UETR", ref_121)] if ref_121 and valid_uetr(ref_121) else []))
@@ -434,4 +447,4 @@ def translate_mt_with_losses(mt103: str, *, header: bool = False) -> tuple[str, 
              xmlns=PACS_NS + "08")
     if header:
         doc = el("Envelope", app_header_xml(msg, sender, receiver, date), doc)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + doc + "\n", mt_losses(msg) + lost
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + doc + "\n", mt_losses(msg) + lost + cut

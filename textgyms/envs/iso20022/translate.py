@@ -13,7 +13,14 @@ import re
 import xml.etree.ElementTree as ET
 from decimal import Decimal
 
-from textgyms.envs.iso20022.charset import chunks, clean, fit, safe_line
+from textgyms.envs.iso20022.charset import (
+    NotCbprError,
+    chunks,
+    clean,
+    fit,
+    placeholder_only,
+    safe_line,
+)
 from textgyms.envs.iso20022.currencies import mt_amount, mt_decimal
 from textgyms.envs.iso20022.identifiers import has_identification, id_lines, identifiers
 from textgyms.envs.iso20022.mx import Loaded, load, text
@@ -43,6 +50,9 @@ CLEARING = {"USABA": "FW", "USPID": "CP", "GBDSC": "SC", "IENCC": "IE", "CACPA":
 # has no room for the second intermediary's account.
 UNCARRIED = ("UltmtDbtr", "UltmtCdtr", "InitgPty", "IntrmyAgt3", "Tax", "RltdRmtInf",
              "PrvsInstgAgt2", "PrvsInstgAgt3", "SplmtryData", "IntrmyAgt2Acct")
+# The translation losses of field 70's cuts (see :func:`field_70`).
+RMT_CUT = "RmtInf (beyond field 70's 4*35x: cut, '+')"
+ROC_CUT = "PmtId/EndToEndId (beyond the 35 characters of the 70 /ROC/ line: cut, '+')"
 # 13C codes and the pacs.008 times they carry, in the order of the message.
 TIMES_13C = (("SNDTIME", "SttlmTmIndctn/DbtDtTm"), ("RNCTIME", "SttlmTmIndctn/CdtDtTm"),
              ("CLSTIME", "SttlmTmReq/CLSTm"))
@@ -77,6 +87,18 @@ def address_lines(adr: ET.Element | None) -> list[str]:
     return [a for a in lines if a]
 
 
+def party_name(party: ET.Element | None) -> str:
+    """The X-set name of a party. A name with no letter or digit once cleaned (only
+    symbols outside X, which become dots) is refused: dots are no name, and a reference
+    made of them would score a dotted answer as faithful."""
+    raw = text(party, "Nm") or ""
+    name = clean(raw)
+    if placeholder_only(name):
+        raise NotCbprError(f"the party name {raw[:60]!r} has no Latin letter or digit: CBPR+ "
+                           "names are Latin-script text, and dots would not name the party")
+    return name
+
+
 def party_lines(party: ET.Element | None, acct: str | None,
                 debtor: bool = False) -> tuple[str, list[str]]:
     """Option letter ("A", "F" or "" for K/no letter) and lines of a 50a/59a party. A
@@ -87,7 +109,7 @@ def party_lines(party: ET.Element | None, acct: str | None,
     anybic = text(party, "Id/OrgId/AnyBIC")
     if anybic:
         return "A", first + [anybic]
-    name = clean(text(party, "Nm") or "")
+    name = party_name(party)
     town, ctry = text(party, "PstlAdr/TwnNm"), text(party, "PstlAdr/Ctry")
     if (town and ctry) or (debtor and has_identification(party)):
         return "F", option_f(party, acct, debtor)[0]
@@ -109,7 +131,7 @@ def option_f(party: ET.Element, acct: str | None, debtor: bool) -> tuple[list[st
     3/ country and town, then 4/-8/ (see :mod:`identifiers`) while there is room."""
     line1, numbered, lost = id_lines(party, acct is not None) if debtor else (None, [], [])
     lines = [f"/{acct}"] if acct else ([line1] if line1 else [])
-    lines.append(f"1/{fit(clean(text(party, 'Nm') or ''), 33)}")
+    lines.append(f"1/{fit(party_name(party), 33)}")
     ctry, town = text(party, "PstlAdr/Ctry"), text(party, "PstlAdr/TwnNm")
     if ctry:
         street = " ".join(filter(None, (text(party, "PstlAdr/StrtNm"),
@@ -290,11 +312,15 @@ def remittance_codes(tx: ET.Element) -> list[str]:
     return out
 
 
-def field_70(tx: ET.Element) -> list[str]:
+def field_70(tx: ET.Element) -> tuple[list[str], list[str]]:
     """/ROC/ + end-to-end id on line 1, then structured codes, then the text (Ustrd, or the
-    AddtlRmtInf of structured remittance) in 35-character pieces; at most 4 lines."""
+    AddtlRmtInf of structured remittance) in 35-character pieces; at most 4 lines. Also
+    what the cuts dropped: field 70 is 4*35x, so what does not fit is cut, its last kept
+    character a "+" (the SWIFT translation practice), and named as a translation loss."""
     e2e = text(tx, "PmtId/EndToEndId")
-    lines = [fit("/ROC/" + clean(e2e), 35)] if e2e and e2e != "NOTPROVIDED" else []
+    roc = "/ROC/" + clean(e2e or "")
+    lines = [fit(roc, 35)] if e2e and e2e != "NOTPROVIDED" else []
+    lost = [ROC_CUT] if lines and len(roc) > 35 else []
     lines += [fit(c, 35) for c in remittance_codes(tx)]
     # The text: Ustrd, or the AddtlRmtInf next to structured references.
     texts = tx.findall("RmtInf/Ustrd") + tx.findall("RmtInf/Strd/AddtlRmtInf")
@@ -302,7 +328,8 @@ def field_70(tx: ET.Element) -> list[str]:
     lines += chunks(ustrd, 35, 99)
     if len(lines) > 4:
         lines = lines[:3] + [lines[3][:34] + "+"]
-    return lines
+        lost.append(RMT_CUT)
+    return lines, lost
 
 
 def _code_prefix(info: str, default: str) -> tuple[str, str]:
@@ -466,13 +493,14 @@ def translate_with_losses(pacs008_xml: str) -> tuple[str, list[str]]:
     fields += agent_fields(tx, gh, sender, receiver)
     opt, lines = party_lines(tx.find("Cdtr"), _account(tx, "CdtrAcct"))
     fields.append(("59" + opt, lines))
-    fields += [("70", ls) for ls in (field_70(tx),) if ls]
+    lines, cut = field_70(tx)
+    fields += [("70", lines)] if lines else []
     fields += charge_fields(tx, amounts[0][1][0][6:9])
     fields += [(t, ls) for t, ls in (("72", field_72(tx, to_acc)), ("77B", field_77b(tx))) if ls]
     body = "\n".join(f":{tag}:" + "\n".join(lines) for tag, lines in fields)
     gpi = "G001" in service_levels(tx)
     head = header(sender, receiver, text(tx, "PmtId/UETR"), gpi)
-    return f"{head}{{4:\n{body}\n-}}", losses(tx, gh)
+    return f"{head}{{4:\n{body}\n-}}", losses(tx, gh) + cut
 
 
 def translate(pacs008_xml: str) -> str:

@@ -26,7 +26,9 @@
 * Material errors (the MT column of :data:`material.MATERIAL`, shared with the pacs.008
   direction: 32A, 33B, 36, 71A, sender, receiver, 52a, 56a, 57a, the 50a/59a name or BIC
   and account, the UETR, the /ROC/ reference, 70 dropped) cap the score at
-  :func:`material.cap` (0.5, halved for each more). They are listed in the ``material``
+  :func:`material.cap` (0.5, halved for each more). A 50a/59a name of dots (or other
+  placeholders, :func:`charset.placeholder_only`) is always a material error: it names no
+  party, even where a lossy reference has the same dots. They are listed in the ``material``
   part (1.0 when there is none) and in the feedback.
 
 Score = min(gate x content x precision, cap); solved means score 1.0.
@@ -39,6 +41,7 @@ from collections import Counter
 from decimal import Decimal, InvalidOperation
 
 from textgyms.core import Verdict
+from textgyms.envs.iso20022.charset import placeholder_only
 from textgyms.envs.iso20022.material import MT_MATERIAL, cap
 from textgyms.envs.iso20022.mt103 import (
     Message,
@@ -287,6 +290,8 @@ def material_errors(rg: dict, cg: dict, ref_heads: tuple, cand_heads: tuple) -> 
         r, c = material_value(row.mt, rg, ref_heads), material_value(row.mt, cg, cand_heads)
         if row.kind == "present":
             bad = r is not None and c is None
+        elif row.mt in ("50", "59") and placeholder_only(c):
+            bad = True  # dots for a name say nothing of the party, whatever the reference
         elif row.mt in ("50", "59") and r is not None and c is not None:
             bad = not (same_text(r, c) or same_text(c, r))  # a name cut with "+" is the name
         else:

@@ -16,7 +16,10 @@
 * Precision: every group the reference does not have lowers the score, as in the MT103
   direction.
 * Material errors (the MX column of :data:`material.MATERIAL`, shared with the MT103
-  direction) cap the score at :func:`material.cap` (0.5, halved for each more).
+  direction) cap the score at :func:`material.cap` (0.5, halved for each more). A party
+  name of dots or other placeholders is always one (it names no party).
+* Accepted forms (:func:`accepted_forms`): for 50F's "/NOTPROVIDED", no DbtrAcct and a
+  DbtrAcct of ``Othr/Id`` NOTPROVIDED are the same answer.
 * A business application header: when the reference has one (the ``header`` variant), its
   ``AppHdr`` leaves are one more group (``CreDt`` not scored). A Document-only task also
   accepts an AppHdr + Document envelope at 1.0 (CBPR+ messages travel with a header), but
@@ -33,6 +36,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
 from textgyms.core import Verdict
+from textgyms.envs.iso20022.charset import placeholder_only
 from textgyms.envs.iso20022.material import MX_MATERIAL, Material, cap
 
 WEIGHTS = {"IntrBkSttlmAmt": 3.0, "IntrBkSttlmDt": 2.0, "Dbtr": 2.0, "Cdtr": 2.0,
@@ -47,6 +51,9 @@ FREE_TEXT = frozenset(("Nm", "StrtNm", "BldgNb", "BldgNm", "Flr", "PstBx", "Room
                        "InstrInf", "AddtlInf", "CityOfBirth", "PrvcOfBirth", "Issr",
                        *JOINED))
 UNSCORED = ("GrpHdr/CreDtTm", "AppHdr/CreDt")
+# 50F's "/NOTPROVIDED" (no account) may be translated by leaving DbtrAcct out or by carrying
+# the placeholder as DbtrAcct/Id/Othr/Id: both say the same (see :func:`accepted_forms`).
+NO_ACCOUNT = [("CdtTrfTxInf/DbtrAcct/Id/Othr/Id", "NOTPROVIDED")]
 # The header leaves that must be right whenever a header is there.
 HEADER_KEYS = ("AppHdr/Fr/FIId/FinInstnId/BICFI", "AppHdr/To/FIId/FinInstnId/BICFI",
                "AppHdr/BizMsgIdr", "AppHdr/MsgDefIdr")
@@ -108,6 +115,14 @@ def leaves(doc, head=None) -> list[tuple[str, str]]:
     return [(p.lstrip("/"), v) for p, v in out if p.lstrip("/") not in UNSCORED]
 
 
+def accepted_forms(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``pairs`` with the forms the rules accept as equal made one: a DbtrAcct whose only
+    leaf is ``Othr/Id`` NOTPROVIDED is no account (the MT103 50F placeholder carried over
+    literally, as a published translator writes it), so it is dropped like an absent one."""
+    acct = [p for p in pairs if p[0].startswith("CdtTrfTxInf/DbtrAcct/")]
+    return [p for p in pairs if p not in NO_ACCOUNT] if acct == NO_ACCOUNT else pairs
+
+
 def group_of(path: str) -> str:
     """The scoring group of a path: the element under CdtTrfTxInf (or GrpHdr)."""
     head, _, rest = path.partition("/")
@@ -167,7 +182,7 @@ def _reference(reference_xml: str) -> _Ref:
     _, doc, head = _root(reference_xml)
     if doc is None:
         raise ValueError("the reference is not a pacs.008 document")
-    return _Ref(leaves(doc, head), head is not None)
+    return _Ref(accepted_forms(leaves(doc, head)), head is not None)
 
 
 def _version(doc) -> str:
@@ -210,7 +225,10 @@ def material_bags(pairs: list[tuple[str, str]]) -> dict[str, list[tuple[str, str
 
 
 def _differs(row: Material, ref: list[tuple[str, str]], cand: list[tuple[str, str]]) -> bool:
-    """True when ``cand`` gets the material element ``row`` wrong (see :class:`Material`)."""
+    """True when ``cand`` gets the material element ``row`` wrong (see :class:`Material`).
+    A party name of dots or other placeholders is always wrong: it names no one."""
+    if any(p.endswith("/Nm") and placeholder_only(v) for p, v in cand):
+        return True
     if row.kind == "present":
         return bool(ref) and not cand
     if row.kind == "agent":
@@ -252,7 +270,7 @@ def score_mx_report(reference_xml: str, candidate_xml: str) -> tuple[Verdict, li
                        {"format": 0.0}, "format"), ["not well-formed XML with a pacs.008 Document"]
     errors = validate_tree(root)
     gate = SCHEMA_GATE if errors else 1.0
-    pairs = leaves(cand_doc, cand_head)
+    pairs = accepted_forms(leaves(cand_doc, cand_head))
     material = material_errors(ref, pairs, cand_head is not None, _version(cand_doc))
     cg = by_group(pairs if ref.has_header else [p for p in pairs if not p[0].startswith(
         "AppHdr")])  # a Document-only task: a header is checked above, not scored as content

@@ -1,4 +1,4 @@
-"""NetConfig: network configuration and troubleshooting (``textgyms/NetConfig-v3``)."""
+"""NetConfig: network configuration and troubleshooting (``textgyms/NetConfig-v4``)."""
 
 from textgyms.extras import require
 

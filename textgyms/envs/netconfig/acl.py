@@ -81,6 +81,13 @@ def _ports(words: list[str], i: int) -> tuple[tuple[int, int] | str, int]:
     return ANY_PORT, i
 
 
+def _protocol(word: str) -> int | None:
+    """An extended ACE's protocol: a name IOS knows or a number (``89`` is ``ospf``)."""
+    if word.isdecimal() and word.isascii():
+        return int(word) if 1 <= int(word) <= 255 else None
+    return PROTO_NUM.get(word.lower())
+
+
 def parse_ace(words: list[str], kind: str) -> Ace | str:
     """One ``permit|deny ...`` entry of a standard or extended ACL, or the reason it is not."""
     if not words or words[0] not in ("permit", "deny"):
@@ -94,10 +101,10 @@ def parse_ace(words: list[str], kind: str) -> Ace | str:
         if isinstance(src, str) or i != len(words):
             return src if isinstance(src, str) else "extra words after the source"
         return Ace(permit, 0, src, text=text)
-    proto = PROTO_NUM.get(words[1]) if len(words) > 1 else None
+    proto = _protocol(words[1]) if len(words) > 1 else None
     if proto is None:
-        return "protocol must be ip, tcp, udp or icmp"
-    ported = proto in (6, 17)
+        return "protocol must be ip, tcp, udp, icmp, ospf or a number 1-255"
+    ported = words[1].lower() in ("tcp", "udp")  # ports follow a name, not a number
     src, i = _addr(words, 2)
     sport, i = _ports(words, i) if ported and not isinstance(src, str) else (ANY_PORT, i)
     dst, i = _addr(words, i)

@@ -9,7 +9,9 @@
   (``match ip address prefix-list|ACL``, ``set local-preference``, ``set as-path
   prepend``) apply in and out (see :mod:`policy`).
 * ``no bgp default ipv4-unicast``: only neighbors with ``neighbor A activate`` (in
-  ``address-family ipv4``) exchange routes; a neighbor activated for no family stays down.
+  ``address-family ipv4``) exchange IPv4 routes; a neighbor activated for no family stays
+  down, one activated for IPv6 alone comes up and carries no IPv4 prefixes. IPv6 unicast
+  (neighbors by IPv6 address) is in :mod:`bgp6`.
 * Best path: a reachable next hop, then the highest local preference (100 by default),
   locally originated, the shortest AS path, eBGP over iBGP, the lowest router ID.
 * Installed as ``B`` with distance 20 (eBGP) or 200 (iBGP), next hop resolved recursively.
@@ -22,8 +24,8 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from textgyms.envs.netconfig import policy
-from textgyms.envs.netconfig.model import DeviceConfig
-from textgyms.envs.netconfig.routing import L3If, Route, lookup, mask, ospf_area
+from textgyms.envs.netconfig.model import BgpNeighbor, DeviceConfig
+from textgyms.envs.netconfig.routing import MASKS, MASKS6, L3If, Route, lookup, ospf_area
 
 MAX_ROUNDS = 16
 
@@ -61,7 +63,7 @@ def _source(cfg: DeviceConfig, l3: list[L3If], fib, peer_ip: int,
     if update_source is not None:
         return next((i.ip for i in l3 if i.name == update_source), None)
     for i in l3:
-        if peer_ip & mask(i.plen) == i.net:
+        if _on(peer_ip, i):
             return i.ip
     routes = lookup(fib, peer_ip) if fib is not None else []
     if routes:
@@ -93,7 +95,7 @@ def _one_way(cfg: DeviceConfig, n, l3: list[L3If], src: int | None, peer_ip: int
         return f"no route from {_addr(src)} to {_addr(peer_ip)}"
     if not ebgp:
         return ""
-    direct = any(peer_ip & mask(i.plen) == i.net for i in l3)
+    direct = any(_on(peer_ip, i) for i in l3)
     # The connected check stays on with TTL 1 (no ebgp-multihop, or ebgp-multihop 1).
     if (n.multihop or 1) < 2 and not direct and not n.disable_connected_check:
         return f"eBGP peer {_addr(peer_ip)} is not directly connected (no ebgp-multihop)"
@@ -102,15 +104,24 @@ def _one_way(cfg: DeviceConfig, n, l3: list[L3If], src: int | None, peer_ip: int
     return ""
 
 
+def _on(ip: int, i: L3If) -> bool:
+    """Whether address ``ip`` (IPv4, or IPv6 past 32 bits) is on interface ``i``'s subnet."""
+    return ip & (MASKS6[i.plen] if ip >> 32 else MASKS[i.plen]) == i.net
+
+
 def attempts(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]], fibs,
-             owner: Mapping[int, str], hops) -> list[Attempt]:
-    """Every configured neighbor's session state and the reason it is down. ``hops(src,
-    dst)`` is the number of routers between two addresses (None: undeliverable)."""
+             owner: Mapping[int, str], hops, family: int = 4) -> list[Attempt]:
+    """Every configured neighbor's session state and the reason it is down: the neighbors
+    named by IPv4 addresses (``family`` 4, over ``l3`` and ``fibs`` of IPv4) or by IPv6
+    ones (6, over the IPv6 plane's). ``hops(src, dst)`` is the number of routers between
+    two addresses (None: undeliverable)."""
     out = []
     for a, cfg in configs.items():
         if cfg.bgp is None:
             continue
         for ip_b in cfg.bgp.neighbors:
+            if ip_b.version != family:
+                continue
             n = cfg.bgp.neighbor(ip_b)
             b = owner.get(int(ip_b))
             state, why = _state(configs, l3, fibs, a, n, b, hops)
@@ -146,9 +157,26 @@ def _state(configs, l3, fibs, a: str, n, b: str | None, hops) -> tuple[str, str]
         return "Active", why or f"{b} sources its session from another address"
     if (n.password or None) != (back.password or None):
         return "Active", "TCP MD5 authentication fails (the passwords differ)"
-    if not (cfg.bgp.active(n.ip) and peer.bgp.active(_addr(src))):
+    if not (activated(cfg.bgp, n.ip) and activated(peer.bgp, _addr(src))):
         return "Idle", "no address family activated"
     return "Established", ""
+
+
+def activated(b, ip) -> bool:
+    """Whether neighbor ``ip`` is activated in some address family (IPv4 or IPv6 unicast):
+    a neighbor activated in none never opens its session."""
+    return b.active(ip) or b.active6(ip)
+
+
+def exchanges(configs, s: Session, family: int) -> bool:
+    """Whether a session carries ``family``'s prefixes: both ends activate that family for
+    each other (a session up for IPv6 alone carries no IPv4 prefixes). IPv6 prefixes go
+    over IPv6 sessions only: over an IPv4 one their next hop would be an IPv4-mapped
+    address, which resolves to nothing here."""
+    a, b = configs[s.a].bgp, configs[s.b].bgp
+    if family == 4:
+        return a.active(_addr(s.b_ip)) and b.active(_addr(s.a_ip))
+    return bool(s.b_ip >> 32) and a.active6(_addr(s.b_ip)) and b.active6(_addr(s.a_ip))
 
 
 def sessions(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]], fibs,
@@ -164,8 +192,9 @@ def sessions(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]], 
     return out
 
 
-def _addr(ip: int) -> ipaddress.IPv4Address:
-    return ipaddress.IPv4Address(ip)
+def _addr(ip: int) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """An address from its int: IPv6 past 32 bits (no neighbor has a 32-bit IPv6 one)."""
+    return ipaddress.IPv6Address(ip) if ip >> 32 else ipaddress.IPv4Address(ip)
 
 
 def _route_map(cfg: DeviceConfig, name: str | None, plist: str | None,
@@ -193,28 +222,34 @@ def _best(paths: list[Path], reachable) -> Path | None:
 
 
 def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
-            ribs: Mapping[str, list[Route]], fibs, owner: Mapping[int, str], hops):
+            ribs: Mapping[str, list[Route]], fibs, owner: Mapping[int, str], hops,
+            family: int = 4, rids: Mapping[str, int] | None = None):
     """(session attempts, sessions, best paths per router: prefix -> Path) from the
-    IGP/static RIBs."""
-    tried = attempts(configs, l3, fibs, owner, hops)
+    IGP/static RIBs of ``family`` (4, or 6 for multiprotocol BGP's IPv6 unicast: sessions
+    to IPv6 neighbors, ``network`` of ``address-family ipv6``, prefixes exchanged where
+    both ends activate the family; ``rids`` then gives the 32-bit router IDs)."""
+    tried = attempts(configs, l3, fibs, owner, hops, family)
     sess = sessions(configs, l3, fibs, tried)
-    rids = {d: router_id(c, l3[d]) for d, c in configs.items() if c.bgp is not None}
+    if rids is None:
+        rids = {d: router_id(c, l3[d]) for d, c in configs.items() if c.bgp is not None}
     adj_in: dict[str, dict[tuple, Path]] = {d: {} for d in rids}
     for d in rids:
         have = {(r.net, r.plen) for r in ribs.get(d, [])}
-        for net in configs[d].bgp.networks:
+        b = configs[d].bgp
+        for net in b.networks if family == 4 else b.networks6:
             key = (int(net.network_address), net.prefixlen)
             if key in have:
                 adj_in[d][(key, "")] = Path(*key, (), 100, 0, False, 0, "")
-        for key in redistributed(configs[d], ribs.get(d, [])):
+        for key in redistributed(configs[d], ribs.get(d, [])) if family == 4 else ():
             adj_in[d].setdefault((key, ""), Path(*key, (), 100, 0, False, 0, ""))
     best: dict[str, dict[tuple, Path]] = {}
+    carry = [s for s in sess if exchanges(configs, s, family)]
     for _round in range(MAX_ROUNDS):
         best = {d: _select(adj_in[d], fibs.get(d)) for d in rids}
         changed = False
-        for s in sess:
+        for s in carry:
             for key, path in best[s.a].items():
-                got = _advertise(configs, s, path)
+                got = _advertise(configs, s, path, family)
                 slot = (key, s.a)
                 if got is None:
                     changed |= adj_in[s.b].pop(slot, None) is not None
@@ -227,6 +262,9 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
 
 
 _CODES = {"static": ("S",), "connected": ("C",)}
+# The OSPF route codes of each type ``redistribute ospf N match ...`` names.
+_OSPF_CODES = {"internal": ("O", "O IA"), "external 1": ("O E1",), "external 2": ("O E2",),
+               "nssa-external 1": ("O N1",), "nssa-external 2": ("O N2",)}
 
 
 def _in_ospf(cfg: DeviceConfig, r: Route) -> bool:
@@ -238,17 +276,20 @@ def _in_ospf(cfg: DeviceConfig, r: Route) -> bool:
 
 def redistributed(cfg: DeviceConfig, rib: list[Route]) -> list[tuple[int, int]]:
     """The prefixes ``redistribute`` injects into BGP: static, connected or OSPF routes of
-    the RIB (OSPF: intra- and inter-area ones, IOS's default ``match internal``, and the
-    connected subnets OSPF runs on), never the default route, through the route-map if one
-    is named."""
+    the RIB, never the default route, through the route-map if one is named (``match tag``
+    reads the route's tag). OSPF gives the route types of ``match ...``: by default, as on
+    IOS, internal ones alone (intra- and inter-area routes and the connected subnets OSPF
+    runs on); ``match external 1|2`` and ``nssa-external 1|2`` add the E and N routes."""
     out = set()
     for source, rmap in cfg.bgp.redistribute.items():
         ospf = source.startswith("ospf")
-        codes = ("O", "O IA") if ospf else _CODES[source]
+        types = cfg.bgp.redistribute_match.get(source, ("internal",)) if ospf else ()
+        codes = sum((_OSPF_CODES[t] for t in types), ()) if ospf else _CODES[source]
         for r in rib:
-            take = r.proto in codes or (ospf and r.proto == "C" and _in_ospf(cfg, r))
+            take = r.proto in codes or ("internal" in types and r.proto == "C"
+                                        and _in_ospf(cfg, r))
             if take and r.plen and (
-                    rmap is None or policy.route_map_entry(cfg, rmap, r.net, r.plen)):
+                    rmap is None or policy.route_map_entry(cfg, rmap, r.net, r.plen, r.tag)):
                 out.add((r.net, r.plen))
     return sorted(out)
 
@@ -269,12 +310,16 @@ def _select(adj: dict[tuple, Path], fib) -> dict[tuple, Path]:
     return out
 
 
-def _advertise(configs, s: Session, path: Path) -> Path | None:
-    """What ``s.a`` sends ``s.b`` for its best ``path``, after both route-maps."""
+def _advertise(configs, s: Session, path: Path, family: int = 4) -> Path | None:
+    """What ``s.a`` sends ``s.b`` for its best ``path``, after both route-maps (IPv4; the
+    IPv6 family's policy is not modelled)."""
     a, b = configs[s.a], configs[s.b]
     if path.peer and not path.ebgp and not s.ebgp:
         return None  # iBGP split horizon
     n_out = a.bgp.neighbor(_addr(s.b_ip))
+    if family == 6:
+        # The family's own next-hop-self; its policy is not modelled.
+        n_out = BgpNeighbor(n_out.ip, next_hop_self=n_out.next_hop_self6)
     out = _route_map(a, n_out.route_map_out, n_out.prefix_list_out, path)
     if out is None:
         return None
@@ -288,6 +333,8 @@ def _advertise(configs, s: Session, path: Path) -> Path | None:
         out = out._replace(next_hop=nh)
     out = out._replace(ebgp=s.ebgp, peer=s.a)
     n_in = b.bgp.neighbor(_addr(s.a_ip))
+    if family == 6:
+        return out
     return _route_map(b, n_in.route_map_in, n_in.prefix_list_in, out)
 
 

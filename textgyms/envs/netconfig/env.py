@@ -1,4 +1,4 @@
-"""``textgyms/NetConfig-v3``: network configuration and troubleshooting agents.
+"""``textgyms/NetConfig-v4``: network configuration and troubleshooting agents.
 
 The agent gets a topology, the configurations of the devices it manages and requirements,
 inspects and tests its *candidate* network with emulated IOS tools, and submits. The

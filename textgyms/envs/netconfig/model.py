@@ -7,7 +7,9 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-PROTO_NUM = {"ip": 0, "icmp": 1, "tcp": 6, "udp": 17}
+# The IP protocols of the dialect's extended ACLs by name (``ip`` is any protocol); any
+# protocol can also be given by number (1-255), as IOS allows.
+PROTO_NUM = {"ip": 0, "icmp": 1, "tcp": 6, "udp": 17, "ospf": 89}
 PROTO_NAME = {v: k for k, v in PROTO_NUM.items()}
 ANY_IP = (0, 0xFFFFFFFF)
 ANY_PORT = (0, 65535)
@@ -202,7 +204,7 @@ class BgpNeighbor:
     """``neighbor A remote-as N`` (or a peer-group ``neighbor PG peer-group``) and its
     options; None means "not set here" (a member then takes its peer-group's value)."""
 
-    ip: ipaddress.IPv4Address | None  # None: a peer-group
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address | None  # None: a peer-group
     remote_as: int | None = None
     route_map_in: str | None = None
     route_map_out: str | None = None
@@ -216,27 +218,41 @@ class BgpNeighbor:
     multihop: int | None = None  # ``neighbor A ebgp-multihop [TTL]`` (255 without TTL)
     shutdown: bool | None = None  # ``neighbor A shutdown``: administratively down
     disable_connected_check: bool | None = None
+    activate6: bool | None = None  # ``neighbor A activate`` in ``address-family ipv6``
+    next_hop_self6: bool | None = None  # ``neighbor A next-hop-self`` there
 
 
 # The options a member takes from its peer-group when it does not set them itself.
 NEIGHBOR_OPTIONS = ("remote_as", "route_map_in", "route_map_out", "next_hop_self",
                     "prefix_list_in", "prefix_list_out", "activate", "password",
-                    "update_source", "multihop", "shutdown", "disable_connected_check")
+                    "update_source", "multihop", "shutdown", "disable_connected_check",
+                    "activate6", "next_hop_self6")
 
 
 @dataclass
 class Bgp:
-    """``router bgp ASN``: neighbors, peer-groups and the prefixes it originates."""
+    """``router bgp ASN``: neighbors (IPv4 or IPv6 addresses), peer-groups and the prefixes
+    it originates in the IPv4 and the IPv6 unicast families."""
 
     asn: int
     router_id: ipaddress.IPv4Address | None = None
-    neighbors: dict[ipaddress.IPv4Address, BgpNeighbor] = field(default_factory=dict)
+    neighbors: dict[ipaddress.IPv4Address | ipaddress.IPv6Address, BgpNeighbor] = field(
+        default_factory=dict)
     groups: dict[str, BgpNeighbor] = field(default_factory=dict)  # peer-groups by name
     networks: list[ipaddress.IPv4Network] = field(default_factory=list)
     extra: list[str] = field(default_factory=list)
     default_ipv4: bool = True  # ``no bgp default ipv4-unicast``: neighbors need ``activate``
     redistribute: dict[str, str | None] = field(default_factory=dict)
     # source ("ospf N" | "static" | "connected") -> route-map name or None
+    redistribute_match: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # "ospf N" -> the OSPF route types of ``match ...`` ("internal", "external 1", ...);
+    # absent: IOS's default, internal routes only
+    networks6: list[ipaddress.IPv6Network] = field(default_factory=list)
+    extra6: list[str] = field(default_factory=list)  # other ``address-family ipv6`` lines
+
+    def ipv6_peers(self) -> list[ipaddress.IPv6Address]:
+        """The neighbors configured by IPv6 address."""
+        return [a for a in self.neighbors if a.version == 6]
 
     def neighbor(self, ip: ipaddress.IPv4Address) -> BgpNeighbor | None:
         """The settings in force for neighbor ``ip``: its own, else its peer-group's."""
@@ -250,10 +266,17 @@ class Bgp:
             setattr(merged, name, own if own is not None else getattr(group, name))
         return merged
 
-    def active(self, ip: ipaddress.IPv4Address) -> bool:
-        """Whether the IPv4 unicast family is activated for neighbor ``ip``."""
+    def active(self, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+        """Whether the IPv4 unicast family is activated for neighbor ``ip`` (by default
+        every neighbor, IPv6-addressed ones too, unless ``no bgp default ipv4-unicast``)."""
         n = self.neighbor(ip)
         return n is not None and (n.activate if n.activate is not None else self.default_ipv4)
+
+    def active6(self, ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+        """Whether the IPv6 unicast family is activated for neighbor ``ip`` (only by
+        ``neighbor A activate`` in ``address-family ipv6``)."""
+        n = self.neighbor(ip)
+        return n is not None and bool(n.activate6)
 
 
 @dataclass

@@ -3,8 +3,9 @@ area border routers, external routes from redistribution, and equal-cost multipa
 
 * An adjacency needs the same segment, subnet, area, hello and dead intervals, no passive
   end, different router IDs (a duplicate is logged and refused, as on IOS), matching
-  authentication and, on a broadcast segment, a router that can be DR (see
-  :mod:`ospf_opts`).
+  authentication, hellos that each end's inbound ACL lets in (OSPF is IP protocol 89 to
+  224.0.0.5; outbound ACLs skip a router's own packets) and, on a broadcast segment, a
+  router that can be DR (see :mod:`ospf_opts`).
 * Each area runs its own SPF. Intra-area routes (``O``) beat inter-area ones (``O IA``),
   which beat externals (``O E1``, then ``O E2`` by metric, ties by the cost to the ASBR).
 * An ABR (interfaces in area 0 and another area) summarises the intra-area routes of its
@@ -25,7 +26,8 @@ from collections.abc import Mapping
 from typing import NamedTuple
 
 from textgyms.envs.netconfig import ospf_opts, policy
-from textgyms.envs.netconfig.model import DeviceConfig
+from textgyms.envs.netconfig.acl import evaluate
+from textgyms.envs.netconfig.model import Acl, DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route, ospf_area, router_id
 
 DEFAULT_BW = {  # kbit/s, as IOS sets them per interface type
@@ -64,6 +66,7 @@ class OspfIf(NamedTuple):
     auth: ospf_opts.Auth = ("null", frozenset())  # authentication type and keys
     dr: tuple[bool, int] = (False, 1)  # (the network elects a DR, the priority)
     kind: str = "broadcast"  # the OSPF network type
+    acl_in: tuple | None = None  # the inbound ACL's entries (None: no filter)
 
 
 def if_cost(cfg: DeviceConfig, name: str) -> int:
@@ -102,9 +105,11 @@ def ospf_interfaces(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L
             hello = (itf.ospf_hello if itf is not None else None) or ospf_opts.default_hello(kind)
             dead = (itf.ospf_dead if itf is not None else None) or 4 * hello
             passive = cfg.ospf.is_passive(i.name) or i.name.startswith("Loopback")
+            acl = cfg.acls.get(itf.acl_in) if itf is not None and itf.acl_in else None
             out.append(OspfIf(dev, i, area, if_cost(cfg, i.name), passive, (hello, dead),
                               cfg.ospf.stub_kind(area), ospf_opts.auth_of(itf, cfg.ospf, area),
-                              ospf_opts.dr_role(itf, i.name), kind))
+                              ospf_opts.dr_role(itf, i.name), kind,
+                              tuple(acl.entries) if acl is not None and acl.entries else None))
     return out
 
 
@@ -133,6 +138,8 @@ def adjacencies(oifs: list[OspfIf], rids: Mapping[str, int], devices) -> tuple[
                     continue  # hellos are dropped (timers, stub flag): no log by default
                 if not ospf_opts.authenticates(a.auth, b.auth):
                     continue  # packets fail authentication (seen only with debug)
+                if not (hears(a, b) and hears(b, a)):
+                    continue  # an inbound ACL drops the other's hellos
                 if a.dr[0] and b.dr[0] and not dr:
                     continue  # no DR: the neighbours stay 2WAY
                 if rids[a.dev] == rids[b.dev]:
@@ -146,6 +153,19 @@ def adjacencies(oifs: list[OspfIf], rids: Mapping[str, int], devices) -> tuple[
                 adj[a.dev].append(Adjacency(a.l3.name, b.dev, b.l3.ip, rids[b.dev], a.area, same))
                 adj[b.dev].append(Adjacency(b.l3.name, a.dev, a.l3.ip, rids[a.dev], b.area, same))
     return adj, logs
+
+
+ALL_SPF_ROUTERS = int(ipaddress.IPv4Address("224.0.0.5"))
+OSPF_PROTO = 89
+
+
+def hears(a: OspfIf, b: OspfIf) -> bool:
+    """Whether ``a``'s inbound ACL lets ``b``'s hellos in (IP protocol 89 from ``b``'s
+    address to 224.0.0.5); outbound ACLs never filter a router's own hellos."""
+    if a.acl_in is None:
+        return True
+    acl = Acl("", "extended", list(a.acl_in))
+    return evaluate(acl, (b.l3.ip, ALL_SPF_ROUTERS, OSPF_PROTO, 0, 0, False))[0]
 
 
 def _area_log(src: int, iface: str) -> str:
@@ -231,12 +251,13 @@ class Areas:
         return out
 
 
-def _merge(table: dict, pfx, kind: str, cost, hops: set) -> None:
-    """Keep the better route (type first, then cost); equal ones add their next hops."""
+def _merge(table: dict, pfx, kind: str, cost, hops: set, tag: int = 0) -> None:
+    """Keep the better route (type first, then cost); equal ones add their next hops. An
+    entry is (kind, cost, first hops, route tag)."""
     cur = table.get(pfx)
     key = (RANK[kind], cost)
     if cur is None or key < (RANK[cur[0]], cur[1]):
-        table[pfx] = (kind, cost, set(hops))
+        table[pfx] = (kind, cost, set(hops), tag)
     elif key == (RANK[cur[0]], cur[1]):
         cur[2].update(hops)
 
@@ -320,7 +341,8 @@ def _asbr_path(areas: Areas, r: str, s: str, depth: int = 2):
 
 def external_routes(areas: Areas, tables: dict, externals: dict[str, list],
                     nssa_defaults: dict[str, list[int]] | None = None) -> None:
-    """Add external routes: ``externals`` maps an ASBR to (prefix, metric, type). Inside an
+    """Add external routes: ``externals`` maps an ASBR to (prefix, metric, type, tag), the
+    tag carried in the LSA to every router that installs it. Inside an
     NSSA they are type-7 (``O N1``/``O N2``, from ASBRs of that area, over intra-area
     paths); elsewhere type-5 (``O E1``/``O E2``), an NSSA's ASBR reaching them once its ABR
     translates. ``nssa_defaults`` maps an ABR to the NSSAs it sends a type-7 default into
@@ -338,13 +360,13 @@ def external_routes(areas: Areas, tables: dict, externals: dict[str, list],
             path, kind = _external_path(areas, r, s)
             if path is None:
                 continue
-            for pfx, metric, mtype in prefixes:
+            for pfx, metric, mtype, tag in prefixes:
                 if pfx in internal:
                     continue
                 if mtype == 1:
-                    _merge(table, pfx, f"O {kind}1", path[0] + metric, path[1])
+                    _merge(table, pfx, f"O {kind}1", path[0] + metric, path[1], tag)
                 else:  # E2: the metric alone, ties broken by the cost to the ASBR
-                    _merge(table, pfx, f"O {kind}2", (metric << 24) + path[0], path[1])
+                    _merge(table, pfx, f"O {kind}2", (metric << 24) + path[0], path[1], tag)
 
 
 def nssa_defaults(configs: Mapping[str, DeviceConfig], areas: Areas) -> dict[str, list[int]]:
@@ -373,10 +395,10 @@ def _external_path(areas: Areas, r: str, s: str):
 def to_routes(table: dict) -> list[Route]:
     """A router's OSPF table as RIB candidates (one per equal-cost next hop)."""
     out = []
-    for (net, plen), (kind, cost, hops) in sorted(table.items()):
+    for (net, plen), (kind, cost, hops, tag) in sorted(table.items()):
         metric = cost >> 24 if kind == "O E2" else cost
         for nh, iface in sorted(hops):
-            out.append(Route(net, plen, kind, 110, metric, nh, iface, nh))
+            out.append(Route(net, plen, kind, 110, metric, nh, iface, nh, tag))
     return out
 
 
@@ -388,12 +410,14 @@ def classful(net: int, plen: int) -> bool:
 
 
 def redistributed(cfg: DeviceConfig, rib: list[Route], l3: list[L3If],
-                  oifs: list[OspfIf]) -> list[tuple[tuple[int, int], int, int]]:
+                  oifs: list[OspfIf]) -> list[tuple[tuple[int, int], int, int, int]]:
     """What an ASBR injects: statics, non-OSPF connected subnets and BGP routes it
     redistributes (classful networks only without ``subnets``, never the default route) and
     the default route of ``default-information originate`` (if it has one, or ``always``); a
-    route-map on ``redistribute`` lets through only what it permits, with its ``set metric``
-    and ``set metric-type``."""
+    route-map on ``redistribute`` lets through only what it permits (``match tag`` reads the
+    route's tag), with its ``set metric``, ``set metric-type`` and ``set tag``. The LSA's tag
+    is the route-map's ``set tag``, else ``redistribute ... tag N``, else the route's own
+    (a static route's ``tag``). Entries are (prefix, metric, metric type, tag)."""
     ospf = cfg.ospf
     if ospf is None:
         return []
@@ -408,19 +432,20 @@ def redistributed(cfg: DeviceConfig, rib: list[Route], l3: list[L3If],
         for r in rib:
             if r.proto != code or r.plen == 0 or (code == "C" and r.iface in running):
                 continue
-            m, t = metric, mtype
+            m, t, tag = metric, mtype, ospf.redistribute_tags.get(source, r.tag)
             if rmap is not None:
-                e = policy.route_map_entry(cfg, rmap, r.net, r.plen)
+                e = policy.route_map_entry(cfg, rmap, r.net, r.plen, r.tag)
                 if e is None:
                     continue  # denied by the route-map (or it is not defined)
                 m = e.metric if e.metric is not None else m
                 t = e.metric_type if e.metric_type is not None else t
+                tag = e.tag if e.tag is not None else tag
             if subnets or classful(r.net, r.plen):
-                out.append(((r.net, r.plen), m, t))
+                out.append(((r.net, r.plen), m, t, tag))
     if ospf.originate is not None:
         always, metric, mtype = ospf.originate
         if always or any(r.plen == 0 and not r.proto.startswith("O") for r in rib):
-            out.append(((0, 0), metric, mtype))
+            out.append(((0, 0), metric, mtype, 0))
     return sorted(set(out))
 
 

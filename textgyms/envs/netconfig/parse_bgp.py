@@ -5,6 +5,7 @@ Each function applies one expanded line and returns None or the message IOS woul
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 
 from textgyms.envs.netconfig.model import (
@@ -14,6 +15,7 @@ from textgyms.envs.netconfig.model import (
     PrefixListEntry,
     RouteMapEntry,
 )
+from textgyms.envs.netconfig.parse_bgp6 import af6_cmd, clear_ipv6_family, peer_addr
 from textgyms.envs.netconfig.parse_if import ip4, normalize_ifname, number
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID
 
@@ -35,15 +37,25 @@ def router_bgp(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
 
 
 def bgp_mode_cmd(dev: DeviceConfig, words: list[str],
-                 in_af: bool) -> tuple[str | None, tuple | None]:
-    """One line of ``router bgp`` (or its ``address-family ipv4``) mode: (None or IOS's
-    message, the mode it enters)."""
+                 family: str | None) -> tuple[str | None, tuple | None]:
+    """One line of ``router bgp`` mode (``family`` None) or of its ``address-family ipv4``
+    or ``ipv6`` mode: (None or IOS's message, the mode it enters)."""
     w = words[1:] if words[0] == "no" else words
-    if w and w[0] == "address-family" and not in_af:
-        reason = _address_family(w, words[0] == "no")
-        return reason, (("af",) if reason is None and words[0] != "no" else None)
+    if w and w[0] == "address-family" and family is None:
+        fam = _address_family(w, words[0] == "no")
+        if fam in (INVALID, INCOMPLETE):
+            return fam, None
+        if words[0] == "no":
+            clear_ipv6_family(dev.bgp)
+            return None, None
+        return None, ("af", fam)
     if w and w[0] == "exit-address-family":
         return INVALID, None  # only in address-family mode, where the parser pops it
+    if family == "ipv6":
+        if w[:1] == ["neighbor"] and len(w) > 2 and len(w[2]) > 2 and any(
+                k.startswith(w[2].lower()) for k in ("remote-as", "peer-group")):
+            return bgp_cmd(dev, words), None  # a neighbor may be defined here too
+        return af6_cmd(dev.bgp, words, lambda line: bgp_cmd(copy.deepcopy(dev), line)), None
     return bgp_cmd(dev, words), None
 
 
@@ -74,11 +86,14 @@ def bgp_cmd(dev: DeviceConfig, words: list[str]) -> str | None:
     return None
 
 
-def _address_family(w: list[str], neg: bool) -> str | None:
-    """``address-family ipv4 [unicast]``: the IPv4 unicast commands inside are the
-    router-mode ones (other families are not modelled, and refused)."""
-    if [x.lower() for x in w[1:]] in (["ipv4"], ["ipv4", "unicast"]) and not neg:
-        return None
+def _address_family(w: list[str], neg: bool) -> str:
+    """``address-family ipv4|ipv6 [unicast]``: the family ("ipv4" or "ipv6"), or IOS's
+    message. The IPv4 unicast commands inside are the router-mode ones; the IPv6 ones are in
+    :mod:`parse_bgp6` (other families, multicast or VPN, are not modelled, and refused)."""
+    words = [x.lower() for x in w[1:]]
+    if words[:1] in (["ipv4"], ["ipv6"]) and words[1:] in ([], ["unicast"]) and not (
+            neg and words[0] == "ipv4"):  # the IPv4 family is the router's own: no removal
+        return words[0]
     return INCOMPLETE if len(w) == 1 else INVALID
 
 
@@ -97,9 +112,14 @@ def _redistribute(bgp: Bgp, w: list[str], neg: bool) -> str | None:
         if pid is None:
             return INCOMPLETE if not rest else INVALID
         source, rest = f"ospf {pid}", rest[1:]
-        while rest[:1] == ["match"] or rest[:1] and rest[0] in ("internal", "external", "1",
-                                                                "2", "nssa-external"):
-            rest = rest[1:]  # which OSPF route types: every type the tasks use is internal
+        if rest[:1] == ["match"]:
+            types, rest = _match_types(rest[1:])
+            if not types:
+                return INCOMPLETE if not rest else INVALID
+            if not neg:
+                bgp.redistribute_match[source] = types
+        elif not neg:
+            bgp.redistribute_match.pop(source, None)
     rmap = None
     while rest:
         if rest[0] == "route-map" and len(rest) >= 2:
@@ -110,9 +130,35 @@ def _redistribute(bgp: Bgp, w: list[str], neg: bool) -> str | None:
             return INVALID
     if neg:
         bgp.redistribute.pop(source, None)
+        bgp.redistribute_match.pop(source, None)
     else:
         bgp.redistribute[source] = rmap
     return None
+
+
+OSPF_TYPES = ("internal", "external 1", "external 2", "nssa-external 1", "nssa-external 2")
+
+
+def _match_types(words: list[str]) -> tuple[tuple[str, ...], list[str]]:
+    """The OSPF route types after ``match`` (``internal``, ``external [1|2]``,
+    ``nssa-external [1|2]``; a kind without a number means both types) in IOS's order, and
+    the words left."""
+    got: set[str] = set()
+    while words:
+        kind = [k for k in ("internal", "external", "nssa-external")
+                if k.startswith(words[0].lower())]
+        if len(kind) != 1:
+            break
+        if kind[0] == "internal":
+            got.add("internal")
+            words = words[1:]
+        elif words[1:2] in (["1"], ["2"]):
+            got.add(f"{kind[0]} {words[1]}")
+            words = words[2:]
+        else:
+            got.update({f"{kind[0]} 1", f"{kind[0]} 2"})
+            words = words[1:]
+    return tuple(t for t in OSPF_TYPES if t in got), words
 
 
 def _network(bgp: Bgp, w: list[str], neg: bool) -> str | None:
@@ -155,7 +201,7 @@ def _neighbor(bgp: Bgp, w: list[str], neg: bool) -> str | None:
     if not hits:
         return INVALID
     w = [w[0], w[1], hits[0], *w[3:]]
-    addr = ip4(w[1])
+    addr = peer_addr(w[1])
     if addr is None:
         return _group_cmd(bgp, w, neg)
     n = bgp.neighbors.get(addr)

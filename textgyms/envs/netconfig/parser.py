@@ -440,7 +440,7 @@ def _in_mode(dev: DeviceConfig, mode: tuple, words: list[str]) -> tuple[str | No
     if mode[0] in ("bgp", "af"):
         if dev.bgp is None:
             return INVALID, None
-        return parse_bgp.bgp_mode_cmd(dev, expanded, in_af=mode[0] == "af")
+        return parse_bgp.bgp_mode_cmd(dev, expanded, mode[1] if mode[0] == "af" else None)
     return _sub_cmd(dev, mode, expanded), None
 
 

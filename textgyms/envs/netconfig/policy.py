@@ -5,7 +5,8 @@ against a route's prefix, as IOS does it.
   and a prefix no entry covers is denied (the implicit deny).
 * A route-map entry matches when every ``match`` clause does (none: it matches everything):
   ``match ip address prefix-list NAME`` by the list, ``match ip address ACL`` by the
-  prefix's network address against the (standard) access list. The first matching entry
+  prefix's network address against the (standard) access list, ``match tag N...`` by the
+  route's tag (a static route's ``tag``, an OSPF external's). The first matching entry
   decides (permit with its ``set`` clauses, or deny); no match, or a route-map that is not
   defined, denies.
 """
@@ -23,11 +24,11 @@ def prefix_list_permits(cfg: DeviceConfig, name: str, net: int, plen: int) -> bo
     return hit is not None and hit.permit
 
 
-def _matches(cfg: DeviceConfig, e: RouteMapEntry, net: int, plen: int) -> bool:
+def _matches(cfg: DeviceConfig, e: RouteMapEntry, net: int, plen: int, tag: int) -> bool:
     if e.prefix_list is not None and not prefix_list_permits(cfg, e.prefix_list, net, plen):
         return False
-    if e.match_tag:
-        return False  # routes carry no tag in this model: ``match tag`` matches none
+    if e.match_tag and tag not in e.match_tag:
+        return False  # ``match tag A B``: the route's tag is one of them
     if e.acl is not None:
         acl = cfg.acls.get(e.acl)
         # An undefined or empty list matches nothing here (it is not an applied filter).
@@ -36,9 +37,11 @@ def _matches(cfg: DeviceConfig, e: RouteMapEntry, net: int, plen: int) -> bool:
     return True
 
 
-def route_map_entry(cfg: DeviceConfig, name: str, net: int, plen: int) -> RouteMapEntry | None:
-    """The permit entry of route-map ``name`` that accepts ``net/plen`` (None: denied)."""
+def route_map_entry(cfg: DeviceConfig, name: str, net: int, plen: int,
+                    tag: int = 0) -> RouteMapEntry | None:
+    """The permit entry of route-map ``name`` that accepts ``net/plen`` with route tag
+    ``tag`` (None: denied)."""
     for e in cfg.route_maps.get(name, []):
-        if _matches(cfg, e, net, plen):
+        if _matches(cfg, e, net, plen, tag):
             return e if e.permit else None
     return None

@@ -92,16 +92,19 @@ A|authentication [message-digest]|authentication-key|message-digest-key|network 
 standby version 1|2, standby G ip [A] (no A: learnt)|priority 0-255|preempt|track IF \
 [decrement] N|timers H D|authentication [text S|md5 key-string K], vrrp G ip A|priority \
 1-254|preempt|timers advertise N|authentication; vlan/name; \
-ip routing; ip route (next hop, exit interface or both, distance, name); router ospf with \
+ip routing; ip route (next hop, exit interface or both, distance, name, tag); router ospf with \
 network/passive-interface [default]/router-id/area A authentication|stub|nssa \
 [no-summary] [default-information-originate]/redistribute static|connected|bgp AS [subnets] \
 [metric N] [metric-type N] [tag N] [route-map]/default-information originate; router bgp \
 with neighbor A|PG remote-as/peer-group/route-map/prefix-list/next-hop-self/activate/password/\
-update-source/ebgp-multihop/shutdown, network mask and redistribute ospf|static|connected \
-[route-map], also inside address-family ipv4 ... exit-address-family; route-map (match ip \
-address prefix-list or ACL, set local-preference|as-path prepend|metric|metric-type|tag); \
+update-source/ebgp-multihop/shutdown, network mask and redistribute ospf PID [match \
+internal|external [1|2]|nssa-external [1|2]]|static|connected [route-map], also inside \
+address-family ipv4 ... exit-address-family; address-family ipv6 with neighbor A activate \
+and network P/L (IPv6 neighbors by IPv6 address); route-map (match ip address prefix-list \
+or ACL|tag N, set local-preference|as-path prepend|metric|metric-type|tag); \
 ip prefix-list; `!` is a comment and `exit` leaves one mode level; \
-standard and extended ACLs, numbered or named; ip nat pool; ip nat inside source \
+standard and extended ACLs, numbered or named (protocol ip|tcp|udp|icmp|ospf or a number); \
+ip nat pool; ip nat inside source \
 list|static, with pools, overload, port forwarding and extendable). Keywords may be \
 abbreviated as IOS allows. Interfaces are enabled unless `shutdown`.
 Tools (XML-style tags or JSON tool calls; only the last call in a reply counts): show_run, \

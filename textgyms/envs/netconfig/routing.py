@@ -24,7 +24,8 @@ class L3If(NamedTuple):
 
 class Route(NamedTuple):
     """One RIB entry; ``fwd`` is the next hop packets are sent to (None: the destination).
-    ``proto`` is ``C``, ``S``, ``O``, ``O IA``, ``O E1`` or ``O E2``."""
+    ``proto`` is ``C``, ``S``, ``O``, ``O IA``, ``O E1`` or ``O E2``; ``tag`` is the route tag
+    (``ip route ... tag N``, or the one an OSPF external carries; 0: none)."""
 
     net: int
     plen: int
@@ -34,6 +35,7 @@ class Route(NamedTuple):
     nexthop: int | None  # as displayed ("via ...")
     iface: str
     fwd: int | None
+    tag: int = 0
 
 
 MASKS = tuple((0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF for plen in range(33))
@@ -110,22 +112,23 @@ def static_routes(routes: Sequence, ifs: list[L3If], base: list[Route],
     for r in routes:
         net, plen = int(r.prefix.network_address), r.prefix.prefixlen
         nh = int(r.nexthop) if r.nexthop is not None else None
+        tag = r.tag or 0
         if r.iface is not None:
             if r.iface in up:
-                out.append(Route(net, plen, "S", r.ad, 0, nh, r.iface, nh))
+                out.append(Route(net, plen, "S", r.ad, 0, nh, r.iface, nh, tag))
         else:
-            pending.append((net, plen, r.ad, nh))
+            pending.append((net, plen, r.ad, nh, tag))
     for _round in range(3):  # recursion through other statics, bounded as IOS bounds it
         fib = build_fib(select(base + out), bits)
         left = []
-        for net, plen, ad, nh in pending:
+        for net, plen, ad, nh, tag in pending:
             via = [v for v in lookup(fib, nh) if (v.net, v.plen) != (net, plen)]
             if via:
                 for v in via:
                     fwd = nh if v.proto == "C" else v.fwd
-                    out.append(Route(net, plen, "S", ad, 0, nh, v.iface, fwd))
+                    out.append(Route(net, plen, "S", ad, 0, nh, v.iface, fwd, tag))
             else:
-                left.append((net, plen, ad, nh))
+                left.append((net, plen, ad, nh, tag))
         if len(left) == len(pending):
             break
         pending = left

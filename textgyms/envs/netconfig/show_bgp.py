@@ -57,20 +57,44 @@ def _bgp_router(b) -> list[str]:
     # Neighbor options come after the neighbor's remote-as, or IOS refuses them.
     per_neighbor = [x for x in b.extra if x.startswith(("neighbor ", "no neighbor "))]
     lines += [f" {x}" for x in b.extra if x not in per_neighbor]
-    peers = [(name, g) for name, g in b.groups.items()] + [(str(ip), n) for ip, n in
+    peers = [(name, g) for name, g in b.groups.items()] + [(_name(ip), n) for ip, n in
                                                            b.neighbors.items()]
     for name, n in peers:
         lines += _session_lines(name, n)
     lines += [f" {x}" for x in per_neighbor]
     af = [f"network {n.network_address} mask {n.netmask}" for n in b.networks]
-    af += [f"redistribute {src}" + (f" route-map {m}" if m else "")
+    af += [f"redistribute {src}" + _match(b, src) + (f" route-map {m}" if m else "")
            for src, m in b.redistribute.items()]
     for name, n in peers:
         af += _family_lines(b, name, n)
-    if b.default_ipv4:
+    af6 = _ipv6_family(b, peers)
+    if b.default_ipv4 and not af6:
         return lines + [f" {x}" for x in af] + ["!"]
     return lines + [" !", " address-family ipv4"] + [f"  {x}" for x in af] + [
-        " exit-address-family", "!"]
+        " exit-address-family"] + af6 + ["!"]
+
+
+def _name(ip) -> str:
+    """A neighbor address as IOS prints it (IPv6 in upper case)."""
+    return str(ip).upper()
+
+
+def _match(b, src: str) -> str:
+    """`` match ...`` of ``redistribute ospf N`` (nothing for IOS's default, internal)."""
+    types = b.redistribute_match.get(src)
+    return "" if types is None or types == ("internal",) else " match " + " ".join(types)
+
+
+def _ipv6_family(b, peers) -> list[str]:
+    """The ``address-family ipv6`` block (empty when nothing is set in it)."""
+    body = [f"network {str(n).upper()}" for n in b.networks6]
+    body += [f"neighbor {name} activate" for name, n in peers if n.activate6]
+    body += [f"neighbor {name} next-hop-self" for name, n in peers if n.next_hop_self6]
+    body += b.extra6
+    if not body:
+        return []
+    return [" !", " address-family ipv6"] + [f"  {x}" for x in body] + [
+        " exit-address-family"]
 
 
 def _session_lines(name: str, n) -> list[str]:

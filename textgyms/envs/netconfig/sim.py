@@ -3,7 +3,8 @@
 :class:`Network` compiles device configurations and cabling into interface status,
 broadcast domains, ARP tables, OSPF adjacencies and a FIB per router. :meth:`Network.walk`
 sends one packet hop by hop: ingress ACL -> NAT (outside to inside) -> FIB -> NAT (inside to
-outside) -> egress ACL -> next hop by ARP in the egress broadcast domain, with loop and TTL
+outside) -> egress ACL (transit packets only: a device's own packets bypass its outbound
+ACLs, as on IOS) -> next hop by ARP in the egress broadcast domain, with loop and TTL
 detection.
 """
 
@@ -30,6 +31,7 @@ def routes_packets(kind: str, cfg: DeviceConfig) -> bool:
     return kind == "l3switch" and cfg.ip_routing is True
 _EMPTY: dict = {}
 MAX_HOPS = 32
+MAX_PASSES = 4  # IGP/BGP rounds when OSPF and BGP are redistributed into each other
 
 
 class Network:
@@ -95,10 +97,22 @@ class Network:
         if any(c.bgp is not None for c in configs.values()):
             self._route_bgp(configs, l3r)
             # OSPF redistributing BGP: its externals come from the BGP routes, so OSPF runs
-            # again with them (sessions and best paths stay those of the first pass).
+            # again with them; where OSPF is also redistributed into BGP, BGP runs again
+            # over the new OSPF routes (what one border puts into OSPF another may put back
+            # into BGP) until its best paths settle.
             if any(c.ospf is not None and "bgp" in c.ospf.redistribute for c in configs.values()):
-                learned = {d: [r for r in rib if r.proto == "B"] for d, rib in self.rib.items()}
-                self._igp(configs, l3r, learned)
+                again = any(c.bgp is not None and any(s.startswith("ospf") for s in
+                                                      c.bgp.redistribute)
+                            for c in configs.values())
+                for _pass in range(MAX_PASSES):
+                    learned = {d: [r for r in rib if r.proto == "B"] for d, rib in self.rib.items()}
+                    self._igp(configs, l3r, learned)
+                    if not again:
+                        break
+                    before = {d: set(b) for d, b in self.bgp_best.items()}
+                    self._route_bgp(configs, l3r, strip=True)
+                    if {d: set(b) for d, b in self.bgp_best.items()} == before:
+                        break
 
     def _igp(self, configs, l3r, learned: dict[str, list[Route]]) -> None:
         """Connected, static and OSPF routes (with ``learned`` BGP routes kept in the RIB and
@@ -136,8 +150,13 @@ class Network:
             return None
         return max(0, len(w.hops) - 2)
 
-    def _route_bgp(self, configs, l3r) -> None:
-        """BGP on top of the IGP/static RIBs (sessions and next hops use them)."""
+    def _route_bgp(self, configs, l3r, strip: bool = False) -> None:
+        """BGP on top of the IGP/static RIBs (sessions and next hops use them); ``strip``
+        first drops the BGP routes of an earlier pass."""
+        if strip:
+            for dev, rib in self.rib.items():
+                self.rib[dev] = [r for r in rib if r.proto != "B"]
+                self.fib[dev] = routing.build_fib(self.rib[dev])
         owner = {ip: d for d, own in self.own.items() for ip in own}
         self.bgp_attempts, self.bgp_sessions, self.bgp_best = bgp.compute(
             configs, l3r, self.rib, self.fib, owner, self._tcp_hops)
@@ -286,7 +305,9 @@ class Network:
             if pkt is None:
                 return Walk("denied", (), pkt, (), f"NAT pool exhausted on {dev}", dev)
         oitf = cfg.interfaces.get(out)
-        if oitf is not None and oitf.acl_out is not None:
+        # IOS checks outbound ACLs on transit packets only: what the device originates
+        # itself (its pings and replies, its BGP and OSPF packets) bypasses them.
+        if inif is not None and oitf is not None and oitf.acl_out is not None:
             ok, idx = evaluate(cfg.acls.get(oitf.acl_out), pkt)
             if oitf.acl_out in cfg.acls:
                 hits.append((dev, oitf.acl_out, idx))

@@ -20,7 +20,12 @@ IOS semantics modelled:
   common prefix needed), same area, hello and dead intervals, different router IDs, neither
   end passive; OSPF routes point at the neighbour's link-local address.
 
-IPv6 ACLs, NAT64 and OSPFv3 redistribution are not modelled (see the docs page's table).
+* Multiprotocol BGP, IPv6 unicast: sessions to neighbors named by global IPv6 address, the
+  prefixes of ``network`` in ``address-family ipv6`` exchanged where both ends activate the
+  family, installed as ``B`` (see :mod:`bgp`).
+
+IPv6 ACLs, NAT64, OSPFv3 redistribution and IPv6 BGP policy are not modelled (see the docs
+page's table).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import ipaddress
 import zlib
 from collections.abc import Mapping
 
-from textgyms.envs.netconfig import ospf, routing
+from textgyms.envs.netconfig import bgp, ospf, routing
 from textgyms.envs.netconfig.model import DeviceConfig, Interface
 from textgyms.envs.netconfig.ospf import Adjacency, OspfIf, area_flag
 from textgyms.envs.netconfig.routing import L3If, Route, Walk
@@ -102,6 +107,7 @@ class Plane6:
         self._tables = [d for d, (k, _c) in devices.items() if k in ("router", "l3switch")]
         self._ospf(l3v4)
         self._rib()
+        self._bgp(l3v4)
 
     # --- control plane ----------------------------------------------------------------------
     def _ospf(self, l3v4: Mapping[str, list[L3If]]) -> None:
@@ -176,6 +182,36 @@ class Plane6:
             statics = routing.static_routes(cfg.routes6, up, base, 128)
             self.rib[dev] = routing.select(base + local + statics)
             self.fib[dev] = routing.build_fib(self.rib[dev], 128)
+
+    def _bgp(self, l3v4: Mapping[str, list[L3If]]) -> None:
+        """Multiprotocol BGP's IPv6 unicast family over the IPv6 RIBs: sessions to
+        neighbors named by IPv6 address, and the ``B`` routes their updates give (router
+        IDs are the IPv4 ones, as BGP's are)."""
+        cfgs = {d: self.devices[d][1] for d in self._tables if self.devices[d][1].bgp}
+        self.bgp_attempts: list = []
+        self.bgp_sessions: list = []
+        self.bgp_best: dict = {}
+        if not any(c.bgp.ipv6_peers() for c in cfgs.values()):
+            return
+        owner = {ip: d for d, own in self.own.items() for ip in own}
+        rids = {d: bgp.router_id(c, list(l3v4.get(d, []))) for d, c in cfgs.items()}
+        self.bgp_attempts, self.bgp_sessions, self.bgp_best = bgp.compute(
+            cfgs, {d: self.l3[d] for d in cfgs}, self.rib, self.fib, owner, self._tcp_hops,
+            6, rids)
+        for dev, best in self.bgp_best.items():
+            self.rib[dev] = routing.select(self.rib[dev] + bgp.to_routes(best, self.fib[dev]))
+            self.fib[dev] = routing.build_fib(self.rib[dev], 128)
+
+    def _tcp_hops(self, src: int, dst: int) -> int | None:
+        """Routers between ``src`` and ``dst`` for a BGP connection over IPv6 (None: not
+        delivered)."""
+        dev = next((d for d, own in self.own.items() if src in own), None)
+        if dev is None:
+            return None
+        w = self.walk((src, dst, 6, 49152, 179, False), dev)
+        if w.status != "delivered" or dst not in self.own.get(w.at, _EMPTY):
+            return None
+        return max(0, len(w.hops) - 2)
 
     # --- forwarding -------------------------------------------------------------------------
     def default_router(self, dev: str, name: str) -> int | None:
