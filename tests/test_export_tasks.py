@@ -15,7 +15,7 @@ from textgyms.envs.wordle.generate import answer_pool
 from textgyms.errors import ConfigError
 from textgyms.export_sources import parse_sources
 from textgyms.export_tasks import export_tasks
-from textgyms.integrations.episode import TaskRow
+from textgyms.integrations.episode import TaskRow, metric_keys
 
 datasets = pytest.importorskip("datasets")
 pytest.importorskip("pyarrow")
@@ -23,7 +23,8 @@ pytest.importorskip("pyarrow")
 WORDLE = "textgyms/Wordle-v0"
 ISO = next(i for i in textgyms.env_ids() if i.startswith("textgyms/ISO20022"))
 EASY = {"vocab": "easy", "max_guesses": 3}
-BASE = {"prompt", "env_id", "env_kwargs", "seed", "task_id", "split", "extra_info"}
+BASE = {"prompt", "env_id", "env_kwargs", "seed", "task_id", "split", "extra_info",
+        "metric_keys"}
 
 
 def _load(path):
@@ -34,7 +35,7 @@ def _load(path):
 @pytest.mark.parametrize("trainer,extra", [
     ("generic", set()),
     ("verl", {"data_source", "agent_name"}),
-    ("skyrl", {"env_class", "reward_spec"}),
+    ("skyrl", {"env_class", "reward_spec", "data_source"}),
 ])
 def test_rows_load_with_datasets_and_carry_the_trainers_columns(tmp_path, trainer, extra):
     out = tmp_path / f"{trainer}.parquet"
@@ -55,6 +56,9 @@ def test_rows_load_with_datasets_and_carry_the_trainers_columns(tmp_path, traine
             assert row["agent_name"] == "textgyms" and row["data_source"] == WORDLE
         if trainer == "skyrl":
             assert row["env_class"] == "textgyms" and row["reward_spec"] == {"method": "env"}
+            assert row["data_source"] == WORDLE  # SkyRL's evaluation groups by it
+        assert tuple(row["metric_keys"]) == metric_keys(WORDLE)
+        assert TaskRow.from_row(row).metric_keys == metric_keys(WORDLE)
 
 
 def test_test_split_rows_never_reach_a_train_file(tmp_path):
@@ -84,6 +88,8 @@ def test_mixture_weights_and_per_env_kwargs(tmp_path):
     assert [r["env_id"] for r in ds] == [WORDLE] * 6 + [ISO] * 2
     assert [r["extra_info"]["index"] for r in ds] == list(range(8))
     assert {r["data_source"] for r in ds} == {WORDLE, ISO}
+    # every row carries the mixture's one key set (verl builds its arrays from one sample's)
+    assert {tuple(r["metric_keys"]) for r in ds} == {metric_keys([WORDLE, ISO])}
 
 
 def test_cli_writes_the_file_and_refuses_bad_arguments(tmp_path, capsys):

@@ -22,7 +22,7 @@ pytest.importorskip("openrlhf.utils.agent")
 import textgyms
 from textgyms.errors import ConfigError
 from textgyms.integrations.cli import shipped_path
-from textgyms.integrations.episode import Episode, TaskRow
+from textgyms.integrations.episode import COMMON_METRICS, Episode, TaskRow, metric_keys
 from textgyms.integrations.openrlhf_agent import AgentExecutor, feedback_template
 
 KWARGS = {"max_turns": 8}
@@ -92,12 +92,15 @@ def _oracle(row: TaskRow) -> tuple[list[str], float, dict]:
 
 @pytest.mark.parametrize("env_id", textgyms.env_ids())
 def test_oracle_episode_through_openrlhf_executor(tokenizer, env_id):
-    row = TaskRow.from_row({"env_id": env_id, "env_kwargs": KWARGS, "seed": 3})
+    # rows as `textgyms export tasks` writes them: the file's metric keys (every id here)
+    row = TaskRow.from_row({"env_id": env_id, "env_kwargs": KWARGS, "seed": 3,
+                            "metric_keys": metric_keys(textgyms.env_ids())})
     actions, local_return, local_metrics = _oracle(row)
     out, engine = _execute(tokenizer, row, actions)
     assert out["reward"] == pytest.approx(local_return)
     assert local_metrics["solved"] == 1.0 and out["scores"] == pytest.approx(local_metrics["score"])
-    assert out["extra_logs"] == local_metrics
+    assert out["extra_logs"] == local_metrics  # other envs' keys 0.0: one key set per batch
+    assert tuple(out["extra_logs"]) == row.metric_keys
     assert len(out["action_ranges"]) == len(engine.prompts) == local_metrics["turns"]
     # Every action range holds exactly the tokens the engine generated, and the tokens between
     # two ranges are the env's observation rendered as a chat-template user turn.
@@ -126,7 +129,8 @@ def test_cut_by_openrlhf_length_budget_pays_the_episode_return(tokenizer):
         local.step(text)
     assert not local.done and len(engine.prompts) >= 1  # OpenRLHF's budget ended it, not the env
     assert out["reward"] == pytest.approx(local.reward())  # the score as things stand, less penalties
-    assert out["extra_logs"]["finished"] == 0.0
+    assert out["extra_logs"]["finished"] == 0.0 and out["extra_logs"]["context_cut"] == 1.0
+    assert tuple(out["extra_logs"]) == COMMON_METRICS  # a row without keys: the common ones
     local.close()
 
 
@@ -159,3 +163,11 @@ def test_openrlhf_loads_the_shipped_file_the_cli_prints():
     assert issubclass(module.AgentExecutor, AgentExecutorBase)
     assert isinstance(module.AgentExecutor(), AgentExecutorBase)
     assert gym.spec("textgyms/Wordle-v0")  # the file registered the ids on import
+
+
+def test_observations_over_the_token_budget_are_cut_with_a_marker(tokenizer, monkeypatch):
+    monkeypatch.setenv("TEXTGYMS_MAX_OBS_TOKENS", "12")
+    row = TaskRow.from_row({"env_id": "textgyms/Code-v0", "env_kwargs": KWARGS, "seed": 1})
+    out, _ = _execute(tokenizer, row, ["<run>print('x' * 5000)</run>", "nothing"])
+    text = tokenizer.decode(out["observation_tokens"])
+    assert "…[truncated" in text and "x" * 200 not in text  # the 5000 x's did not come back

@@ -5,6 +5,8 @@ played to its end through the ``BaseTextEnv`` contract, equal to the local env's
 
 from __future__ import annotations
 
+import json
+import math
 import sys
 
 import gymnasium as gym
@@ -14,7 +16,7 @@ import textgyms
 from textgyms.errors import ConfigError
 from textgyms.export_sources import parse_sources
 from textgyms.export_tasks import export_tasks
-from textgyms.integrations.episode import Episode, TaskRow
+from textgyms.integrations.episode import Episode, TaskRow, env_name, metric_keys
 
 skyrl_gym = pytest.importorskip("skyrl_gym")
 PromptDataset = pytest.importorskip("skyrl.train.dataset").PromptDataset
@@ -116,9 +118,73 @@ def test_the_trainers_turn_limit_ends_the_episode_with_the_episodes_reward(rows)
     episode.step("<guess>zzzzz</guess>")
     episode.step("<guess>crane</guess>")
     assert first["reward"] + second["reward"] == pytest.approx(episode.reward())
-    assert env.get_metrics() == episode.metrics() and env.get_metrics()["finished"] == 0.0
+    expected = _same_nan(episode.metrics(fill=math.nan))
+    assert _same_nan(env.get_metrics()) == expected and env.get_metrics()["finished"] == 0.0
     env.close()
-    assert env.get_metrics() == episode.metrics()  # still there after close
+    assert _same_nan(env.get_metrics()) == expected  # still there after close
+    episode.close()
+
+
+def _same_nan(metrics):
+    """Metrics with NaN as a comparable marker."""
+    return {k: "nan" if isinstance(v, float) and math.isnan(v) else v for k, v in metrics.items()}
+
+
+def test_metrics_have_the_files_fixed_keys_and_average_per_env(rows):
+    """Every episode reports the exported file's one key set (other envs' keys NaN), and
+    SkyRL's per-env-class aggregation, which calls our ``aggregate_metrics``, averages each
+    env's keys over that env's episodes only."""
+    from skyrl_gym.metrics import aggregate_for_environment
+
+    register_env()
+    keys = metric_keys(textgyms.env_ids())
+    collected = []
+    for prompt, env_class, extras in rows:
+        env = _make(env_class, extras, max_turns=1)
+        env.init(prompt)
+        env.step("junk")
+        metrics = env.get_metrics()
+        assert tuple(metrics) == keys
+        name = env_name(extras["env_id"])
+        assert not math.isnan(metrics[f"{name}/score"]) and metrics[f"{name}/episodes"] == 1.0
+        assert all(math.isnan(v) for k, v in metrics.items()
+                   if "/" in k and not k.startswith(f"{name}/"))
+        collected.append(metrics)
+        env.close()
+    wordle = Episode(TaskRow.from_row(next(e for _, _, e in rows if "Wordle" in e["env_id"])))
+    wordle.step("junk")
+    aggregated = aggregate_for_environment(ENV_CLASS, collected + [collected[0]])
+    assert aggregated["wordle/episodes"] == 1.0 and set(aggregated) <= set(keys)
+    assert {f"{env_name(i)}/score" for i in textgyms.env_ids()} <= set(aggregated)
+    assert aggregated["wordle/score"] == pytest.approx(wordle.score())
+    assert aggregated["score"] == pytest.approx(
+        sum(m["score"] for m in collected + [collected[0]]) / (len(collected) + 1))
+    wordle.close()
+
+
+def test_the_context_budget_ends_the_episode_paying_the_score_so_far(rows, monkeypatch):
+    register_env()
+    prompt, env_class, extras = next(r for r in rows if r[2]["env_id"] == "textgyms/Wordle-v0")
+    size = sum(len(json.dumps(m["content"], ensure_ascii=False).encode()) + 8 for m in prompt)
+    config = {"max_context_tokens": size + 200, "max_obs_tokens": 40}
+    env = skyrl_gym.make(env_class, env_config=config, extras={**extras, "max_turns": 50})
+    env.init(prompt)
+    first = env.step("<guess>crane</guess>")
+    assert not first["done"]
+    answer = first["observations"][0]["content"]
+    assert "…[truncated" in answer and len(answer.partition("\n…")[0].encode()) <= 40
+    out = first
+    while not out["done"]:
+        out = env.step("<guess>slate</guess>")
+    assert out["metadata"]["cut"] and not out["metadata"]["terminated"]
+    metrics = env.get_metrics()
+    assert metrics["context_cut"] == 1.0 and metrics["finished"] == 0.0
+    episode = Episode(TaskRow.from_row(extras))
+    for _ in range(env.turns):
+        episode.step("<guess>slate</guess>" if _ else "<guess>crane</guess>")
+    assert first["reward"] + out["reward"] + 0.0 == pytest.approx(episode.reward())
+    assert episode.reward() > 0  # SkyRL's own length stop would have paid nothing
+    env.close()
     episode.close()
 
 

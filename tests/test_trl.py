@@ -174,3 +174,29 @@ def test_class_pickles_by_recipe():
     assert a.reset() == b.reset()  # both start their task counter at seed 5
     assert a.info["task_id"] == b.info["task_id"]
     assert b._env.unwrapped.hard_mode is True
+
+
+def test_metrics_reward_logs_the_fixed_keys_and_scores_nothing(monkeypatch):
+    from textgyms.integrations.episode import metric_keys
+    from textgyms.wrappers.trl import metrics_reward
+
+    mixture = "textgyms/Wordle-v0,textgyms/Code-v0"
+    reward = metrics_reward(mixture)
+    Wordle = environment_factory(WORDLE)
+    solved, unplayed = Wordle(), Wordle()
+    solved.reset(seed=3)
+    env = gym.make(WORDLE)
+    env.reset(seed=3)
+    for name, arguments in map(_parse_oracle_action(env), env.unwrapped.oracle_actions()):
+        getattr(solved, name)(**arguments)
+    logged = {}
+    out = reward(prompts=["p", "q"], completions=["a", "b"], environments=[solved, unplayed],
+                 log_metric=lambda name, value: logged.__setitem__(name, value))
+    assert out == [None, None]
+    assert tuple(logged) == metric_keys(mixture)  # every key, every call (TRL gathers in order)
+    assert logged["wordle/episodes"] == 0.5 and logged["wordle/solved"] == 0.5
+    assert logged["code/score"] == 0.0 and logged["solved"] == 0.5
+    monkeypatch.setenv("TEXTGYMS_MAX_OBS_TOKENS", "8")
+    env = Wordle()
+    env.reset(seed=1)
+    assert "…[truncated" in env.guess(word="zzzzzzzzzz")

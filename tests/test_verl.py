@@ -18,7 +18,7 @@ import pytest
 from textgyms.cli import main as cli_main
 from textgyms.export_sources import parse_sources
 from textgyms.export_tasks import export_tasks
-from textgyms.integrations.episode import Episode, TaskRow
+from textgyms.integrations.episode import Episode, TaskRow, env_name
 from textgyms.tokens import episode_tokens, next_turn_ids, observation_ids
 
 verl = pytest.importorskip("verl")
@@ -177,6 +177,16 @@ def test_episodes_equal_the_local_envs_with_the_same_completions(rollout):
             assert episode.reward() == pytest.approx(episode.total_reward)
         metrics = episode.metrics()
         assert out.non_tensor_batch["score"][i] == metrics["score"]
+        # the file's one key set for every sample (verl builds its arrays from the first
+        # sample's keys); this env's under its name, other envs' None (verl skips None)
+        name, local = env_name(row["env_id"]), episode.metrics(fill=None)
+        assert tuple(local) == tuple(row["metric_keys"])
+        for key, expected in local.items():
+            value = out.non_tensor_batch[key][i]
+            assert value == (None if expected is None else pytest.approx(expected)), key
+            if "/" in key and not key.startswith(f"{name}/"):
+                assert value is None, key
+        assert out.non_tensor_batch[f"{name}/score"][i] == metrics["score"]
         assert out.non_tensor_batch["turns"][i] == metrics["turns"] == len(actions)
         assert out.non_tensor_batch["__num_turns__"][i] == 2 * len(actions)
         gen = [lp for lp, m in zip(logprobs, mask) if m]
@@ -208,6 +218,7 @@ def test_the_trainers_turn_limit_cuts_the_episode_and_pays_the_score_as_things_s
     assert not episode.done  # Wordle allows 2 guesses here: the trainer cut it
     assert out.batch["rm_scores"].sum().item() == pytest.approx(episode.reward())
     assert out.non_tensor_batch["finished"][0] == 0.0
+    assert out.non_tensor_batch["context_cut"][0] == 0.0  # the turn limit, not the budget
     assert out.non_tensor_batch["__num_turns__"][0] == 2
     episode.close()
 
@@ -226,7 +237,17 @@ def test_an_env_answer_that_does_not_fit_the_response_budget_ends_the_episode(ro
     episode.step(worker.tokenizer.decode(response, skip_special_tokens=True))
     assert not episode.done
     assert out.batch["rm_scores"].sum().item() == pytest.approx(episode.reward())
+    assert out.non_tensor_batch["context_cut"][0] == 1.0  # not silent: the metric says so
     episode.close()
+
+
+def test_env_answers_over_max_obs_tokens_are_cut_with_a_marker(rollout, monkeypatch):
+    rows, _, _, worker, batch = rollout
+    monkeypatch.setenv("TEXTGYMS_MAX_OBS_TOKENS", "3")  # read by each loop verl instantiates
+    out = asyncio.run(worker.generate_sequences(batch.select_idxs([0])))
+    _, response, mask, _ = _unpad(out, 0)
+    answers = [t for t, m in zip(response, mask) if not m]
+    assert "…[truncated" in worker.tokenizer.decode(answers)
 
 
 def test_observation_ids_equal_a_full_rerender_for_append_only_templates(smollm2):

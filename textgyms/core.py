@@ -228,6 +228,10 @@ class TextEnv(gym.Env[str, str]):
     # Constructor kwargs the conformance suite runs the whole contract under, one run each
     # (e.g. every corpus or dataset of a family). The default runs it once, on the defaults.
     conformance_variants: ClassVar[tuple[Mapping[str, Any], ...]] = ({},)
+    # The verdict parts (``info["parts"]`` keys) trainers log as metrics: a fixed set per
+    # family, so every episode reports the same keys. Parts a task may add beyond these (per
+    # field or per check group) stay in ``info["parts"]`` only.
+    metric_parts: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,

@@ -12,7 +12,9 @@ import os
 
 from textgyms.errors import ConfigError
 
-__all__ = ["usable_cpus", "thread_budget"]
+__all__ = ["SANDBOX_WORKERS_ENV", "sandbox_workers", "thread_budget", "usable_cpus"]
+
+SANDBOX_WORKERS_ENV = "TEXTGYMS_SANDBOX_WORKERS"
 
 
 def usable_cpus() -> int:
@@ -29,4 +31,15 @@ def thread_budget() -> int:
         return usable_cpus()
     if not raw.isdigit() or int(raw) < 1:
         raise ConfigError(f"TEXTGYMS_THREADS must be a whole number >= 1, got {raw!r}")
+    return int(raw)
+
+
+def sandbox_workers() -> int:
+    """Code sandbox servers a process may run at once: ``$TEXTGYMS_SANDBOX_WORKERS``, else
+    :func:`usable_cpus` (what ``textgyms serve`` and the trainer adapters size their pool to)."""
+    raw = os.environ.get(SANDBOX_WORKERS_ENV, "").strip()
+    if not raw:
+        return usable_cpus()
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(f"{SANDBOX_WORKERS_ENV} must be a whole number >= 1, got {raw!r}")
     return int(raw)

@@ -6,13 +6,17 @@ the prompt the policy sees first. Every row holds
 * ``prompt``: the env's first messages (``info["messages"]`` after ``reset``), as chat messages;
 * ``env_id``, ``env_kwargs`` (JSON text, one Arrow type across envs), ``seed``, ``task_id`` and
   ``split``: the keys :class:`textgyms.integrations.episode.TaskRow` reads back;
+* ``metric_keys``: the metric names every episode of the file reports (the union over its envs,
+  :func:`textgyms.integrations.episode.metric_keys`), so a trainer that builds its metric arrays
+  from one sample's keys (verl) gets the same keys from every env;
 * ``extra_info``: the same keys again plus the row's ``index`` (verl and SkyRL hand this column
   to their plug-ins), and the columns the named trainer expects (``--for``):
 
   - ``verl``: ``data_source`` (the env id, so verl groups its metrics per env) and
     ``agent_name`` (``textgyms``, the agent loop that plays the row);
-  - ``skyrl``: ``env_class`` (``textgyms``, the SkyRL env that plays the row) and
-    ``reward_spec`` (``{"method": "env"}``: the env computes the reward itself);
+  - ``skyrl``: ``env_class`` (``textgyms``, the SkyRL env that plays the row),
+    ``reward_spec`` (``{"method": "env"}``: the env computes the reward itself) and
+    ``data_source`` (the env id, so SkyRL's evaluation reports each env on its own);
   - ``generic``: nothing more.
 
 Tasks come from the requested split only (``--split train`` for training files, ``test`` for
@@ -35,7 +39,7 @@ from typing import Any
 
 from textgyms.errors import ConfigError
 from textgyms.export_sources import SEEDS_PER_EPISODE, ExportSource, parse_sources, shares
-from textgyms.integrations.episode import TaskRow
+from textgyms.integrations.episode import TaskRow, metric_keys
 
 __all__ = ["AGENT_NAME", "ENV_CLASS", "SPLITS", "TRAINERS", "add_parser", "export_tasks",
            "run", "task_rows", "trainer_columns"]
@@ -71,12 +75,13 @@ def trainer_columns(row: dict[str, Any], trainer: str, index: int) -> dict[str, 
     """``row`` with ``extra_info`` and the columns ``trainer`` expects (module docstring)."""
     if trainer not in TRAINERS:
         raise ConfigError(f"unknown trainer {trainer!r}; choose one of: {', '.join(TRAINERS)}")
-    extra = {k: row[k] for k in ("env_id", "env_kwargs", "seed", "split", "task_id")}
+    keys = ("env_id", "env_kwargs", "seed", "split", "task_id", "metric_keys")
+    extra = {k: row[k] for k in keys if k in row}
     out = {**row, "extra_info": {**extra, "index": index}}
     if trainer == "verl":
         out.update(data_source=row["env_id"], agent_name=AGENT_NAME)
     elif trainer == "skyrl":
-        out.update(env_class=ENV_CLASS, reward_spec={"method": "env"})
+        out.update(env_class=ENV_CLASS, reward_spec={"method": "env"}, data_source=row["env_id"])
     return out
 
 
@@ -115,6 +120,7 @@ def export_tasks(
         raise ConfigError(f"unknown trainer {trainer!r}; choose one of: {', '.join(TRAINERS)}")
     rows: list[dict[str, Any]] = []
     counts: dict[str, int] = {}
+    keys = list(metric_keys([source.env_id for source in sources]))
     for source, wanted in zip(sources, shares(sources, episodes)):
         seen: set[str] = set()
         gen = task_rows(source, seed)
@@ -123,7 +129,7 @@ def export_tasks(
             if row["task_id"] in seen:
                 continue
             seen.add(row["task_id"])
-            rows.append(trainer_columns(row, trainer, len(rows)))
+            rows.append(trainer_columns({**row, "metric_keys": keys}, trainer, len(rows)))
             if len(seen) == wanted:
                 break
         gen.close()
@@ -152,7 +158,7 @@ def add_parser(kinds: Any) -> None:
                    help="distinct tasks per env (times weight / mean weight in a mixture)")
     p.add_argument("--for", dest="trainer", choices=TRAINERS, default="generic",
                    help="add the columns this trainer reads (verl: data_source, agent_name; "
-                   "skyrl: env_class, reward_spec)")
+                   "skyrl: env_class, reward_spec, data_source)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first task")
     p.add_argument("--out", required=True, help="the .parquet or .jsonl file to write")
 

@@ -18,17 +18,21 @@ calls become the env's JSON action (tool results go back as ``tool`` messages); 
 ``tool_calls=False`` the model writes the env's tags in its text and observations go back as
 user turns. Every reply is kept as its ``Choice`` object in ``messages_and_choices`` (ART reads
 the log-probs from it), the reward is the episode's return (``Episode.reward()``), and the
-metrics are the episode's score, solved, turns, return and finished.
+metrics are the episode's (:meth:`Episode.metrics`: score, solved, turns, return, finished,
+invalid actions, and ``<env>/...`` keys with the verdict's parts). ``Scenario.max_context_tokens``
+ends an episode whose next request could overflow the model's context (paid the score as things
+stand, ``context_cut`` 1) rather than letting the server refuse it and fail the step.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from collections.abc import Mapping
 from typing import Any
 
-from textgyms.integrations.episode import Episode, TaskRow
+from textgyms.integrations.episode import Episode, TaskRow, cut_observation, obs_token_limit
 from textgyms.mixture import Mixture
 from textgyms.policies.openai_chat import tool_call_action
 
@@ -76,6 +80,13 @@ class Scenario:
     temperature: float = 1.0
     max_turns: int | None = None
     """Stop after this many model turns (the env's own ``max_turns`` also ends an episode)."""
+    max_obs_tokens: int | None = None
+    """Cut env answers to this many UTF-8 bytes, an upper bound on tokens, with a marker
+    (default ``$TEXTGYMS_MAX_OBS_TOKENS``, else no limit)."""
+    max_context_tokens: int | None = None
+    """The model's context: an episode whose next request could exceed it (the server's last
+    token count plus the new messages' bytes, plus ``max_tokens``) ends as truncated and is
+    paid the score as things stand, instead of sending a request the server refuses."""
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any], **options: Any) -> Scenario:
@@ -106,34 +117,77 @@ def _answer(message: Any, observation: str) -> list[dict[str, Any]]:
 
 
 async def rollout(model: art.Model, scenario: Scenario | Mapping[str, Any]) -> art.Trajectory:
-    """Play one episode with ``model``'s OpenAI-compatible client; the ART trajectory."""
+    """Play one episode with ``model``'s OpenAI-compatible client; the ART trajectory.
+
+    The env is built, stepped and closed off the event loop, so the other rollouts of a
+    gather keep running while one steps (a Code run, a search)."""
     if not isinstance(scenario, Scenario):
         scenario = Scenario.from_row(scenario)
-    episode = Episode(scenario.row)
+    episode = await Episode.aopen(scenario.row)
     client = model.openai_client()
     tools = episode.tools if scenario.tool_calls else None
     trajectory = art.Trajectory(
         messages_and_choices=[{"role": "user", "content": episode.prompt}], tools=tools,
         metadata={"env_id": scenario.env_id, "seed": scenario.seed, "split": scenario.split,
                   "task_id": episode.info.get("task_id", "")})
+    budget = _Budget(scenario.max_context_tokens, _size(trajectory.messages(), tools))
+    limit = obs_token_limit(scenario.max_obs_tokens)
     try:
         turns = 0
         while not episode.done and (scenario.max_turns is None or turns < scenario.max_turns):
+            max_tokens = budget.room(scenario.max_tokens)
+            if max_tokens < 1:
+                episode.context_cut = True  # the next request would not fit the context
+                break
             completion = await client.chat.completions.create(
                 model=model.get_inference_name(), messages=trajectory.messages(),
-                max_tokens=scenario.max_tokens, temperature=scenario.temperature,
+                max_tokens=max_tokens, temperature=scenario.temperature,
                 logprobs=True, **({"tools": tools} if tools else {}))
             choice = completion.choices[0]
             trajectory.messages_and_choices.append(choice)
-            result = episode.step(_action(choice.message))
+            result = await episode.astep(_action(choice.message))
             turns += 1
             if not result.done:
-                trajectory.messages_and_choices.extend(_answer(choice.message, result.observation))
+                answer = _answer(choice.message, cut_observation(result.observation, limit))
+                trajectory.messages_and_choices.extend(answer)
+                budget.used(completion.usage, trajectory.messages(), answer)
         trajectory.reward = episode.reward()
-        trajectory.metrics = episode.metrics()
+        # ART averages each metric over the trajectories that report it: this env's keys only.
+        trajectory.metrics = episode.metrics(fill=None)
+        trajectory.metrics = {k: v for k, v in trajectory.metrics.items() if v is not None}
     finally:
-        episode.close()
+        await episode.aclose()
     return trajectory.finish()
+
+
+def _size(messages: Any, tools: Any = None) -> int:
+    """An upper bound on the tokens of ``messages`` (and tools): their JSON's UTF-8 bytes
+    plus 8 per message for the template's headers (a byte-level tokenizer needs no more)."""
+    text = json.dumps(messages, ensure_ascii=False, default=str)
+    text += json.dumps(tools, ensure_ascii=False) if tools else ""
+    return len(text.encode("utf-8")) + 8 * len(messages)
+
+
+class _Budget:
+    """The context a scenario may still use: the server's count of the last request and its
+    reply (``usage``) plus an upper bound on the messages added since."""
+
+    def __init__(self, limit: int | None, prompt: int) -> None:
+        self.limit, self.next_prompt = limit, prompt
+
+    def room(self, max_tokens: int) -> int:
+        """Tokens the next reply may take (< 1: the request would not fit)."""
+        if self.limit is None:
+            return max_tokens
+        return min(max_tokens, self.limit - self.next_prompt)
+
+    def used(self, usage: Any, messages: list[Any], added: list[dict[str, Any]]) -> None:
+        """Account for a reply (``usage`` of its request) and the ``added`` answer."""
+        if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
+            self.next_prompt = (usage.prompt_tokens + (usage.completion_tokens or 0)
+                                + _size(added) + 8)
+        else:  # no usage from the server: bound the whole transcript
+            self.next_prompt = _size(messages)
 
 
 def scenarios(envs: str | list[Any], n: int, *, kwargs: Mapping[str, Any] | None = None,

@@ -18,7 +18,10 @@ so rows made for another env version fail at once instead of training on a diffe
 Rewards: each step returns the env's reward (OpenRLHF sums them into the return) and the score
 as things stand (OpenRLHF keeps the last). When OpenRLHF's length budget (``max_len``) would
 end the episode before the env does, the last step pays what the env's last step would (the
-score as things stand less penalties), so the return equals ``Episode.reward()`` either way.
+score as things stand less penalties), so the return equals ``Episode.reward()`` either way,
+and the metric ``context_cut`` is 1. An env answer longer than ``$TEXTGYMS_MAX_OBS_TOKENS``
+tokens is cut with a marker. The env is built, stepped and closed on textgyms' env threads,
+never on OpenRLHF's event loop (which also serves the vLLM engine's other requests).
 """
 
 from __future__ import annotations
@@ -32,7 +35,13 @@ import torch
 from openrlhf.utils.agent import AgentInstanceBase, MultiTurnAgentExecutor
 
 from textgyms.errors import ConfigError
-from textgyms.integrations.episode import Episode, TaskRow
+from textgyms.integrations.episode import (
+    COMMON_METRICS,
+    Episode,
+    TaskRow,
+    cut_observation,
+    obs_token_limit,
+)
 from textgyms.tokens import observation_turn
 
 __all__ = ["AgentExecutor", "AgentInstance", "feedback_template"]
@@ -103,9 +112,10 @@ class AgentInstance(AgentInstanceBase):
     async def reset(self, states: dict, **kwargs: Any) -> dict:
         """Make the label's env on its seed; check the prompt is that env's prompt."""
         self.rollout = _ROLLOUT.get(self.rollout)
-        self.episode = Episode(_row(states["label"]))
+        # Env work runs off the loop: inside the vLLM actor it serves every other request.
+        self.episode = await Episode.aopen(_row(states["label"]))
         if not _shows(self.episode.prompt, states["observation"]):
-            self.episode.close()
+            await self.episode.aclose()
             row = self.episode.row
             raise ConfigError(f"the prompt is not the prompt of {row.env_id} at seed {row.seed} "
                               "(rows made for other kwargs or another version?)")
@@ -116,20 +126,24 @@ class AgentInstance(AgentInstanceBase):
         episode = self.episode
         if episode is None:
             raise ConfigError("AgentInstance.step before reset")
-        result = episode.step(states["action_text"])
+        result = await episode.astep(states["action_text"])
         feedback = "" if result.done else self._feedback(result.observation)
         done = result.done or self._out_of_budget(states.get("sampling_params"), feedback)
+        episode.context_cut = done and not result.done
         reward = result.reward if not done else episode.reward() - self.paid
         self.paid += reward
-        metrics = episode.metrics()
+        # OpenRLHF stacks extra_logs per key over the batch and logs the means: the dataset's
+        # fixed keys, other envs' filled with 0.0 (``<env>/episodes`` is each env's share).
+        metrics = episode.metrics(episode.row.metric_keys or COMMON_METRICS, fill=0.0)
         if done:
-            episode.close()
+            await episode.aclose()
         return {"rewards": torch.tensor(reward), "scores": metrics["score"],
                 "environment_feedback": feedback, "done": done,
                 "sampling_params": states.get("sampling_params"), "extra_logs": metrics}
 
     def _feedback(self, observation: str) -> str:
         tokenizer = self.rollout.tokenizer
+        observation = cut_observation(observation, obs_token_limit(), tokenizer)
         if tokenizer is None:  # no executor context (a bare instance): plain text turns
             return f"\n{observation}\n"
         turn = observation_turn(tokenizer, [{"role": "user", "content": observation}])

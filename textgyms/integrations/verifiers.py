@@ -28,8 +28,10 @@ instead). Tasks are procedural, so the taskset is ``INFINITE``: bound a run with
 assistant reply is one ``env.step``, and each observation goes back as the next user turn,
 until the env ends the episode (solved, failed, or its own ``max_turns``) or the agent's own
 limit (``--env.player.max-turns``) cuts it short. The trace records the episode's return as the
-reward ``textgyms`` (so ``Trace.reward`` is the env's return) and score, solved, turns,
-return and finished as metrics; ``trace.info["textgyms"]`` keeps the task row and the actions.
+reward ``textgyms`` (so ``Trace.reward`` is the env's return) and the taskset's fixed metric
+keys (:func:`~textgyms.integrations.episode.metric_keys` of ``envs``; other envs' keys 0.0);
+``trace.info["textgyms"]`` keeps the task row and the actions. The env is made and stepped off
+verifiers' event loop; answers are cut to ``max_obs_tokens`` UTF-8 bytes with a marker.
 verifiers 0.4 no longer loads the legacy ``load_environment(**kwargs)`` modules, so there is
 no such entry.
 """
@@ -44,7 +46,13 @@ from typing import Any, Literal
 import verifiers.v1 as vf
 from pydantic import Field
 
-from textgyms.integrations.episode import Episode, TaskRow
+from textgyms.integrations.episode import (
+    Episode,
+    TaskRow,
+    cut_observation,
+    metric_keys,
+    obs_token_limit,
+)
 from textgyms.mixture import Mixture
 
 __all__ = ["FAMILIES", "TextgymsConfig", "TextgymsData", "TextgymsEnv", "TextgymsEnvConfig",
@@ -76,6 +84,9 @@ class TextgymsConfig(vf.TasksetConfig):
     interleave: bool = False
     """Play a mixture's entries in turn (task ``i`` plays entry ``i`` mod their number) instead
     of drawing one by weight: an evaluation over every env, e.g. ``-n 6`` over six ids."""
+    max_obs_tokens: int | None = None
+    """Cut env answers to this many UTF-8 bytes (an upper bound on tokens) with a marker
+    (default ``$TEXTGYMS_MAX_OBS_TOKENS``, else no limit)."""
 
 
 class TextgymsData(vf.TaskData):
@@ -103,12 +114,13 @@ class TextgymsTaskset(vf.Taskset[TextgymsTask, TextgymsConfig]):
                 "textgyms/Wordle-v0, or a mixture such as 'textgyms/Wordle-v0*2,textgyms/Code-v0'"
             )
         mixture = Mixture.parse(config.envs)
+        keys = list(metric_keys(mixture))  # one key set for every task of the taskset
         for i in itertools.count():
             seed = config.seed + i
             pick = i % len(mixture.entries) if config.interleave else mixture.pick(seed)
             entry = mixture.entries[pick]
             row = {"env_id": entry.env_id, "seed": seed, "split": config.split,
-                   "env_kwargs": {**config.kwargs, **entry.kwargs}}
+                   "env_kwargs": {**config.kwargs, **entry.kwargs}, "metric_keys": keys}
             yield TaskRow.from_row(row)
 
     def load(self) -> Iterator[TextgymsTask]:
@@ -121,9 +133,11 @@ class TextgymsTaskset(vf.Taskset[TextgymsTask, TextgymsConfig]):
                     envs[key] = row.make()
                 env = envs[key]
                 prompt, info = env.reset(seed=row.seed)
-                row = TaskRow(row.env_id, row.env_kwargs, row.seed, row.split, info["task_id"])
+                row = TaskRow(row.env_id, row.env_kwargs, row.seed, row.split, info["task_id"],
+                              row.metric_keys)
+                limit = obs_token_limit(self.config.max_obs_tokens)
                 data = TextgymsData(name=f"{row.env_id}#{row.seed}", id=row.task_id,
-                                    prompt=prompt, info=row.columns())
+                                    prompt=prompt, info={**row.columns(), "max_obs_tokens": limit})
                 yield TextgymsTask(data, self.config.task)
         finally:
             for env in envs.values():
@@ -150,23 +164,24 @@ class TextgymsEnv(vf.Env[TextgymsEnvConfig]):
     async def run(self, task: TextgymsTask, agents: vf.Agents) -> None:
         """Reset on the task's seed, step each reply, send each observation back."""
         row = TaskRow.from_row(task.data.info)
-        episode = Episode(row)
+        limit = task.data.info.get("max_obs_tokens")
+        episode = await Episode.aopen(row)  # env work runs off verifiers' event loop
         actions: list[str] = []
         try:
             async with agents.player.interaction(task) as interaction:
                 segment = await interaction.turn()  # the task's prompt opens the exchange
                 while not segment.terminated:
                     actions.append(_reply(segment))
-                    result = episode.step(actions[-1])
+                    result = await episode.astep(actions[-1])
                     if result.done:
                         break
-                    segment = await interaction.turn(result.observation)
+                    segment = await interaction.turn(cut_observation(result.observation, limit))
             trace = interaction.trace
             trace.record_reward(REWARD, episode.reward())
-            trace.record_metrics(episode.metrics())
+            trace.record_metrics(episode.metrics(fill=0.0))  # the taskset's fixed keys
             trace.info["textgyms"] = {**row.columns(), "actions": actions}
         finally:
-            episode.close()
+            await episode.aclose()
 
 
 def taskset(envs: str | list[Any], **config: Any) -> TextgymsTaskset:

@@ -42,7 +42,6 @@ chat templates TRL ships.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 from uuid import uuid4
@@ -56,7 +55,13 @@ from verl.experimental.agent_loop.agent_loop import (
 from verl.utils.tokenizer.continuous_token import ContinuousTokenBuilder
 
 from textgyms.errors import ConfigError
-from textgyms.integrations.episode import Episode, TaskRow
+from textgyms.integrations.episode import (
+    COMMON_METRICS,
+    Episode,
+    TaskRow,
+    cut_observation,
+    obs_token_limit,
+)
 from textgyms.tokens import observation_turn
 
 __all__ = ["AGENT_NAME", "TextgymsAgentLoop"]
@@ -68,9 +73,13 @@ AGENT_NAME = "textgyms"
 class TextgymsAgentLoop(AgentLoopBase):
     """verl agent loop that plays the textgyms env a dataset row names (module docstring)."""
 
-    def __init__(self, *args: Any, tools: Any = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, tools: Any = None, max_obs_tokens: int | None = None,
+                 **kwargs: Any) -> None:
         # verl hands every loop its configured tool list; a textgyms env brings its own tools.
         super().__init__(*args, **kwargs)
+        # An env answer longer than this is cut with a marker (a key of the agent-loop YAML
+        # entry, else $TEXTGYMS_MAX_OBS_TOKENS).
+        self.max_obs_tokens = obs_token_limit(max_obs_tokens)
         self.response_length = int(self.rollout_config.response_length)
         multi_turn = self.rollout_config.multi_turn
         self.max_turns = multi_turn.max_assistant_turns or 0  # 0: the env's own limit only
@@ -78,18 +87,16 @@ class TextgymsAgentLoop(AgentLoopBase):
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         """Play one episode of the row in ``kwargs`` (every column of the dataset row)."""
-        loop = asyncio.get_running_loop()
         row = TaskRow.from_row(kwargs)
-        episode = await loop.run_in_executor(None, Episode, row)
+        episode = await Episode.aopen(row)  # env work runs off verl's event loop
         try:
             return await self._play(episode, sampling_params, kwargs)
         finally:
-            await loop.run_in_executor(None, episode.close)
+            await episode.aclose()
 
     async def _play(self, episode: Episode, sampling_params: dict[str, Any],
                     kwargs: dict[str, Any]) -> AgentLoopOutput:
         """The turn loop; returns verl's output for the finished or cut episode."""
-        loop = asyncio.get_running_loop()
         messages = self._prompt(episode, kwargs.get("raw_prompt"))
         ids = self.tokenizer.apply_chat_template(messages, tokenize=True, return_dict=False,
                                                  add_generation_prompt=True,
@@ -104,17 +111,20 @@ class TextgymsAgentLoop(AgentLoopBase):
                 request_id=request_id, prompt_ids=seq.prompt_ids + seq.ids, sampling_params=params)
             generated = seq.add(out.token_ids, 1, out.log_probs)
             text = self.tokenizer.decode(generated, skip_special_tokens=True)
-            result = await loop.run_in_executor(None, episode.step, text)
+            result = await episode.astep(text)
             seq.turns += 1
             if result.done or self._limit_reached(seq):
                 break
+            observation = cut_observation(result.observation, self.max_obs_tokens, self.tokenizer)
             messages += [{"role": "assistant", "content": text},
-                         {"role": "user", "content": result.observation}]
+                         {"role": "user", "content": observation}]
             obs = self._observation_ids(messages, seq.prompt_ids + seq.ids)
             if len(seq.mask) + len(obs) >= self.response_length:
                 break  # no room for the observation and a reply to it
             seq.add(obs, 0)
             seq.answers += 1
+        # The response budget ended an episode the env and the turn limits had not: say so.
+        episode.context_cut = not episode.done and not self._limit_reached(seq)
         return self._output(episode, seq, has_logprobs=bool(sampling_params.get("logprobs")))
 
     def _observation_ids(self, messages: list[dict[str, Any]], runtime: list[int]) -> list[int]:
@@ -164,9 +174,17 @@ class TextgymsAgentLoop(AgentLoopBase):
             reward_score=episode.reward(),
             num_turns=seq.turns + seq.answers + 1,
             metrics=AgentLoopMetrics(),
-            extra_fields={"reward_extra_info": episode.metrics(), "turn_scores": [],
+            extra_fields={"reward_extra_info": self._metrics(episode), "turn_scores": [],
                           "tool_rewards": []},
         )
+
+
+    @staticmethod
+    def _metrics(episode: Episode) -> dict[str, Any]:
+        """The episode's metrics under the dataset's fixed keys (verl builds its arrays from
+        the first sample's keys). Other envs' keys are None: verl's validation metrics skip
+        None, so each ``data_source`` averages its own env's numbers only."""
+        return episode.metrics(episode.row.metric_keys or COMMON_METRICS, fill=None)
 
 
 @dataclass

@@ -416,10 +416,17 @@ _pool_size = {"size": 1}
 
 def set_pool_size(size: int) -> None:
     """How many sandbox servers this process's shared pool may run at once (>= 1); applies
-    to the pool made next (``textgyms serve`` calls it before any session starts)."""
+    to the pool made next and to the one in use (``textgyms serve`` calls it before any
+    session starts, the trainer adapters when they make their first env)."""
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise ValueError(f"the sandbox pool size must be an integer >= 1, got {size!r}")
-    _pool_size["size"] = size
+    with _shared_lock:
+        _pool_size["size"] = size
+        box = _shared.get(os.getpid(), (None, 0))[0]
+    if box is not None:
+        with box._cond:
+            box.size = size
+            box._cond.notify_all()  # runs waiting for a server may start one now
 
 
 def shared() -> SandboxPool:

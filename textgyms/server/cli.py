@@ -110,7 +110,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=int,
         default=None,
         help="Code: sandbox servers per process, so runs of different sessions go in parallel "
-        "(default: the usable cores)",
+        "(default: $TEXTGYMS_SANDBOX_WORKERS, else the usable cores)",
     )
     p.add_argument(
         "--max-message-bytes",

@@ -10,7 +10,7 @@ from typing import Any
 
 import uvicorn
 
-from textgyms.cpus import usable_cpus
+from textgyms.cpus import sandbox_workers
 from textgyms.sandbox import set_pool_size
 from textgyms.server.app import Guard, create_app, summarise
 from textgyms.server.gate import Gate, Limits
@@ -28,7 +28,7 @@ def url_of(host: str, port: int) -> str:
 def serve(args: argparse.Namespace, kwargs: dict[str, Any], token: str | None) -> int:
     """Serve until SIGTERM or Ctrl-C (one process, or ``--workers`` forked ones); exit 0."""
 
-    set_pool_size(args.sandbox_servers or usable_cpus())
+    set_pool_size(args.sandbox_servers or sandbox_workers())
     table = Table(args.workers) if args.workers > 1 else None
     capacity = None
     if table is not None:

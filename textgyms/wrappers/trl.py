@@ -16,6 +16,11 @@ instance per rollout, and drives it through the protocol of ``trl.GRPOTrainer`` 
   penalties); for an episode the model left unfinished, the score the env gives when an episode
   is cut short (as at the turn limit).
 
+:func:`metrics_reward` logs the episodes' metrics (score, solved, turns, return, invalid
+actions, the verdict's parts per env) through TRL's ``log_metric``. Tool results longer than
+``$TEXTGYMS_MAX_OBS_TOKENS`` UTF-8 bytes come back cut with a marker; an episode TRL cuts at
+``max_completion_length`` is paid the score as things stand by ``get_reward``.
+
 Everything else on the class is private, because TRL exposes every public method as a tool.
 The class pickles (it is rebuilt from its env id and kwargs), as TRL's async GRPO needs.
 Only native tool calls reach the env under TRL (the chat template's tool-call format, parsed by
@@ -33,10 +38,18 @@ from typing import Any
 
 import gymnasium as gym
 
-from textgyms.core import ERROR, TOOLS
+from textgyms.core import TOOLS
 from textgyms.errors import ConfigError
+from textgyms.integrations.episode import (
+    Episode,
+    TaskRow,
+    cut_observation,
+    metric_keys,
+    obs_token_limit,
+    size_sandbox_pool,
+)
 
-__all__ = ["TextgymsTRLEnv", "environment_factory", "trl_dataset"]
+__all__ = ["TextgymsTRLEnv", "environment_factory", "metrics_reward", "trl_dataset"]
 
 _PY_TYPES = {"string": str, "integer": int, "number": float, "boolean": bool, "array": list,
              "object": dict}
@@ -72,45 +85,42 @@ class TextgymsTRLEnv(metaclass=_FactoryClass):
     _seeds: Any = None  # itertools.count shared by the instances of one class
 
     def __init__(self) -> None:
+        size_sandbox_pool()  # TRL plays a batch's Code tools side by side
         self._env = gym.make(self._env_id, **self._env_kwargs)
-        self._done = False
-        self._return = 0.0
-        self._penalties = 0.0
-        self._info: dict[str, Any] = {}
+        self._episode: Episode | None = None
 
     def reset(self, **row: Any) -> str:
         """Start a new episode (on the row's ``seed`` if it has one) and return its prompt."""
         seed = row.get("seed")
         seed = next(type(self)._seeds) if seed is None else int(seed)
-        obs, self._info = self._env.reset(seed=seed)
-        self._done, self._return, self._penalties = False, 0.0, 0.0
-        return obs
+        task = TaskRow(self._env_id, dict(self._env_kwargs), seed)
+        self._episode = Episode(task, env=self._env)
+        return self._episode.prompt
 
     def get_reward(self) -> float:
         """The episode's reward (see the module docstring)."""
-        if self._done or not self._info:
-            return self._return
-        env = self._env.unwrapped
-        return float(env.final_verdict(env.state).score) - self._penalties
+        return self._episode.reward() if self._episode is not None else 0.0
 
     @property
     def info(self) -> dict[str, Any]:
         """The env's info after the last reset or tool call (transcript in ``messages``)."""
-        return self._info
+        return self._episode.info if self._episode is not None else {}
+
+    def _metrics(self, keys: tuple[str, ...]) -> dict[str, float]:
+        """The episode's metrics under ``keys`` (other envs' keys 0.0)."""
+        if self._episode is None:
+            return dict.fromkeys(keys, 0.0)
+        return {k: float(v) for k, v in self._episode.metrics(keys, fill=0.0).items()}
 
     def _call(self, name: str, arguments: dict[str, Any]) -> str:
-        """Play one tool call as the env's JSON action; return the observation."""
-        if not self._info:
+        """Play one tool call as the env's JSON action; return the observation (cut to
+        ``$TEXTGYMS_MAX_OBS_TOKENS`` UTF-8 bytes, with a marker)."""
+        if self._episode is None:
             return "No episode is running: the environment was not reset."
-        if self._done:
+        if self._episode.done:
             return "The episode is over; no more tool calls are needed."
         action = json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False)
-        obs, reward, terminated, truncated, self._info = self._env.step(action)
-        self._return += float(reward)
-        if self._info.get(ERROR) is not None:
-            self._penalties += self._env.unwrapped.invalid_penalty
-        self._done = bool(terminated or truncated)
-        return obs
+        return cut_observation(self._episode.step(action).observation, obs_token_limit())
 
 
 def environment_factory(env_id: str, *, seed: int = 0, **env_kwargs: Any) -> type[TextgymsTRLEnv]:
@@ -201,3 +211,27 @@ def trl_dataset(num_tasks: int, seed: int = 0) -> Any:
             "seed": [seed + i for i in range(num_tasks)],
         }
     )
+
+
+def metrics_reward(envs: Any) -> Any:
+    """A TRL reward function that logs the episodes' metrics and scores nothing: pass it in
+    ``reward_funcs`` beside an ``environment_factory`` of ``envs`` (an id or a mixture).
+
+    Every call logs, through TRL's ``log_metric``, the batch mean of each of
+    :func:`~textgyms.integrations.episode.metric_keys` ``(envs)``: the same keys on every
+    rank and step (TRL gathers them in order), other envs' keys counted as 0.0, so divide an
+    ``<env>/...`` mean by ``<env>/episodes`` for that env's own mean. It returns None per
+    completion, which TRL leaves out of the reward (its column logs NaN)."""
+    keys = metric_keys(envs)
+
+    def textgyms_metrics(prompts: list[Any], completions: list[Any] | None = None,
+                         environments: list[Any] | None = None, log_metric: Any = None,
+                         **kwargs: Any) -> list[None]:
+        played = [e for e in environments or [] if isinstance(e, TextgymsTRLEnv)]
+        if log_metric is not None and played:
+            rows = [e._metrics(keys) for e in played]
+            for key in keys:
+                log_metric(key, sum(r[key] for r in rows) / len(rows))
+        return [None] * len(prompts)
+
+    return textgyms_metrics

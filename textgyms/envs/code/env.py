@@ -64,6 +64,8 @@ class CodeState:
 class CodeEnv(TextEnv):
     """Code; see the module docstring for the tools, kwargs and info keys."""
 
+    metric_parts = ("tests", "all_passed", "turn_cost")
+
     tools = (RUN, TEST, SUBMIT)
     conformance_variants = ({}, {"dataset": "humaneval"}, {"dataset": "codeio"})
 

@@ -61,6 +61,8 @@ class IsoState:
 class Iso20022Env(TextEnv):
     """pacs.008 -> MT103 translation; see the module docstring."""
 
+    metric_parts = ("format", "content", "precision", "material")
+
     tools = SINGLE_TOOLS
     conformance_variants = ({}, {"difficulty": 1}, {"difficulty": 3}, {"difficulty": 4},
                             {"difficulty": 2, "multi_turn": True})
@@ -154,6 +156,8 @@ class Mt103ToIsoEnv(TextEnv):
     reason of a schema gate; empty when valid) and ``translation_loss`` (what of the MT103
     no pacs.008 element carries; empty for generated messages).
     """
+
+    metric_parts = ("format", "content", "precision", "material")
 
     tools = (MX_ANSWER,)
     conformance_variants = ({}, {"difficulty": 1}, {"difficulty": 4}, {"header": True})

@@ -108,6 +108,9 @@ class NetState:
 class NetConfigEnv(TextEnv):
     """NetConfig; see the module docstring for kwargs, tools and scoring."""
 
+    metric_parts = ("parse", "progress", "kept", "requirements_met", "locked", "locked_lines",
+                    "device", "component", "cause")
+
     tools = TOOLS
     # One variant per family (so conformance covers every family), levels mixed.
     conformance_variants = tuple(

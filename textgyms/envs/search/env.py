@@ -145,6 +145,8 @@ class SearchState:
 class SearchEnv(TextEnv):
     """Search over an emulated web (FictionWeb, GeoWeb or your own JSONL corpus)."""
 
+    metric_parts = ("em", "f1", "grounded", "cited", "clarified")
+
     tools = TOOLS_BROWSE + (CLARIFY,)  # the full set (schemas per instance: see reset)
     conformance_variants = (
         {"corpus": "fictionweb", "pages": 1500},

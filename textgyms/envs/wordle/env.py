@@ -144,6 +144,8 @@ def _pattern(marks: str) -> tuple[tuple[int, ...], str, tuple[int, ...]]:
 class WordleEnv(TextEnv):
     """Wordle; see the module docstring for the rules, kwargs and info keys."""
 
+    metric_parts = ("greens", "letters", "efficiency")
+
     tools = (GUESS,)
     conformance_variants = ({}, {"hard_mode": True, "length": 6})
 
