@@ -2,8 +2,8 @@
 extra, then ``textgyms list`` and the envs. Every env that needs an extra says which.
 
 The wheel is built from this checkout with the test interpreter's pip (no build isolation), and
-the fresh venv gets only it and its two core dependencies (resolved from pip's configured index
-and cache), so this takes tens of seconds, most of it pip.
+the fresh venv gets only it and its two core dependencies (from the wheelhouse that `make` fetches
+beside the venv, else pip's configured index), so this takes tens of seconds, most of it pip.
 """
 
 from __future__ import annotations
@@ -65,7 +65,12 @@ def core_venv(tmp_path_factory) -> Path:
     venv = work / "venv"
     run([sys.executable, "-m", "venv", "--without-pip", str(venv)], work)
     (wheel,) = work.glob("textgyms-*.whl")
-    run([*pip, "--python", str(venv / "bin" / "python"), "install", "-q", str(wheel)], work)
+    # The core's dependencies from the wheelhouse `make` fetched with the venv (the test phase
+    # of `make test` has no package index), else from pip's configured index.
+    wheels = Path(sys.prefix) / "wheelhouse"
+    links = ["--find-links", str(wheels)] if wheels.is_dir() else []
+    run([*pip, "--python", str(venv / "bin" / "python"), "install", "-q", *links, str(wheel)],
+        work)
     return venv / "bin"
 
 
