@@ -18,12 +18,15 @@ calls become the env's JSON action (tool results go back as ``tool`` messages); 
 ``tool_calls=False`` the model writes the env's tags in its text and observations go back as
 user turns. Every reply is kept as its ``Choice`` object in ``messages_and_choices`` (ART reads
 the log-probs from it), the reward is the episode's return (``Episode.reward()``), and the
-metrics are the episode's score, solved, turns, return and finished.
+metrics are the episode's score, solved, turns, return and finished. The metadata is the task
+row (``env_id``, ``env_kwargs`` as JSON text, ``seed``, ``split``, ``task_id``), so
+``Scenario.from_row(trajectory.metadata)`` replays a trajectory's task.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 from collections.abc import Mapping
 from typing import Any
@@ -36,13 +39,13 @@ __all__ = ["Scenario", "rollout", "scenarios", "trajectory_groups"]
 
 
 def _import_art() -> Any:
-    """``import art``, and undo the patch it applies to transformers on import.
+    """``import art`` without litellm's network fetch, and without breaking transformers.
 
-    openpipe-art 0.5.18 replaces ``transformers.masking_utils._preprocess_mask_arguments`` with
-    a wrapper written for an older signature; under the transformers installed beside it every
-    causal-LM forward in the process then fails with a TypeError. The adapter only uses ART's
-    trajectory types (the model runs behind its OpenAI-compatible server), so the original
-    function, which ART keeps in its patches module, is put back, whoever imported art first.
+    openpipe-art 0.5.18 replaces ``transformers.masking_utils._preprocess_mask_arguments`` on
+    import with a wrapper written for the signature of an older transformers. Where the
+    installed transformers has another signature, every causal-LM forward in the process would
+    fail with a TypeError, so :func:`_undo_mismatched_patch` puts the original back then, and
+    only then (whoever imported art first); where the signatures match, ART's patch stays.
     """
     # ART imports litellm, which fetches a model price table from the network on import unless
     # told to use the copy it ships: textgyms never downloads at run time.
@@ -54,9 +57,21 @@ def _import_art() -> Any:
         from transformers import masking_utils
     except ImportError:  # no transformers here (or another ART layout): nothing was patched
         return art
-    if masking_utils._preprocess_mask_arguments is patches._patched_preprocess_mask_arguments:
-        masking_utils._preprocess_mask_arguments = patches._preprocess_mask_arguments
+    _undo_mismatched_patch(masking_utils, patches)
     return art
+
+
+def _undo_mismatched_patch(masking_utils: Any, patches: Any) -> bool:
+    """Restore transformers' own ``_preprocess_mask_arguments`` if ART's wrapper is installed
+    and its parameters (names, in order) differ from the original's; True if it restored."""
+    wrapper = patches._patched_preprocess_mask_arguments
+    original = patches._preprocess_mask_arguments  # transformers' function, kept by ART
+    if masking_utils._preprocess_mask_arguments is not wrapper:
+        return False
+    if list(inspect.signature(wrapper).parameters) == list(inspect.signature(original).parameters):
+        return False  # written for this transformers: ART's patch does what ART meant
+    masking_utils._preprocess_mask_arguments = original
+    return True
 
 
 art = _import_art()
@@ -114,8 +129,9 @@ async def rollout(model: art.Model, scenario: Scenario | Mapping[str, Any]) -> a
     tools = episode.tools if scenario.tool_calls else None
     trajectory = art.Trajectory(
         messages_and_choices=[{"role": "user", "content": episode.prompt}], tools=tools,
-        metadata={"env_id": scenario.env_id, "seed": scenario.seed, "split": scenario.split,
-                  "task_id": episode.info.get("task_id", "")})
+        # The whole task row (env_kwargs as JSON text: ART's metadata holds scalars), so a
+        # trajectory replays from itself: Scenario.from_row(trajectory.metadata).
+        metadata={**scenario.row.columns(), "task_id": episode.info.get("task_id", "")})
     try:
         turns = 0
         while not episode.done and (scenario.max_turns is None or turns < scenario.max_turns):
