@@ -16,14 +16,10 @@ TASKSETS = {"textgyms_env", "textgyms_wordle", "textgyms_search", "textgyms_code
 
 
 def _readme_layout() -> set[str]:
-    """The paths the README's layout table names (its first column)."""
+    """The paths the README's layout item names (``* Layout: `textgyms/` ...``)."""
     text = (ROOT / "README.md").read_text()
-    section = text.split("## Repository layout", 1)[1].split("\n## ", 1)[0]
-    names = set()
-    for line in section.splitlines():
-        if line.startswith("| `"):
-            names |= {n.rstrip("/") for n in re.findall(r"`([^`]+)`", line.split("|")[1])}
-    return names
+    item = text.split("\n* Layout:", 1)[1].split("\n\n", 1)[0].split("\n* ", 1)[0]
+    return {name.rstrip("/") for name in re.findall(r"`([^`]+)`", item)}
 
 
 def test_the_root_holds_only_what_the_readme_layout_names():
