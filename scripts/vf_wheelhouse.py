@@ -4,8 +4,8 @@ verifiers 0.4 runs its chat program (the ``null`` and ``bash`` harnesses) as a P
 before the first rollout, ``uv sync --script`` installs the packages the script declares. This
 reads that declaration from the installed verifiers and downloads those packages, with their
 dependencies, as wheels for this Python into a wheelhouse. The tests then run uv with
-``UV_NO_INDEX=1 UV_FIND_LINKS=<wheelhouse>`` (``tests/support.py``), so nothing is downloaded
-during the test phase.
+``UV_DEFAULT_INDEX`` and ``UV_FIND_LINKS`` pointing at it (``tests/support.py``), so nothing is
+downloaded during the test phase.
 
     .venv-verifiers/bin/python scripts/vf_wheelhouse.py .venv-verifiers/wheelhouse
 """

@@ -57,7 +57,9 @@ def verifiers_env(vf_bin: Path) -> dict[str, str]:
     if not wheels.is_dir():
         pytest.fail(f"{vf_bin.parent} has no wheelhouse: rebuild it with "
                     f"`make {vf_bin.parent.name}/.textgyms-installed`")
-    # verifiers sets UV_OFFLINE=false for that install, so the index is cut with UV_NO_INDEX.
-    return {**os.environ, "PATH": f"{vf_bin}:{os.environ['PATH']}", "UV_NO_INDEX": "1",
-            "UV_FIND_LINKS": str(wheels), "UV_PYTHON": str(vf_bin / "python"),
-            "UV_PYTHON_DOWNLOADS": "never"}
+    # verifiers sets UV_OFFLINE=false for that install, and uv has no environment variable for
+    # --no-index, so the default index becomes the local wheelhouse folder (which uv reads as an
+    # index without contacting anything) and the wheels come from it as find-links.
+    return {**os.environ, "PATH": f"{vf_bin}:{os.environ['PATH']}",
+            "UV_DEFAULT_INDEX": wheels.as_uri(), "UV_FIND_LINKS": str(wheels),
+            "UV_PYTHON": str(vf_bin / "python"), "UV_PYTHON_DOWNLOADS": "never"}
