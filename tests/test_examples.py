@@ -278,9 +278,14 @@ def test_verifiers_recipe_resolves_with_vf_evals_own_loader(tmp_path):
 
     done = dry_run()
     assert done.returncode == 0, done.stderr[-3000:]
-    resolved = done.stdout + done.stderr
-    for value in ("textgyms_env", "textgyms/Search-v1,textgyms/Code-v0", "Qwen/Qwen3-1.7B",
-                  "subprocess"):
-        assert value in resolved, value
+    # --dry-run writes the resolved config (every default filled in) and exits.
+    (written,) = tmp_path.glob("runs/verifiers/*/configs/resolved/eval.json")
+    resolved = json.loads(written.read_text())
+    taskset, player = resolved["env"]["taskset"], resolved["env"]["player"]
+    assert (taskset["id"], taskset["envs"]) == ("textgyms_env",
+                                                "textgyms/Search-v1,textgyms/Code-v0")
+    assert taskset["kwargs"] == {"max_turns": 6} and taskset["interleave"] is True
+    assert resolved["model"] == "Qwen/Qwen3-1.7B" and resolved["num_rollouts"] == 8
+    assert "subprocess" in json.dumps(player) and resolved["push"] is False
     bad = dry_run("--env.taskset.interleavz", "true")
     assert bad.returncode != 0 and "interleavz" in bad.stdout + bad.stderr
