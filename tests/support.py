@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
@@ -41,3 +43,23 @@ def started_servers(servers: dict[str, tuple[str, dict[str, Any]]]) -> Iterator[
     finally:
         for server in started.values():
             server.stop()
+
+
+def verifiers_env(vf_bin: Path) -> dict[str, str]:
+    """The environment for a command of the verifiers venv (``vf_bin``: its ``bin``): that bin
+    first on the PATH (verifiers runs ``uv``), and uv offline. verifiers' agent runtime installs
+    its chat program's packages with ``uv sync --script`` before the first rollout; they come
+    from the wheelhouse ``make`` fetches when it builds the venv (``scripts/vf_wheelhouse.py``),
+    never from an index, in the venv's own Python (the wheels are built for it)."""
+    import pytest
+
+    wheels = vf_bin.parent / "wheelhouse"
+    if not wheels.is_dir():
+        pytest.fail(f"{vf_bin.parent} has no wheelhouse: rebuild it with "
+                    f"`make {vf_bin.parent.name}/.textgyms-installed`")
+    # verifiers sets UV_OFFLINE=false for that install, and uv has no environment variable for
+    # --no-index, so the default index becomes the local wheelhouse folder (which uv reads as an
+    # index without contacting anything) and the wheels come from it as find-links.
+    return {**os.environ, "PATH": f"{vf_bin}:{os.environ['PATH']}",
+            "UV_DEFAULT_INDEX": wheels.as_uri(), "UV_FIND_LINKS": str(wheels),
+            "UV_PYTHON": str(vf_bin / "python"), "UV_PYTHON_DOWNLOADS": "never"}

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from support import verifiers_env
 
 import textgyms
 from textgyms.integrations.episode import COMMON_METRICS, Episode, TaskRow
@@ -55,7 +56,7 @@ def _vf_cmd(server, out: Path, *args: str) -> tuple[list[str], dict]:
     """``vf-eval`` (the real CLI, from the verifiers venv) against the model server."""
     if not (VF_BIN / "vf-eval").exists():
         pytest.skip("no .venv-verifiers (run `make test`, which makes it)")
-    env = {**os.environ, "OPENAI_API_KEY": "local", "PATH": f"{VF_BIN}:{os.environ['PATH']}"}
+    env = {**verifiers_env(VF_BIN), "OPENAI_API_KEY": "local"}
     cmd = [str(VF_BIN / "vf-eval"), *args, "-m", server.model,
            "--client.base-url", f"{server.url}/v1", "--client.api-key-var", "OPENAI_API_KEY",
            "--env.player.runtime.type", "subprocess", "--env.player.harness.id", "null",
@@ -88,6 +89,7 @@ def _messages(trace: dict) -> tuple[list[str], list[str]]:
 
 def _check_textgyms_trace(trace: dict, finished: bool = True) -> None:
     info = trace["info"]["textgyms"]
+    assert trace["task"]["key"] == info["task_id"]  # the trace names the task by its task_id
     users, replies = _messages(trace)
     assert replies == info["actions"]  # the env played exactly what the model wrote
     episode, observations = _replay(TaskRow.from_row(info), replies)
@@ -246,11 +248,15 @@ def test_openrlhf_agent_file_with_the_server(model_server):
 def _check_art(trajectory, scenario) -> None:
     from openai.types.chat.chat_completion import Choice
 
-    from textgyms.integrations.art import _action
+    from textgyms.integrations.art import Scenario, _action
 
     choices = [m for m in trajectory.messages_and_choices if isinstance(m, Choice)]
     assert choices and all(c.message.role == "assistant" for c in choices)
-    episode, observations = _replay(scenario.row, [_action(c.message) for c in choices])
+    row = Scenario.from_row(trajectory.metadata).row  # the trajectory replays from itself
+    assert (row.env_id, row.env_kwargs, row.seed, row.split) == (
+        scenario.row.env_id, scenario.row.env_kwargs, scenario.row.seed, scenario.row.split)
+    episode, observations = _replay(row, [_action(c.message) for c in choices])
+    assert trajectory.metadata["task_id"] == episode.info["task_id"]
     answers = [m["content"] for m in trajectory.messages_and_choices
                if isinstance(m, dict) and m["role"] in ("user", "tool")]
     assert answers[0] == episode.prompt and answers[1:] == observations[: len(answers) - 1]

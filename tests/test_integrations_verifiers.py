@@ -34,8 +34,8 @@ for module, env_id in [*FAMILIES.items(), ("textgyms_env", "")]:
         "env": environment_class(module) is TextgymsEnv, "default": config.envs}
 ts = taskset_class("textgyms_wordle")(taskset_config_type("textgyms_wordle")(
     id="textgyms_wordle", kwargs={"max_turns": 3}, split="test", seed=5))
-out["wordle"] = [t.data.model_dump(include={"idx", "id", "name", "prompt", "info"})
-                 for t in ts.take(3)]
+out["wordle"] = [{**t.data.model_dump(include={"idx", "id", "name", "prompt", "info"}),
+                  "key": t.key, "hash": t.hash} for t in ts.take(3)]
 mix = taskset_class("textgyms_env")(taskset_config_type("textgyms_env")(
     id="textgyms_env", envs="textgyms/Wordle-v0,textgyms/Code-v0", interleave=True))
 out["interleave"] = [t.data.info["env_id"] for t in mix.take(4)]
@@ -83,6 +83,7 @@ def test_tasks_are_the_envs_prompts_on_consecutive_seeds(report):
         assert row.env_kwargs == {"max_turns": 3, "split": "test"}
         episode = Episode(row)
         assert task["prompt"] == episode.prompt and task["id"] == episode.info["task_id"]
+        assert task["key"] == episode.info["task_id"] != task["hash"]  # keyed by our task_id
         assert task["name"] == f"textgyms/Wordle-v0#{5 + i}"
         episode.close()
 

@@ -21,12 +21,15 @@ the log-probs from it), the reward is the episode's return (``Episode.reward()``
 metrics are the episode's (:meth:`Episode.metrics`: score, solved, turns, return, finished,
 invalid actions, and ``<env>/...`` keys with the verdict's parts). ``Scenario.max_context_tokens``
 ends an episode whose next request could overflow the model's context (paid the score as things
-stand, ``context_cut`` 1) rather than letting the server refuse it and fail the step.
+stand, ``context_cut`` 1) rather than letting the server refuse it and fail the step. The
+metadata is the task row (``env_id``, ``env_kwargs`` as JSON text, ``seed``, ``split``,
+``task_id``), so ``Scenario.from_row(trajectory.metadata)`` replays a trajectory's task.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import json
 import os
 from collections.abc import Mapping
@@ -40,13 +43,13 @@ __all__ = ["Scenario", "rollout", "scenarios", "trajectory_groups"]
 
 
 def _import_art() -> Any:
-    """``import art``, and undo the patch it applies to transformers on import.
+    """``import art`` without litellm's network fetch, and without breaking transformers.
 
-    openpipe-art 0.5.18 replaces ``transformers.masking_utils._preprocess_mask_arguments`` with
-    a wrapper written for an older signature; under the transformers installed beside it every
-    causal-LM forward in the process then fails with a TypeError. The adapter only uses ART's
-    trajectory types (the model runs behind its OpenAI-compatible server), so the original
-    function, which ART keeps in its patches module, is put back, whoever imported art first.
+    openpipe-art 0.5.18 replaces ``transformers.masking_utils._preprocess_mask_arguments`` on
+    import with a wrapper written for the signature of an older transformers. Where the
+    installed transformers has another signature, every causal-LM forward in the process would
+    fail with a TypeError, so :func:`_undo_mismatched_patch` puts the original back then, and
+    only then (whoever imported art first); where the signatures match, ART's patch stays.
     """
     # ART imports litellm, which fetches a model price table from the network on import unless
     # told to use the copy it ships: textgyms never downloads at run time.
@@ -58,9 +61,21 @@ def _import_art() -> Any:
         from transformers import masking_utils
     except ImportError:  # no transformers here (or another ART layout): nothing was patched
         return art
-    if masking_utils._preprocess_mask_arguments is patches._patched_preprocess_mask_arguments:
-        masking_utils._preprocess_mask_arguments = patches._preprocess_mask_arguments
+    _undo_mismatched_patch(masking_utils, patches)
     return art
+
+
+def _undo_mismatched_patch(masking_utils: Any, patches: Any) -> bool:
+    """Restore transformers' own ``_preprocess_mask_arguments`` if ART's wrapper is installed
+    and its parameters (names, in order) differ from the original's; True if it restored."""
+    wrapper = patches._patched_preprocess_mask_arguments
+    original = patches._preprocess_mask_arguments  # transformers' function, kept by ART
+    if masking_utils._preprocess_mask_arguments is not wrapper:
+        return False
+    if list(inspect.signature(wrapper).parameters) == list(inspect.signature(original).parameters):
+        return False  # written for this transformers: ART's patch does what ART meant
+    masking_utils._preprocess_mask_arguments = original
+    return True
 
 
 art = _import_art()
@@ -128,8 +143,9 @@ async def rollout(model: art.Model, scenario: Scenario | Mapping[str, Any]) -> a
     tools = episode.tools if scenario.tool_calls else None
     trajectory = art.Trajectory(
         messages_and_choices=[{"role": "user", "content": episode.prompt}], tools=tools,
-        metadata={"env_id": scenario.env_id, "seed": scenario.seed, "split": scenario.split,
-                  "task_id": episode.info.get("task_id", "")})
+        # The whole task row (env_kwargs as JSON text: ART's metadata holds scalars), so a
+        # trajectory replays from itself: Scenario.from_row(trajectory.metadata).
+        metadata={**scenario.row.columns(), "task_id": episode.info.get("task_id", "")})
     budget = _Budget(scenario.max_context_tokens, _size(trajectory.messages(), tools))
     limit = obs_token_limit(scenario.max_obs_tokens)
     try:

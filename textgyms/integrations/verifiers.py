@@ -99,6 +99,13 @@ class TextgymsData(vf.TaskData):
 class TextgymsTask(vf.Task[TextgymsData]):
     """One textgyms episode to play."""
 
+    @property
+    def key(self) -> str:
+        """The env's ``task_id``: the task's own identity, the same whichever seed, position or
+        run draws it (verifiers' default, a hash of the task data, changes with ``idx`` and
+        ``name``), so ``--select.keys`` and the traces' ``task.key`` name textgyms tasks."""
+        return str(self.data.info.get("task_id") or super().key)
+
 
 class TextgymsTaskset(vf.Taskset[TextgymsTask, TextgymsConfig]):
     """Procedural tasks of one env id or a mixture, over the train or test split."""
