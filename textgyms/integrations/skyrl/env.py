@@ -38,9 +38,10 @@ class TextgymsEnv(BaseTextEnv):
         super().__init__()
         extras = dict(extras or {})
         row = TaskRow.from_row(extras)
-        # SkyRL passes its config section for the env class (an empty dict when it has none)
-        defaults = dict(env_config.get("env_kwargs") or {}) if isinstance(env_config, Mapping) \
-            else {}
+        # SkyRL passes its config section for the env class: an empty dict when it has none, a
+        # dataclass under SkyRL 0.4's typed config (skyrl.main.config_class), a mapping in 0.3
+        defaults = dict((env_config.get("env_kwargs") if isinstance(env_config, Mapping)
+                         else getattr(env_config, "env_kwargs", None)) or {})
         self.row = TaskRow(row.env_id, {**defaults, **row.env_kwargs}, row.seed, row.split,
                            row.task_id)
         self.max_turns = int(extras.get("max_turns") or 0)  # 0: the env's own limit only
