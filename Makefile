@@ -51,7 +51,7 @@ $(SKYRL_STAMP): pyproject.toml
 	test -x $(SKYRL_VENV)/bin/python || $(PYTHON312) -m venv $(SKYRL_VENV)
 	$(SKYRL_VENV)/bin/python -m pip --disable-pip-version-check install -q "torch==2.14.1"
 	$(SKYRL_VENV)/bin/python -m pip --disable-pip-version-check install -q \
-	    -e ".[search,code,iso,net,skyrl,skyrl-run]"
+	    -e ".[search,code,iso,net,skyrl,skyrl-test,skyrl-run]"
 	touch $(SKYRL_STAMP)
 
 ## demo: the reference policies over every env, the CPU learning demo, and the leaderboard

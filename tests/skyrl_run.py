@@ -104,7 +104,7 @@ def generate(cfg, tok, rows, scripts, n=1) -> tuple[dict, ScriptedClient]:
 def overrides(data: Path, model: Path, **more: str) -> list[str]:
     base = {"data.train_data": f"['{data}']", "trainer.policy.model.path": str(model),
             "trainer.max_prompt_length": "100000", "generator.max_input_length": "1000000",
-            "generator.max_turns": "50"}
+            "generator.max_turns": "50", "trainer.logger": "console"}
     return [f"{k}={v}" for k, v in {**base, **more}.items()]
 
 

@@ -34,30 +34,23 @@ SKYRL_INSTALL = ("SkyRL's trainer needs Python >= 3.12; there, pip install "
 def config_class() -> type:
     """SkyRL's ``SkyRLTrainConfig`` with an ``environment.skyrl_gym.textgyms`` section (the
     env's ``env_config``) and ``textgyms`` as the default env class."""
-    from dataclasses import dataclass, field
+    from dataclasses import field, make_dataclass
 
     from skyrl.train.config import SkyRLTrainConfig
     from skyrl.train.config.config import BaseConfig, EnvironmentConfig, SkyRLGymConfig
 
-    @dataclass
-    class TextgymsEnvConfig(BaseConfig):
-        env_kwargs: dict[str, Any] = field(default_factory=dict)
+    def section(name: str, base: type, **fields: tuple[type, Any]) -> type:
+        # make_dataclass keeps the field types as classes (this module's annotations are
+        # strings), which SkyRL's builder needs to parse a nested section from the CLI
+        return make_dataclass(name, [(k, t, field(default_factory=f) if callable(f) else
+                                      field(default=f)) for k, (t, f) in fields.items()],
+                              bases=(base,))
 
-    @dataclass
-    class TextgymsGymConfig(SkyRLGymConfig):
-        textgyms: TextgymsEnvConfig = field(default_factory=TextgymsEnvConfig)
-
-    @dataclass
-    class TextgymsEnvironmentConfig(EnvironmentConfig):
-        env_class: str = ENV_CLASS
-        skyrl_gym: TextgymsGymConfig = field(default_factory=TextgymsGymConfig)
-
-    @dataclass
-    class TextgymsTrainConfig(SkyRLTrainConfig):
-        environment: TextgymsEnvironmentConfig = field(
-            default_factory=TextgymsEnvironmentConfig)
-
-    return TextgymsTrainConfig
+    env = section("TextgymsEnvConfig", BaseConfig, env_kwargs=(dict, dict))
+    gym = section("TextgymsGymConfig", SkyRLGymConfig, textgyms=(env, env))
+    environment = section("TextgymsEnvironmentConfig", EnvironmentConfig,
+                          env_class=(str, ENV_CLASS), skyrl_gym=(gym, gym))
+    return section("TextgymsTrainConfig", SkyRLTrainConfig, environment=(environment, environment))
 
 
 def load_config(argv: Sequence[str]) -> Any:
