@@ -160,7 +160,8 @@ def env_kwargs_and_refusals(out, data, model, tok, rows) -> None:
                             "reward_sum": sum(output["rewards"][0])}
     out["refused"] = {}
     for name, argv in {"unknown": ["environment.skyrl_gym.textgyms.nope=1"],
-                       "plus": ["+trainer.x=1"]}.items():
+                       "plus": ["+trainer.x=1"],
+                       "batch": ["trainer.train_batch_size=1"]}.items():  # a bare assert
         try:
             load_config(overrides(data, model) + argv)
         except ConfigError as exc:

@@ -97,3 +97,4 @@ def test_skyrls_config_refusals_are_config_errors(report):
     refused = report["refused"]
     assert "nope" in refused["unknown"] and "SkyRL refuses" in refused["unknown"]
     assert "'+' prefix" in refused["plus"]
+    assert "train_batch_size >= cfg.trainer.policy_mini_batch_size" in refused["batch"]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,7 +67,9 @@ def load_config(argv: Sequence[str]) -> Any:
         cfg = config_class().from_cli_overrides(list(argv))
         validate_cfg(cfg)
     except (ValueError, TypeError, AssertionError, KeyError) as exc:
-        raise ConfigError(f"SkyRL refuses the config: {exc}") from exc
+        # SkyRL's checks are often bare asserts: their source line is the reason
+        reason = str(exc) or traceback.extract_tb(exc.__traceback__)[-1].line
+        raise ConfigError(f"SkyRL refuses the config: {reason}") from exc
     return cfg
 
 
