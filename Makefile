@@ -44,6 +44,23 @@ $(VF_STAMP): pyproject.toml scripts/vf_wheelhouse.py
 	$(VF_VENV)/bin/python scripts/vf_wheelhouse.py $(VF_VENV)/wheelhouse
 	touch $(VF_STAMP)
 
+# SkyRL 0.4 in a venv of its own: its trainer needs Python 3.12 (pydantic refuses its TypedDicts
+# on 3.11), found here through pyenv (the image ships 3.12) or on PATH. torch first and pinned:
+# SkyRL's generator imports it, PyPI has only CUDA builds for 3.12 (they run on the CPU), and
+# 2.14.1 is the release whose CUDA libraries lie on this image's disk (pip's cap allows it).
+PYTHON312 ?= $(shell for p in "$$(pyenv prefix 3.12 2>/dev/null)/bin/python3.12" python3.12 \
+               /root/.pyenv/versions/3.12.*/bin/python3.12; do "$$p" -c "import sys; \
+               assert sys.version_info[:2] == (3, 12)" 2>/dev/null && { echo "$$p"; break; }; done)
+SKYRL_VENV  ?= .venv-skyrl
+SKYRL_STAMP := $(SKYRL_VENV)/.textgyms-installed
+$(SKYRL_STAMP): pyproject.toml
+	@test -n "$(PYTHON312)" || { echo "no Python 3.12 found (pyenv install 3.12, or PYTHON312=...)"; exit 1; }
+	test -x $(SKYRL_VENV)/bin/python || $(PYTHON312) -m venv $(SKYRL_VENV)
+	$(SKYRL_VENV)/bin/python -m pip --disable-pip-version-check install -q "torch==2.14.1"
+	$(SKYRL_VENV)/bin/python -m pip --disable-pip-version-check install -q \
+	    -e ".[search,code,iso,net,skyrl,skyrl-test,skyrl-run]"
+	touch $(SKYRL_STAMP)
+
 ## demo: the reference policies over every env, the CPU learning demo, and the leaderboard
 # The eval runs use the leaderboard protocol (test split, seeds 0..29) for oracle, random and
 # blind over every env. The headline demo trains SmolLM2-135M-Instruct on a FictionWeb Search
@@ -87,7 +104,7 @@ OFFLINE := PIP_NO_INDEX=1 UV_OFFLINE=1 HF_HUB_OFFLINE=1 \
            HTTP_PROXY=http://127.0.0.1:9 HTTPS_PROXY=http://127.0.0.1:9 ALL_PROXY=http://127.0.0.1:9 \
            http_proxy=http://127.0.0.1:9 https_proxy=http://127.0.0.1:9 all_proxy=http://127.0.0.1:9 \
            NO_PROXY=127.0.0.1,localhost no_proxy=127.0.0.1,localhost
-test: $(STAMP) $(VF_STAMP)
+test: $(STAMP) $(VF_STAMP) $(SKYRL_STAMP)
 	$(VENV)/bin/ruff check textgyms tests benchmarks scripts baselines tasksets examples
 	cache=$$(mktemp -d) && status=0 && \
 	    $(OFFLINE) UV_CACHE_DIR=$$cache $(PY) -m pytest -q -n 2 --dist loadfile || status=$$?; \

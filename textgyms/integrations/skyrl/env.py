@@ -27,6 +27,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Mapping
@@ -47,8 +48,10 @@ class TextgymsEnv(BaseTextEnv):
         super().__init__()
         extras = dict(extras or {})
         row = TaskRow.from_row(extras)
-        # SkyRL passes its config section for the env class (an empty dict when it has none)
-        config = env_config if isinstance(env_config, Mapping) else {}
+        # SkyRL passes its config section for the env class: an empty dict when it has none, a
+        # dataclass under SkyRL 0.4's typed config (skyrl.main.config_class), a mapping in 0.3
+        config = (env_config if isinstance(env_config, Mapping) else
+                  vars(env_config) if dataclasses.is_dataclass(env_config) else {})
         defaults = dict(config.get("env_kwargs") or {})
         self.row = TaskRow(row.env_id, {**defaults, **row.env_kwargs}, row.seed, row.split,
                            row.task_id, row.metric_keys)
