@@ -107,7 +107,7 @@ OFFLINE := PIP_NO_INDEX=1 UV_OFFLINE=1 HF_HUB_OFFLINE=1 \
 test: $(STAMP) $(VF_STAMP) $(SKYRL_STAMP)
 	$(VENV)/bin/ruff check textgyms tests benchmarks scripts baselines tasksets examples
 	cache=$$(mktemp -d) && status=0 && \
-	    $(OFFLINE) UV_CACHE_DIR=$$cache $(PY) -m pytest -q -n 2 --dist loadfile || status=$$?; \
+	    $(OFFLINE) UV_CACHE_DIR=$$cache $(PY) -m pytest -q -n 2 --dist loadfile --durations=25 || status=$$?; \
 	    rm -rf $$cache; exit $$status
 
 ## check-crash: a test worker that crashes or hangs must end `make test` with a failure, never a hang

@@ -45,7 +45,7 @@ PRESETS: dict[str, dict[str, Any]] = {
     "wordle": {"env_id": "textgyms/Wordle-v0", "env_kwargs": demo.WORDLE_VARIANT,
                "sft_episodes": 394, "steps": 200, "num_groups": 16, "group_size": 16,
                "lr": 2e-5, "max_new_tokens": 12},
-    "netconfig": {"env_id": "textgyms/NetConfig-v3",
+    "netconfig": {"env_id": "textgyms/NetConfig-v4",
                   "env_kwargs": {"family": "routing", "difficulty": "easy", "max_turns": 8,
                                  "max_invalid": 2},
                   "sft_episodes": 128, "steps": 80, "num_groups": 8, "group_size": 8,

@@ -41,7 +41,7 @@ def _node_of(actor) -> str:
     return ray.get(actor.__ray_call__.remote(lambda _self: ray.get_runtime_context().get_node_id()))
 
 
-@pytest.mark.parametrize("env_id", ["textgyms/Code-v0", "textgyms/NetConfig-v3"])
+@pytest.mark.parametrize("env_id", ["textgyms/Code-v0", "textgyms/NetConfig-v4"])
 def test_heavy_family_runs_on_the_cpu_nodes(cpu_nodes, env_id):
     head = ray.get_runtime_context().get_node_id()
     with (
