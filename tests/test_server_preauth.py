@@ -37,39 +37,35 @@ FLOOD = 1100  # more than the usual 1,024 descriptors
 FIVE_ADDRESSES = tuple(f"127.0.0.{i}" for i in range(2, 7))
 
 
+def _serve(deadline: str, request_timeout: str, token: str | None) -> Iterator[ServerProcess]:
+    """A Wordle server with this auth deadline and request timeout, stopped after the module."""
+    args = ["--auth-deadline", deadline, "--request-timeout", request_timeout]
+    server = ServerProcess(WORDLE, token=token, args=args)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="module")
 def flooded() -> Iterator[ServerProcess]:
     """A server with the token and default caps; the deadline (and the request timeout, which
     also drops a silent connection) are long, so that the flood is certainly still held while
     the client with the token comes in."""
-    args = ["--auth-deadline", "120", "--request-timeout", "120"]
-    server = ServerProcess(WORDLE, token=TOKEN, args=args)
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _serve("120", "120", TOKEN)
 
 
 @pytest.fixture(scope="module")
 def strict() -> Iterator[ServerProcess]:
     """A server with a 1 s deadline and a request timeout far past it: whatever closes a
     connection within a few seconds here is the deadline."""
-    args = ["--auth-deadline", "1", "--request-timeout", "600"]
-    server = ServerProcess(WORDLE, token=TOKEN, args=args)
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _serve("1", "600", TOKEN)
 
 
 @pytest.fixture(scope="module")
 def tokenless() -> Iterator[ServerProcess]:
     """The same on loopback without a token: any whole request authenticates."""
-    server = ServerProcess(WORDLE, args=["--auth-deadline", "1", "--request-timeout", "600"])
-    try:
-        yield server
-    finally:
-        server.stop()
+    yield from _serve("1", "600", None)
 
 
 def address(url: str) -> tuple[str, int]:
