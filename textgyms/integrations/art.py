@@ -30,12 +30,18 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import json
 import os
 from collections.abc import Mapping
 from typing import Any
 
-from textgyms.integrations.episode import Episode, TaskRow, cut_observation, obs_token_limit
+from textgyms.integrations.episode import (
+    ContextBudget,
+    Episode,
+    TaskRow,
+    cut_observation,
+    message_tokens,
+    obs_token_limit,
+)
 from textgyms.mixture import Mixture
 from textgyms.policies.openai_chat import tool_call_action
 
@@ -146,7 +152,8 @@ async def rollout(model: art.Model, scenario: Scenario | Mapping[str, Any]) -> a
         # The whole task row (env_kwargs as JSON text: ART's metadata holds scalars), so a
         # trajectory replays from itself: Scenario.from_row(trajectory.metadata).
         metadata={**scenario.row.columns(), "task_id": episode.info.get("task_id", "")})
-    budget = _Budget(scenario.max_context_tokens, _size(trajectory.messages(), tools))
+    prompt = message_tokens(trajectory.messages(), tools)
+    budget = ContextBudget(scenario.max_context_tokens, prompt)
     limit = obs_token_limit(scenario.max_obs_tokens)
     try:
         turns = 0
@@ -166,7 +173,7 @@ async def rollout(model: art.Model, scenario: Scenario | Mapping[str, Any]) -> a
             if not result.done:
                 answer = _answer(choice.message, cut_observation(result.observation, limit))
                 trajectory.messages_and_choices.extend(answer)
-                budget.used(completion.usage, trajectory.messages(), answer)
+                budget.used(_counted(completion.usage), trajectory.messages(), answer)
         trajectory.reward = episode.reward()
         # ART averages each metric over the trajectories that report it: this env's keys only.
         trajectory.metrics = episode.metrics(fill=None)
@@ -176,34 +183,11 @@ async def rollout(model: art.Model, scenario: Scenario | Mapping[str, Any]) -> a
     return trajectory.finish()
 
 
-def _size(messages: Any, tools: Any = None) -> int:
-    """An upper bound on the tokens of ``messages`` (and tools): their JSON's UTF-8 bytes
-    plus 8 per message for the template's headers (a byte-level tokenizer needs no more)."""
-    text = json.dumps(messages, ensure_ascii=False, default=str)
-    text += json.dumps(tools, ensure_ascii=False) if tools else ""
-    return len(text.encode("utf-8")) + 8 * len(messages)
-
-
-class _Budget:
-    """The context a scenario may still use: the server's count of the last request and its
-    reply (``usage``) plus an upper bound on the messages added since."""
-
-    def __init__(self, limit: int | None, prompt: int) -> None:
-        self.limit, self.next_prompt = limit, prompt
-
-    def room(self, max_tokens: int) -> int:
-        """Tokens the next reply may take (< 1: the request would not fit)."""
-        if self.limit is None:
-            return max_tokens
-        return min(max_tokens, self.limit - self.next_prompt)
-
-    def used(self, usage: Any, messages: list[Any], added: list[dict[str, Any]]) -> None:
-        """Account for a reply (``usage`` of its request) and the ``added`` answer."""
-        if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
-            self.next_prompt = (usage.prompt_tokens + (usage.completion_tokens or 0)
-                                + _size(added) + 8)
-        else:  # no usage from the server: bound the whole transcript
-            self.next_prompt = _size(messages)
+def _counted(usage: Any) -> int | None:
+    """The server's count of a request and its reply (None: the server sent no usage)."""
+    if usage is None or getattr(usage, "prompt_tokens", None) is None:
+        return None
+    return usage.prompt_tokens + (usage.completion_tokens or 0)
 
 
 def scenarios(envs: str | list[Any], n: int, *, kwargs: Mapping[str, Any] | None = None,

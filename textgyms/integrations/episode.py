@@ -14,7 +14,9 @@ What every adapter shares besides: async adapters run env work off their event l
 (:meth:`Episode.aopen`, :meth:`Episode.astep`, :meth:`Episode.aclose` on a dedicated thread
 pool), the Code sandbox pool is sized to the usable CPUs (``$TEXTGYMS_SANDBOX_WORKERS``
 overrides) when an adapter makes its first env, and observations are cut to the token budget
-(:func:`cut_observation`, ``$TEXTGYMS_MAX_OBS_TOKENS``).
+(:func:`cut_observation`, ``$TEXTGYMS_MAX_OBS_TOKENS``); an adapter that talks to an inference
+server ends an episode before its next request could overflow the model's context
+(:class:`ContextBudget`) instead of sending a request the server refuses.
 """
 
 from __future__ import annotations
@@ -36,9 +38,9 @@ from textgyms.core import ERROR, MESSAGES, PARTS, SCORE, SOLVED, TOOLS, TURN, in
 from textgyms.cpus import sandbox_workers
 from textgyms.errors import ConfigError
 
-__all__ = ["COMMON_METRICS", "MAX_OBS_TOKENS_ENV", "PER_ENV_METRICS", "ROW_KEYS", "Episode",
-           "StepResult", "TaskRow", "cut_observation", "env_name", "metric_keys",
-           "obs_token_limit", "off_loop", "size_sandbox_pool"]
+__all__ = ["COMMON_METRICS", "MAX_OBS_TOKENS_ENV", "PER_ENV_METRICS", "ROW_KEYS", "ContextBudget",
+           "Episode", "StepResult", "TaskRow", "cut_observation", "env_name", "message_tokens",
+           "metric_keys", "obs_token_limit", "off_loop", "size_sandbox_pool"]
 
 ROW_KEYS = ("env_id", "env_kwargs", "seed", "split", "task_id", "metric_keys")
 # Logged for every episode whatever its env (the means over a mixture).
@@ -124,6 +126,50 @@ def cut_observation(text: str, max_tokens: int | None, tokenizer: Any = None) ->
         return text
     kept = raw[:max_tokens].decode("utf-8", errors="ignore")
     return f"{kept}\n…[truncated {len(raw) - max_tokens} bytes]"
+
+
+def message_tokens(messages: Any, tools: Any = None) -> int:
+    """An upper bound on the tokens of chat ``messages`` (and ``tools``): their JSON's UTF-8
+    bytes plus 8 per message for the template's headers (a byte-level tokenizer never needs
+    more tokens than bytes)."""
+    text = json.dumps(messages, ensure_ascii=False, default=str)
+    text += json.dumps(tools, ensure_ascii=False) if tools else ""
+    return len(text.encode("utf-8")) + 8 * len(messages)
+
+
+class ContextBudget:
+    """The context an episode may still use with an inference server: the server's own count
+    of the last request and its reply plus an upper bound (:func:`message_tokens`) on the
+    messages added since. The adapters that send whole transcripts (ART, verifiers) end an
+    episode whose next request would not fit, as truncated (``Episode.context_cut``), rather
+    than send it and get a server error."""
+
+    def __init__(self, limit: int | None, prompt: int = 0) -> None:
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)
+                                  or limit < 1):
+            raise ConfigError(f"max_context_tokens must be a whole number >= 1, got {limit!r}")
+        self.limit, self.next_prompt = limit, prompt
+
+    def room(self, max_tokens: int) -> int:
+        """Tokens the next reply may take (< 1: the request would not fit)."""
+        if self.limit is None:
+            return max_tokens
+        return min(max_tokens, self.limit - self.next_prompt)
+
+    def fits(self, max_tokens: int | None) -> bool:
+        """Whether the next request fits with its reply of ``max_tokens`` (None: one token),
+        for a client that cannot lower ``max_tokens`` per request."""
+        want = max(1, max_tokens or 1)
+        return self.room(want) >= want
+
+    def used(self, counted: int | None, messages: Any, added: Any) -> None:
+        """Account for a reply and the ``added`` answer: ``counted`` is the server's count of
+        the last request plus its reply (its ``usage``); without one, bound the whole
+        transcript ``messages``."""
+        if counted is not None:
+            self.next_prompt = counted + message_tokens(added) + 8
+        else:
+            self.next_prompt = message_tokens(messages)
 
 
 _pool_lock = threading.Lock()

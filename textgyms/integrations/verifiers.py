@@ -31,7 +31,14 @@ limit (``--env.player.max-turns``) cuts it short. The trace records the episode'
 reward ``textgyms`` (so ``Trace.reward`` is the env's return) and the taskset's fixed metric
 keys (:func:`~textgyms.integrations.episode.metric_keys` of ``envs``; other envs' keys 0.0);
 ``trace.info["textgyms"]`` keeps the task row and the actions. The env is made and stepped off
-verifiers' event loop; answers are cut to ``max_obs_tokens`` UTF-8 bytes with a marker.
+verifiers' event loop; answers are cut to ``max_obs_tokens`` UTF-8 bytes with a marker. With
+``max_context_tokens`` (the model's context) an episode whose next request could overflow it
+(:class:`~textgyms.integrations.episode.ContextBudget`: the server's count of the last request
+and reply plus the answer's bytes, plus the run's ``max_tokens``) ends before it is sent, as
+truncated: paid the score as things stand, metric ``context_cut`` 1, trace stop condition
+``context_cut``, never a server error. An episode that verifiers' own token caps
+(``--env.player.max-total-tokens`` and the like) end, or whose request the server refused as
+too long for the context (verifiers' chat program then ends its run), is a context cut too.
 verifiers 0.4 no longer loads the legacy ``load_environment(**kwargs)`` modules, so there is
 no such entry.
 """
@@ -45,8 +52,10 @@ from typing import Any, Literal
 
 import verifiers.v1 as vf
 from pydantic import Field
+from verifiers.v1.harnesses.utils.compaction import CONTEXT_OVERFLOW_MARKERS
 
 from textgyms.integrations.episode import (
+    ContextBudget,
     Episode,
     TaskRow,
     cut_observation,
@@ -59,6 +68,9 @@ __all__ = ["FAMILIES", "TextgymsConfig", "TextgymsData", "TextgymsEnv", "Textgym
            "TextgymsTask", "TextgymsTaskset", "family", "taskset"]
 
 REWARD = "textgyms"  # the reward name on the trace; Trace.reward sums the recorded rewards
+CONTEXT_CUT = "context_cut"  # the trace's stop condition when the context budget ended it
+# verifiers' own per-run token caps (RolloutLimits): a stop on one of them is a context cut.
+TOKEN_CAPS = frozenset({"max_input_tokens", "max_output_tokens", "max_total_tokens"})
 
 # taskset module (top-level, installed with textgyms) -> the env id it plays by default.
 FAMILIES: dict[str, str] = {
@@ -87,6 +99,11 @@ class TextgymsConfig(vf.TasksetConfig):
     max_obs_tokens: int | None = None
     """Cut env answers to this many UTF-8 bytes (an upper bound on tokens) with a marker
     (default ``$TEXTGYMS_MAX_OBS_TOKENS``, else no limit)."""
+    max_context_tokens: int | None = Field(default=None, ge=1)
+    """The model's context (e.g. vLLM's ``--max-model-len``): an episode whose next request
+    could exceed it with the run's ``max_tokens`` ends as truncated, paid the score as things
+    stand (``context_cut`` 1), instead of sending a request the server refuses (default: no
+    limit; the first request, the task prompt, is always sent)."""
 
 
 class TextgymsData(vf.TaskData):
@@ -143,8 +160,10 @@ class TextgymsTaskset(vf.Taskset[TextgymsTask, TextgymsConfig]):
                 row = TaskRow(row.env_id, row.env_kwargs, row.seed, row.split, info["task_id"],
                               row.metric_keys)
                 limit = obs_token_limit(self.config.max_obs_tokens)
+                context = self.config.max_context_tokens
                 data = TextgymsData(name=f"{row.env_id}#{row.seed}", id=row.task_id,
-                                    prompt=prompt, info={**row.columns(), "max_obs_tokens": limit})
+                                    prompt=prompt, info={**row.columns(), "max_obs_tokens": limit,
+                                                     "max_context_tokens": context})
                 yield TextgymsTask(data, self.config.task)
         finally:
             for env in envs.values():
@@ -165,25 +184,53 @@ def _reply(segment: vf.Segment) -> str:
     return segment.last_reply
 
 
+def _counted(trace: vf.Trace) -> int | None:
+    """The server's count of the trace's last request and its reply (prefix-cache hits
+    included: they are in the context all the same); None if the server sent no usage."""
+    usage = next((c.usage for c in reversed(trace.calls) if c.usage is not None), None)
+    return None if usage is None else usage.total_tokens
+
+
+def _overflowed(trace: vf.Trace) -> bool:
+    """Whether the server refused the trace's last request as longer than the model's context
+    (verifiers' chat program then ends its run cleanly; the refusal stays on the call)."""
+    error = trace.calls[-1].error if trace.calls else None
+    if error is None or error.status_code not in (400, 413):
+        return False
+    return any(marker in error.message.casefold() for marker in CONTEXT_OVERFLOW_MARKERS)
+
+
 class TextgymsEnv(vf.Env[TextgymsEnvConfig]):
     """Plays a textgyms episode turn by turn through the player's interaction."""
 
     async def run(self, task: TextgymsTask, agents: vf.Agents) -> None:
-        """Reset on the task's seed, step each reply, send each observation back."""
+        """Reset on the task's seed, step each reply, send each observation back (unless the
+        next request would overflow the context: then the episode ends as truncated)."""
         row = TaskRow.from_row(task.data.info)
         limit = task.data.info.get("max_obs_tokens")
+        budget = ContextBudget(task.data.info.get("max_context_tokens"))
+        max_tokens = getattr(agents.player.config.sampling, "max_tokens", None)
         episode = await Episode.aopen(row)  # env work runs off verifiers' event loop
         actions: list[str] = []
         try:
             async with agents.player.interaction(task) as interaction:
+                trace = interaction.trace
                 segment = await interaction.turn()  # the task's prompt opens the exchange
                 while not segment.terminated:
                     actions.append(_reply(segment))
                     result = await episode.astep(actions[-1])
                     if result.done:
                         break
-                    segment = await interaction.turn(cut_observation(result.observation, limit))
-            trace = interaction.trace
+                    answer = cut_observation(result.observation, limit)
+                    budget.used(_counted(trace), [m.model_dump() for m in trace.messages],
+                                [{"role": "user", "content": answer}])
+                    if not budget.fits(max_tokens):
+                        episode.context_cut = True  # a request the server would refuse
+                        trace.stop(CONTEXT_CUT)
+                        break
+                    segment = await interaction.turn(answer)
+            if not episode.done and (trace.stop_condition in TOKEN_CAPS or _overflowed(trace)):
+                episode.context_cut = True  # verifiers' token caps or the server's context
             trace.record_reward(REWARD, episode.reward())
             trace.record_metrics(episode.metrics(fill=0.0))  # the taskset's fixed keys
             trace.info["textgyms"] = {**row.columns(), "actions": actions}
