@@ -1,0 +1,86 @@
+"""Bounded per-process memos of NetConfig's pure functions of immutable inputs.
+
+Configuration text parses to the same :class:`DeviceConfig` every time, and the same texts on
+the same cabling compile to the same :class:`Network`; a GRPO group resets one seed G times,
+the verifier parses the reference, start and fixed devices the generator already parsed, and
+an oracle submission repeats the reference texts. Each memo is a plain dict that drops its
+oldest entry when full (bounded memory, no per-entry bookkeeping).
+
+Sharing rules, so a cached object never leaks a change: a parsed config from
+:func:`parsed_config` is read-only (copy it with :func:`copy.deepcopy` before an edit), and
+:func:`compiled` hands out a shallow copy of the cached network with its own NAT state (the
+only thing a packet walk writes).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from textgyms.envs.netconfig.model import DeviceConfig, Issue
+from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.sim import Network
+
+__all__ = ["Memo", "compiled", "parsed_config"]
+
+
+class Memo:
+    """A dict of at most ``size`` results; the oldest goes first when it is full."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._d: dict[Hashable, Any] = {}
+
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The cached value of ``key``, or ``make()`` stored under it."""
+        try:
+            return self._d[key]
+        except KeyError:
+            pass
+        value = make()
+        if len(self._d) >= self.size:
+            del self._d[next(iter(self._d))]
+        self._d[key] = value
+        return value
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def clear(self) -> None:
+        """Forget everything (tests and benchmarks measure cold caches with it)."""
+        self._d.clear()
+
+
+PARSED = Memo(2048)
+NETWORKS = Memo(128)
+
+# (name, kind, configuration text or None for an unconfigured device) of every device
+DeviceTexts = tuple[tuple[str, str, "str | None"], ...]
+
+
+def parsed_config(text: str, device: str = "") -> tuple[DeviceConfig, tuple[Issue, ...], int]:
+    """:func:`parse_config` of ``text``, shared between callers: never mutate the config."""
+
+    def make():
+        cfg, issues, accepted = parse_config(text, device)
+        return cfg, tuple(issues), accepted
+
+    return PARSED.get((text, device), make)
+
+
+def _compile(devices: DeviceTexts, links: tuple) -> Network:
+    configs = {
+        name: (kind, parsed_config(text, name)[0] if text is not None else DeviceConfig(name))
+        for name, kind, text in devices
+    }
+    return Network(configs, list(links))
+
+
+def compiled(devices: DeviceTexts, links: tuple) -> Network:
+    """The network of these device texts and cabling: a fresh view of a cached compile
+    (routing tables shared and read-only, NAT translations its own)."""
+    net = NETWORKS.get((devices, links), lambda: _compile(devices, links))
+    view = copy.copy(net)
+    view.nat_pool_use = {}
+    return view
