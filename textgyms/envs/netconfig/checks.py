@@ -8,12 +8,13 @@ equivalence check reads it, to compare decisions, never text)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import ipaddress
 from collections.abc import Callable, Mapping
 
 from textgyms.envs.netconfig.acl import FULL, difference, evaluate, format_packet
 from textgyms.envs.netconfig.checks6 import CHECKS6, WEIGHTS6, static_only
-from textgyms.envs.netconfig.model import DeviceConfig
+from textgyms.envs.netconfig.model import DeviceConfig, Interface
 from textgyms.envs.netconfig.routing import lookup, ospf_area
 from textgyms.envs.netconfig.scenario import ip, run_flow
 from textgyms.envs.netconfig.sim import Network
@@ -159,8 +160,12 @@ def failed(net: Network, dev: str, iface: str) -> Network:
     """``net`` with one interface of ``dev`` shut down (a failed link), recompiled."""
     devices = dict(net.devices)
     kind, cfg = devices[dev]
-    cfg = copy.deepcopy(cfg)
-    cfg.iface(iface).shutdown = True
+    # A copy down to the one interface that changes (the configs are shared and read-only).
+    cfg = copy.copy(cfg)
+    cfg.interfaces = dict(cfg.interfaces)
+    itf = cfg.interfaces.get(iface)
+    cfg.interfaces[iface] = dataclasses.replace(itf, shutdown=True) if itf else Interface(
+        iface, shutdown=True)
     devices[dev] = (kind, cfg)
     return Network(devices, net.links)
 

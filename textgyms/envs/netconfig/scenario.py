@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-from textgyms.envs.netconfig.memo import compiled
+from textgyms.envs.netconfig.memo import Memo, compiled
 from textgyms.envs.netconfig.model import PROTO_NUM
 from textgyms.envs.netconfig.sim import Network
 from textgyms.envs.netconfig.topologies import Topo, host_config
@@ -36,8 +36,12 @@ class Scenario:
         return out
 
 
+_IPS = Memo(4096)
+
+
 def ip(text: str) -> int:
-    return int(ipaddress.IPv4Address(text))
+    """A dotted quad as an int (memoized: checks name the same addresses again and again)."""
+    return _IPS.get(text, lambda: int(ipaddress.IPv4Address(text)))
 
 
 def build(kinds: dict[str, str], links, configs: dict[str, str]) -> Network:
