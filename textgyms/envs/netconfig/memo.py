@@ -22,7 +22,7 @@ from textgyms.envs.netconfig.model import DeviceConfig, Issue
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.sim import Network
 
-__all__ = ["Memo", "compiled", "parsed_config"]
+__all__ = ["Memo", "compiled", "derived", "key_of", "parsed_config", "view"]
 
 
 class Memo:
@@ -54,6 +54,7 @@ class Memo:
 
 PARSED = Memo(2048)
 NETWORKS = Memo(128)
+DERIVED = Memo(128)  # networks made from a compiled one (a link failed, ...)
 
 # (name, kind, configuration text or None for an unconfigured device) of every device
 DeviceTexts = tuple[tuple[str, str, "str | None"], ...]
@@ -74,13 +75,40 @@ def _compile(devices: DeviceTexts, links: tuple) -> Network:
         name: (kind, parsed_config(text, name)[0] if text is not None else DeviceConfig(name))
         for name, kind, text in devices
     }
-    return Network(configs, list(links))
+    net = Network(configs, list(links))
+    net.memo_key = (devices, links)  # what it is a pure function of (its views carry it)
+    return net
+
+
+def view(net: Network) -> Network:
+    """A fresh view of a cached network: routing tables shared and read-only, NAT
+    translations (all a packet walk writes) its own."""
+    out = copy.copy(net)
+    out.nat_pool_use = {}
+    return out
 
 
 def compiled(devices: DeviceTexts, links: tuple) -> Network:
-    """The network of these device texts and cabling: a fresh view of a cached compile
-    (routing tables shared and read-only, NAT translations its own)."""
-    net = NETWORKS.get((devices, links), lambda: _compile(devices, links))
-    view = copy.copy(net)
-    view.nat_pool_use = {}
-    return view
+    """The network of these device texts and cabling: a view of a cached compile."""
+    return view(NETWORKS.get((devices, links), lambda: _compile(devices, links)))
+
+
+def key_of(net: Network) -> Hashable | None:
+    """What a network compiled by :func:`compiled` (or derived from one) is a pure function
+    of; None for any other network (an edited candidate)."""
+    return getattr(net, "memo_key", None)
+
+
+def derived(net: Network, how: Hashable, make: Callable[[], Network]) -> Network:
+    """``make()``, a network computed from ``net`` as ``how`` says; cached (and handed out
+    as a view) when ``net`` has a memo key."""
+    key = key_of(net)
+    if key is None:
+        return make()
+
+    def made() -> Network:
+        out = make()
+        out.memo_key = (key, how)
+        return out
+
+    return view(DERIVED.get((key, how), made))

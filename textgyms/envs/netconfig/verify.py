@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from textgyms.core import Verdict
 from textgyms.envs.netconfig import checks
-from textgyms.envs.netconfig.memo import compiled, parsed_config
+from textgyms.envs.netconfig.memo import Memo, compiled, key_of, parsed_config
 from textgyms.envs.netconfig.model import DeviceConfig, Issue
 from textgyms.envs.netconfig.parser import normalize_ifname, split_devices
 from textgyms.envs.netconfig.show import render_config
@@ -69,10 +69,21 @@ def text_network(task: NetTask, texts: Mapping[str, str]) -> Network:
     return compiled(devices, links)
 
 
+_RESULTS = Memo(256)
+
+
+def _results(task: NetTask, net: Network) -> list[tuple[dict, bool, str]]:
+    """``checks.run`` of the task's checks; memoized for a compiled network (the same texts
+    submitted again, or the unchanged candidate, whose results the baseline already has)."""
+    key = key_of(net)
+    run = lambda: checks.run(net, _checks(task), _reference(task))  # noqa: E731
+    return run() if key is None else _RESULTS.get((task, key), run)
+
+
 @lru_cache(maxsize=256)
 def _baseline(task: NetTask) -> tuple[bool, ...]:
     """Which checks the starting network already passes."""
-    results = checks.run(text_network(task, dict(task.start)), _checks(task), _reference(task))
+    results = _results(task, text_network(task, dict(task.start)))
     return tuple(ok for _c, ok, _m in results)
 
 
@@ -91,7 +102,7 @@ def run_checks(task: NetTask, net: Network) -> tuple[dict[str, float], list[str]
 
 def _gated(task: NetTask, net: Network) -> tuple[float, dict[str, float], list[str]]:
     """(score before line penalties, parts, failure messages)."""
-    results = checks.run(net, _checks(task), _reference(task))
+    results = _results(task, net)
     base = _baseline(task)
     tally: dict[str, list[int]] = {}
     todo = [0.0, 0.0]
