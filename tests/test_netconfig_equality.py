@@ -10,6 +10,7 @@ To re-record after a deliberate change of behaviour:
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import json
 
 import gymnasium as gym
@@ -18,6 +19,8 @@ import pytest
 
 import textgyms  # noqa: F401  (registers the ids)
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS
+from textgyms.envs.netconfig.memo import Memo, parsed_config
+from textgyms.envs.netconfig.topologies import Hosts
 
 SEEDS = (0, 1)
 ANSWER_FAMILIES = ("diagnosis", "analysis")
@@ -105,6 +108,48 @@ def _play(family: str) -> str:
 @pytest.mark.parametrize("family", FAMILIES)
 def test_outputs_equal_the_recorded_ones(family):
     assert _play(family) == RECORDED[family]
+
+
+def test_a_repeated_seed_leaves_the_generator_where_a_fresh_draw_does():
+    env = gym.make("textgyms/NetConfig-v4", family="repair", difficulty="hard").unwrapped
+    other = gym.make("textgyms/NetConfig-v4", family="repair", difficulty="hard").unwrapped
+    env.reset(seed=5)
+    env.reset(seed=5)  # from the task memo
+    other.reset(seed=5)
+    assert env.np_random.bit_generator.state == other.np_random.bit_generator.state
+    assert env.np_random.random() == other.np_random.random()
+
+
+def test_an_edit_never_reaches_the_shared_parsed_configs():
+    env = gym.make("textgyms/NetConfig-v4", family="routing", difficulty="easy").unwrapped
+    env.reset(seed=3)
+    dev = env.task.start[0][0]
+    before = env.step(f'<show_run device="{dev}"/>')[0]
+    env.step(f'<apply_config device="{dev}">hostname CHANGED\nip route 0.0.0.0 0.0.0.0 '
+             f'Null0</apply_config>')
+    assert "CHANGED" in env.step(f'<show_run device="{dev}"/>')[0]
+    env.reset(seed=3)
+    assert env.step(f'<show_run device="{dev}"/>')[0] == before
+    assert parsed_config(dict(env.task.start)[dev], dev)[0].hostname != "CHANGED"
+
+
+@pytest.mark.parametrize("net", ["10.1.2.0/24", "10.1.2.0/30", "10.1.2.4/31", "10.1.2.9/32",
+                                 "172.16.0.0/22"])
+def test_hosts_is_the_list_of_hosts(net):
+    n = ipaddress.IPv4Network(net)
+    want, got = list(n.hosts()), Hosts(n)
+    assert list(got) == want and len(got) == len(want)
+    assert [got[k] for k in (0, -1)] == [want[0], want[-1]] and got[1:3] == want[1:3]
+    with pytest.raises(IndexError):
+        got[len(want)]
+
+
+def test_memos_stay_bounded():
+    memo = Memo(3)
+    for k in range(10):
+        assert memo.get(k, lambda k=k: k * k) == k * k
+        assert len(memo) <= 3
+    assert memo.get(9, lambda: -1) == 81 and memo.get(0, lambda: -1) == -1
 
 
 if __name__ == "__main__":
