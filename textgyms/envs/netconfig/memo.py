@@ -26,7 +26,8 @@ __all__ = ["Memo", "compiled", "derived", "key_of", "parsed_config", "view"]
 
 
 class Memo:
-    """A dict of at most ``size`` results; the oldest goes first when it is full."""
+    """A dict of at most ``size`` results; the oldest goes first when it is full. Safe to
+    share between threads (a result computed twice at once is the same value)."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -40,7 +41,10 @@ class Memo:
             pass
         value = make()
         if len(self._d) >= self.size:
-            del self._d[next(iter(self._d))]
+            try:
+                del self._d[next(iter(self._d))]
+            except (KeyError, RuntimeError, StopIteration):  # another thread evicted it first
+                pass
         self._d[key] = value
         return value
 
