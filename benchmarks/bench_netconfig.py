@@ -7,11 +7,16 @@ Measures, in CPU time (``time.process_time``), medians over repetitions:
 * parsing real-looking device configurations -- target >= 5,000 configs per CPU-second;
 * packet walks through the compiled network -- target >= 50,000 per CPU-second.
 
+and, side by side in the same run (``netconfig_speed.py``, each version in its own subprocess on
+the same tasks): resets and submission steps per CPU-second of the code at 3ab7aa0
+(``NetConfig-v3``) and at 9311458 (``NetConfig-v4`` before the parse, network and task memos)
+against this checkout -- target >= 4x.
+
 Peers measured in the same run: for parsing, the floor of tokenising the same text
 (``splitlines`` + ``split``, no semantics) and ``hier_config`` when it is installed; for walks,
 ``networkx.shortest_path`` on the device graph (reachability without any header semantics).
 Results go to ``benchmarks/results/netconfig.json`` and ``netconfig.md``.
-Run: ``.venv/bin/python benchmarks/bench_netconfig.py [--quick]``.
+Run: ``.venv/bin/python benchmarks/bench_netconfig.py [--quick] [--no-speed]``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import statistics
 import time
 from pathlib import Path
 
+import netconfig_speed  # benchmarks/, next to this script
 import networkx as nx
 import numpy as np
 
@@ -139,11 +145,15 @@ def bench_walk(reps: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer repetitions")
+    ap.add_argument("--no-speed", action="store_true",
+                    help="skip the side-by-side run of the old code (the slow part)")
     args = ap.parse_args()
     reps = 3 if args.quick else 9
     res = {"python": platform.python_version(), "machine": platform.machine(),
            "quick": args.quick, "verify": bench_verify(reps), "parse": bench_parse(reps),
            "walk": bench_walk(reps)}
+    if not args.no_speed:
+        res["speed"] = netconfig_speed.side_by_side(2 if args.quick else 5)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "netconfig.json").write_text(json.dumps(res, indent=2) + "\n")
     (RESULTS / "netconfig.md").write_text(render(res))
@@ -165,7 +175,13 @@ def render(res: dict) -> str:
         f"shortest_path {w['networkx_shortest_path_per_cpu_s']:,.0f}/s "
         f"(ratio {w['ratio_vs_networkx']:.2f}) |",
         "",
-    ])
+    ]) + (speed_table(res["speed"]) if "speed" in res else "")
+
+
+def speed_table(speed: dict) -> str:
+    """The side-by-side table of resets and submissions, old code against new."""
+    return ("\nResets and submission steps, old code against this checkout (same tasks, same "
+            "run):\n\n" + netconfig_speed.render(speed))
 
 
 if __name__ == "__main__":

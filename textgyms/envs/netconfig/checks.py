@@ -8,12 +8,14 @@ equivalence check reads it, to compare decisions, never text)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import ipaddress
 from collections.abc import Callable, Mapping
 
 from textgyms.envs.netconfig.acl import FULL, difference, evaluate, format_packet
 from textgyms.envs.netconfig.checks6 import CHECKS6, WEIGHTS6, static_only
-from textgyms.envs.netconfig.model import DeviceConfig
+from textgyms.envs.netconfig.memo import derived
+from textgyms.envs.netconfig.model import DeviceConfig, Interface
 from textgyms.envs.netconfig.routing import lookup, ospf_area
 from textgyms.envs.netconfig.scenario import ip, run_flow
 from textgyms.envs.netconfig.sim import Network
@@ -156,11 +158,20 @@ def _router_id(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
 
 
 def failed(net: Network, dev: str, iface: str) -> Network:
-    """``net`` with one interface of ``dev`` shut down (a failed link), recompiled."""
+    """``net`` with one interface of ``dev`` shut down (a failed link), recompiled (once per
+    compiled network, link and process: see :mod:`memo`)."""
+    return derived(net, ("failed", dev, iface), lambda: _failed(net, dev, iface))
+
+
+def _failed(net: Network, dev: str, iface: str) -> Network:
     devices = dict(net.devices)
     kind, cfg = devices[dev]
-    cfg = copy.deepcopy(cfg)
-    cfg.iface(iface).shutdown = True
+    # A copy down to the one interface that changes (the configs are shared and read-only).
+    cfg = copy.copy(cfg)
+    cfg.interfaces = dict(cfg.interfaces)
+    itf = cfg.interfaces.get(iface)
+    cfg.interfaces[iface] = dataclasses.replace(itf, shutdown=True) if itf else Interface(
+        iface, shutdown=True)
     devices[dev] = (kind, cfg)
     return Network(devices, net.links)
 
@@ -168,8 +179,8 @@ def failed(net: Network, dev: str, iface: str) -> Network:
 def recovered(net: Network, dev: str, iface: str) -> Network:
     """``net`` after the link failed and came back: every link up again, and each gateway
     group's incumbent the router that was active during the failure."""
-    down = failed(net, dev, iface)
-    return Network(net.devices, net.links, down.fhrp_state)
+    return derived(net, ("recovered", dev, iface), lambda: Network(
+        net.devices, net.links, failed(net, dev, iface).fhrp_state))
 
 
 def _fhrp(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:

@@ -28,6 +28,7 @@ Family info keys: ``family`` and ``difficulty``.
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 import json
 
@@ -36,11 +37,16 @@ import numpy as np
 from textgyms.actions import Param, ParseError, ToolSpec, parse
 from textgyms.core import SPLITS, TextEnv, Turn, Verdict, check_choice, generate_in_split
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS, NetTask, generate
-from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.memo import Memo, parsed_config
+from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.prompt import render_prompt
 from textgyms.envs.netconfig.sim import Network
 from textgyms.envs.netconfig.tools import SHOW_CMDS, run_tool
-from textgyms.envs.netconfig.verify import network, verify_configs, verify_submission
+from textgyms.envs.netconfig.verify import network, text_network, verify_configs, verify_submission
+
+# (family, difficulty, split, the generator's state) -> (task, the generator's state after):
+# a task is a pure function of these, and a GRPO group resets one seed G times.
+_TASKS = Memo(256)
 
 
 def _dev(desc: str = "device name, e.g. R1") -> Param:
@@ -89,19 +95,36 @@ TOOLS = (
 
 
 class NetState:
-    """The task, the agent's candidate configs, the compiled candidate and ACL counters."""
+    """The task, the agent's candidate configs, the compiled candidate and ACL counters.
+
+    The candidate starts as the shared parsed starting configs; a device is copied on its
+    first edit (:meth:`editable`), so an unedited candidate is the memoized start network."""
 
     def __init__(self, task: NetTask) -> None:
         self.task = task
-        self.mine = {d: parse_config(text, d)[0] for d, text in task.start}
+        self.mine = {d: parsed_config(text, d)[0] for d, text in task.start}
+        self.edited: set[str] = set()
         self.hits: dict[tuple[str, str, int], int] = {}
         self.logs: dict[str, list[str]] = {}
         self._net: Network | None = None
 
+    def editable(self, device: str) -> DeviceConfig:
+        """``device``'s candidate config, this episode's own copy (KeyError if not mine)."""
+        if device not in self.edited:
+            self.mine[device] = copy.deepcopy(self.mine[device])
+            self.edited.add(device)
+        return self.mine[device]
+
+    def texts(self) -> dict[str, str] | None:
+        """The candidate's configuration texts while nothing was edited, else None."""
+        return None if self.edited else dict(self.task.start)
+
     @property
     def net(self) -> Network:
         if self._net is None:
-            self._net = network(self.task, self.mine)
+            texts = self.texts()
+            self._net = (network(self.task, self.mine) if texts is None
+                         else text_network(self.task, texts))
         return self._net
 
 
@@ -136,8 +159,20 @@ class NetConfigEnv(TextEnv):
         super().__init__(max_turns=max_turns, **kwargs)
 
     def generate(self, rng: np.random.Generator) -> NetTask:
-        """A task of the configured family, difficulty and split (a hash partition of tasks)."""
-        return generate_in_split(lambda: generate(rng, self.family, self.difficulty), self.split)
+        """A task of the configured family, difficulty and split (a hash partition of tasks).
+
+        Memoized on the generator's state, which is then set to where drawing the task
+        leaves it, so a repeated seed gives the same task and the same generator."""
+        key = (self.family, self.difficulty, self.split, _rng_key(rng))
+
+        def draw() -> tuple[NetTask, dict]:
+            task = generate_in_split(
+                lambda: generate(rng, self.family, self.difficulty), self.split)
+            return task, rng.bit_generator.state
+
+        task, after = _TASKS.get(key, draw)
+        rng.bit_generator.state = after
+        return task
 
     def prompt(self, task: NetTask) -> str:
         return render_prompt(task)
@@ -167,7 +202,7 @@ class NetConfigEnv(TextEnv):
         task = state.task
         if body.strip() or task.family in ("diagnosis", "analysis"):
             return verify_submission(task, body)
-        return verify_configs(task, state.mine, [], 1)
+        return verify_configs(task, state.mine, [], 1, state.texts())
 
     def _tool(self, state: NetState, name: str, args) -> tuple[str, str | None]:
         """Run one inspection or edit tool on the candidate; (output, error or None)."""
@@ -178,7 +213,7 @@ class NetConfigEnv(TextEnv):
         task = state.task
         if task.family in ("diagnosis", "analysis"):
             return Verdict(0.0, False, "No answer was submitted.", {}, "no_submit")
-        v = verify_configs(task, state.mine, [], 1)
+        v = verify_configs(task, state.mine, [], 1, state.texts())
         return Verdict(v.score * 0.5, False, "Not submitted. " + v.feedback, v.parts, "no_submit")
 
     def solve(self, task: NetTask) -> list[str]:
@@ -230,6 +265,19 @@ class NetConfigEnv(TextEnv):
 
     def _extra(self) -> dict[str, str]:
         return {"family": self.family, "difficulty": self.difficulty}
+
+
+def _rng_key(rng: np.random.Generator) -> tuple:
+    """A hashable copy of the generator's whole state (any bit generator)."""
+
+    def freeze(x):
+        if isinstance(x, dict):
+            return tuple((k, freeze(v)) for k, v in sorted(x.items()))
+        if isinstance(x, np.ndarray):
+            return (x.dtype.str, x.shape, x.tobytes())
+        return x
+
+    return freeze(rng.bit_generator.state)
 
 
 __all__ = ["NetConfigEnv", "NetState", "TOOLS"]

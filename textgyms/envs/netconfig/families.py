@@ -13,6 +13,7 @@ from textgyms.envs.netconfig.topologies import (
     ETH,
     FA,
     GI,
+    Hosts,
     I,
     Plan,
     Topo,
@@ -79,7 +80,7 @@ def _rule_flows(rule: dict, lans: list, srv: str, inject_for) -> list[dict]:
     elif src_spec == "any":
         srcs = [str(lans[0][2])]
     else:
-        hosts = list(ipaddress.IPv4Network(src_spec).hosts())
+        hosts = Hosts(ipaddress.IPv4Network(src_spec))
         srcs = [str(hosts[0]), str(hosts[-1])]
     proto = rule["proto"] if rule["proto"] != "ip" else "tcp"
     port = rule.get("port") or ["eq", 80]
@@ -235,7 +236,7 @@ def _campus(rng: np.random.Generator, level: str):
         sw = sws[k % len(sws)]
         h = f"PC{k + 1}"
         net = subnets[v]
-        hosts = list(net.hosts())
+        hosts = Hosts(net)
         t.kinds[h] = "host"
         t.hosts[h] = (I(f"{hosts[10 + 7 * k]}/{net.prefixlen}"), hosts[0])
         t.link(sw, FA.format(port[sw]), h, ETH)
@@ -288,7 +289,7 @@ def _gateway_lines(t: Topo, gw_dev: str, vids, subnets, svi: bool, reqs: list) -
     mode = "SVIs" if svi else "router-on-a-stick subinterfaces"
     for v in vids:
         net = subnets[v]
-        gw = list(net.hosts())[0]
+        gw = Hosts(net)[0]
         name = f"Vlan{v}" if svi else f"{GI.format(0)}.{v}"
         enc = [] if svi else [f" encapsulation dot1Q {v}"]
         lines += [f"interface {name}", *enc, f" ip address {gw} {net.netmask}", " no shutdown",

@@ -21,7 +21,7 @@ import ipaddress
 import numpy as np
 
 from textgyms.envs.netconfig.scenario import Scenario
-from textgyms.envs.netconfig.topologies import ETH, GI, Plan, Topo, base_config
+from textgyms.envs.netconfig.topologies import ETH, GI, Hosts, Plan, Topo, base_config
 
 I = ipaddress.IPv4Interface  # noqa: E741
 
@@ -30,7 +30,7 @@ def _lan(t: Topo, plan: Plan, rng, sw: str, idx: int, port: str, owner: bool = F
     """A LAN on switch ``sw`` joined by R1 and R2 on ``port``: (subnet, VIP, hosts); with
     ``owner`` the VIP is R1's own address (a VRRP address owner)."""
     net = plan.lan()
-    addrs = list(net.hosts())
+    addrs = Hosts(net)
     vip = addrs[1] if owner else addrs[0]
     t.kinds[sw] = "switch"
     for k, r in enumerate(("R1", "R2")):
@@ -53,13 +53,13 @@ def _core(t: Topo, plan: Plan, rng) -> tuple[str, str]:
     t.kinds["CORE"] = "router"
     for k, r in enumerate(("R1", "R2")):
         net = plan.wan()
-        a, b = list(net.hosts())
+        a, b = Hosts(net)
         t.addr[(r, GI.format(1))] = I(f"{a}/30")
         t.addr[("CORE", GI.format(1 + k))] = I(f"{b}/30")
         t.wans.append((r, GI.format(1), "CORE", GI.format(1 + k), net))
         t.link(r, GI.format(1), "CORE", GI.format(1 + k))
     srv_net = plan.lan()
-    srv = list(srv_net.hosts())
+    srv = Hosts(srv_net)
     t.addr[("CORE", GI.format(0))] = I(f"{srv[0]}/24")
     t.kinds["SRV1"] = "host"
     t.hosts["SRV1"] = (I(f"{srv[int(rng.integers(9, 200))]}/24"), srv[0])

@@ -9,7 +9,7 @@ import networkx as nx
 import numpy as np
 
 from textgyms.envs.netconfig.scenario import Scenario, host_collateral
-from textgyms.envs.netconfig.topologies import Topo, base_config, chain, hub_spoke, wan
+from textgyms.envs.netconfig.topologies import Hosts, Topo, base_config, chain, hub_spoke, wan
 
 
 def topology_for(rng: np.random.Generator, level: str) -> Topo:
@@ -38,7 +38,7 @@ def addressing(rng: np.random.Generator, level: str) -> Scenario:
         if level != "easy" and (dev, iface) in lan_ifs:
             how = "first"
         elif level == "hard":
-            hosts = list(addr.network.hosts())
+            hosts = Hosts(addr.network)
             how = "first" if addr.ip == hosts[0] else "last"
         reqs.append(
             {"type": "address", "device": dev, "interface": iface, "address": str(addr), "how": how}

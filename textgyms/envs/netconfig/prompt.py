@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.memo import parsed_config
 from textgyms.envs.netconfig.task import NetTask
 
 INTRO = {
@@ -40,7 +40,7 @@ def _hosts(task: NetTask) -> list[str]:
         if kinds[name] != "host":
             out.append(f"  {name} ({kinds[name]}, provider-managed: not yours to configure)")
             continue
-        itf = next(iter(parse_config(text, name)[0].interfaces.values()), None)
+        itf = next(iter(parsed_config(text, name)[0].interfaces.values()), None)
         v6 = ", ".join(str(a.iface) for a in itf.ipv6) if itf is not None else ""
         if itf is not None and itf.ip is None and v6:
             out.append(f"  {name} (host): {v6} (default router from router advertisements)")

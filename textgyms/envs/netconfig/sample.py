@@ -7,6 +7,7 @@ the inside networks to its Internet address (PAT) towards the provider ISP.
 
 from __future__ import annotations
 
+from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.sim import Network
 
@@ -143,6 +144,10 @@ class SampleState:
         self.hits: dict = {}
         self.logs: dict = {}
         self._net: Network | None = None
+
+    def editable(self, device: str) -> DeviceConfig:
+        """``device``'s config to edit in place (this state parsed its own)."""
+        return self.mine[device]
 
     @property
     def net(self) -> Network:

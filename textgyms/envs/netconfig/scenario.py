@@ -12,8 +12,8 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-from textgyms.envs.netconfig.model import PROTO_NUM, DeviceConfig
-from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.memo import Memo, compiled
+from textgyms.envs.netconfig.model import PROTO_NUM
 from textgyms.envs.netconfig.sim import Network
 from textgyms.envs.netconfig.topologies import Topo, host_config
 
@@ -36,17 +36,19 @@ class Scenario:
         return out
 
 
+_IPS = Memo(4096)
+
+
 def ip(text: str) -> int:
-    return int(ipaddress.IPv4Address(text))
+    """A dotted quad as an int (memoized: checks name the same addresses again and again)."""
+    return _IPS.get(text, lambda: int(ipaddress.IPv4Address(text)))
 
 
 def build(kinds: dict[str, str], links, configs: dict[str, str]) -> Network:
-    """Compile configuration texts (assumed valid) into a Network."""
-    devices = {}
-    for name, kind in kinds.items():
-        cfg = parse_config(configs[name], name)[0] if name in configs else DeviceConfig(name)
-        devices[name] = (kind, cfg)
-    return Network(devices, links)
+    """Compile configuration texts (assumed valid) into a Network (memoized: the verifier
+    and the oracle's submission compile the same texts again)."""
+    texts = tuple((name, kind, configs.get(name)) for name, kind in kinds.items())
+    return compiled(texts, tuple(links))
 
 
 def reference_network(sc: Scenario) -> Network:

@@ -186,10 +186,9 @@ def _flow_text(w, fmt6) -> str:
 
 
 def _apply(state, dev: str, text: str) -> tuple[str, str | None]:
-    mine = state.mine.get(dev)
-    if mine is None:
+    if dev not in state.mine:
         return f"% {dev} is not managed by you; it cannot be configured", "invalid"
-    issues = apply_lines(mine, text, dev)
+    issues = apply_lines(state.editable(dev), text, dev)
     state._net = None  # recompile on next use
     n = sum(1 for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("!"))
     state.logs.setdefault(dev, []).append("%SYS-5-CONFIG_I: Configured from console by vty0")

@@ -9,6 +9,7 @@ task families add features to.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -19,6 +20,25 @@ SITES = ("NYC", "LON", "FRA", "SYD", "TOK", "PAR", "AMS", "SFO", "BER", "MAD", "
 GI = "GigabitEthernet0/{}"
 FA = "FastEthernet0/{}"
 ETH = "Ethernet0"
+
+
+class Hosts(Sequence):
+    """``list(net.hosts())`` without building it: the usable addresses of ``net`` (all of a
+    /31 or /32, as ``hosts()``), each made when indexed. A /24 has 254; a task reads two."""
+
+    def __init__(self, net: ipaddress.IPv4Network) -> None:
+        lo, hi = int(net.network_address), int(net.broadcast_address)
+        if net.prefixlen < net.max_prefixlen - 1:
+            lo, hi = lo + 1, hi - 1
+        self._ints = range(lo, hi + 1)
+
+    def __len__(self) -> int:
+        return len(self._ints)
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [ipaddress.IPv4Address(x) for x in self._ints[k]]
+        return ipaddress.IPv4Address(self._ints[k])
 
 
 @dataclass
@@ -64,7 +84,9 @@ class Plan:
         return next(net.subnets(new_prefix=plen)) if plen > 24 else net
 
     def wan(self) -> N:
-        net = list(self.wan_block.subnets(new_prefix=30))[self.wan_next]
+        block = self.wan_block  # its /30s in order, as subnets(new_prefix=30) lists them
+        starts = range(int(block.network_address), int(block.broadcast_address) + 1, 4)
+        net = N((starts[self.wan_next], 30))
         self.wan_next += 1
         return net
 
@@ -89,7 +111,7 @@ def add_lan(
     """A LAN on ``router``'s ``iface`` with ``hosts`` (one per cable, so one host when the
     router port is cabled to it directly); the gateway is the first (or last) usable address."""
     net = plan.lan()
-    addrs = list(net.hosts())
+    addrs = Hosts(net)
     gw = addrs[-1] if gw_last else addrs[0]
     t.addr[(router, iface)] = I(f"{gw}/{net.prefixlen}")
     t.lans.append((router, iface, net))
@@ -103,7 +125,7 @@ def add_lan(
 
 def add_wan(t: Topo, plan: Plan, a: str, ai: str, b: str, bi: str) -> N:
     net = plan.wan()
-    ha, hb = list(net.hosts())
+    ha, hb = Hosts(net)
     t.addr[(a, ai)] = I(f"{ha}/30")
     t.addr[(b, bi)] = I(f"{hb}/30")
     t.wans.append((a, ai, b, bi, net))

@@ -24,8 +24,9 @@ from functools import lru_cache
 
 from textgyms.core import Verdict
 from textgyms.envs.netconfig import checks
+from textgyms.envs.netconfig.memo import Memo, compiled, key_of, parsed_config
 from textgyms.envs.netconfig.model import DeviceConfig, Issue
-from textgyms.envs.netconfig.parser import normalize_ifname, parse_config, split_devices
+from textgyms.envs.netconfig.parser import normalize_ifname, split_devices
 from textgyms.envs.netconfig.show import render_config
 from textgyms.envs.netconfig.sim import Network
 from textgyms.envs.netconfig.task import NetTask
@@ -36,7 +37,7 @@ GATE = 0.5  # the most a submission that breaks any requirement can score
 
 @lru_cache(maxsize=256)
 def _reference(task: NetTask) -> dict[str, DeviceConfig]:
-    return {d: parse_config(text, d)[0] for d, text in task.reference}
+    return {d: parsed_config(text, d)[0] for d, text in task.reference}
 
 
 @lru_cache(maxsize=256)
@@ -47,7 +48,7 @@ def _checks(task: NetTask) -> list[dict]:
 @lru_cache(maxsize=256)
 def _fixed(task: NetTask) -> dict[str, DeviceConfig]:
     """The parsed configs of the devices the agent cannot change (never mutated)."""
-    return {d: parse_config(text, d)[0] for d, text in task.fixed}
+    return {d: parsed_config(text, d)[0] for d, text in task.fixed}
 
 
 def network(task: NetTask, configs: Mapping[str, DeviceConfig]) -> Network:
@@ -59,11 +60,30 @@ def network(task: NetTask, configs: Mapping[str, DeviceConfig]) -> Network:
     return Network(devices, links)
 
 
+def text_network(task: NetTask, texts: Mapping[str, str]) -> Network:
+    """:func:`network` of the agent's devices given as configuration texts (the starting
+    configs, a submission): compiled once per set of texts and shared (see :mod:`memo`)."""
+    fixed = dict(task.fixed)
+    devices = tuple((d, k, texts[d] if d in texts else fixed.get(d)) for d, k in task.devices)
+    links = tuple(((a, ai), (b, bi)) for a, ai, b, bi in task.links)
+    return compiled(devices, links)
+
+
+_RESULTS = Memo(256)
+
+
+def _results(task: NetTask, net: Network) -> list[tuple[dict, bool, str]]:
+    """``checks.run`` of the task's checks; memoized for a compiled network (the same texts
+    submitted again, or the unchanged candidate, whose results the baseline already has)."""
+    key = key_of(net)
+    run = lambda: checks.run(net, _checks(task), _reference(task))  # noqa: E731
+    return run() if key is None else _RESULTS.get((task, key), run)
+
+
 @lru_cache(maxsize=256)
 def _baseline(task: NetTask) -> tuple[bool, ...]:
     """Which checks the starting network already passes."""
-    start = {d: parse_config(text, d)[0] for d, text in task.start}
-    results = checks.run(network(task, start), _checks(task), _reference(task))
+    results = _results(task, text_network(task, dict(task.start)))
     return tuple(ok for _c, ok, _m in results)
 
 
@@ -82,7 +102,7 @@ def run_checks(task: NetTask, net: Network) -> tuple[dict[str, float], list[str]
 
 def _gated(task: NetTask, net: Network) -> tuple[float, dict[str, float], list[str]]:
     """(score before line penalties, parts, failure messages)."""
-    results = checks.run(net, _checks(task), _reference(task))
+    results = _results(task, net)
     base = _baseline(task)
     tally: dict[str, list[int]] = {}
     todo = [0.0, 0.0]
@@ -131,8 +151,8 @@ def locked_lines(task: NetTask) -> dict[str, frozenset[tuple[str, str]]]:
     for d, text in task.start:
         if d in task.locked:
             continue
-        broken = sectioned(render_config(parse_config(text, d)[0]))
-        good = sectioned(render_config(parse_config(ref[d], d)[0]))
+        broken = sectioned(render_config(parsed_config(text, d)[0]))
+        good = sectioned(render_config(parsed_config(ref[d], d)[0]))
         out[d] = frozenset(broken & good)
     return out
 
@@ -153,9 +173,18 @@ def parse_submission(
     task: NetTask, body: str
 ) -> tuple[dict[str, DeviceConfig], list[Issue], int, str | None]:
     """Per-device configs of a submission, the rejected lines, the accepted line count and
-    a fatal error ("missing", "ambiguous") or None."""
+    a fatal error ("missing", "ambiguous") or None. The configs are shared: read them only."""
+    configs, _texts, issues, accepted, fatal = _sections(task, body)
+    return configs, issues, accepted, fatal
+
+
+def _sections(
+    task: NetTask, body: str
+) -> tuple[dict[str, DeviceConfig], dict[str, str], list[Issue], int, str | None]:
+    """:func:`parse_submission`, with each device's configuration text."""
     mine = [d for d, _ in task.start]
     configs: dict[str, DeviceConfig] = {}
+    texts: dict[str, str] = {}
     issues: list[Issue] = []
     accepted = 0
     seen: dict[str, int] = {}
@@ -173,30 +202,39 @@ def parse_submission(
                 if ln.strip()
             ]
             continue
-        cfg, bad, ok = parse_config(text, name)
+        cfg, bad, ok = parsed_config(text, name)
         bad = [dataclasses.replace(b, lineno=b.lineno + first - 1) for b in bad]
         if cfg.hostname and cfg.hostname != name:
             bad.append(Issue(name, first, f"hostname {cfg.hostname}", "hostname mismatch"))
-        configs[name], accepted = cfg, accepted + ok
+        configs[name], texts[name], accepted = cfg, text, accepted + ok
         issues += bad
     dup = sorted(d for d, n in seen.items() if n > 1 and d in mine)
     if dup:
-        return configs, issues, accepted, f"ambiguous: {', '.join(dup)} configured more than once"
+        fatal = f"ambiguous: {', '.join(dup)} configured more than once"
+        return configs, texts, issues, accepted, fatal
     missing = [d for d in mine if d not in configs]
     if missing and accepted:
-        return configs, issues, accepted, f"missing: no configuration for {', '.join(missing)}"
-    return configs, issues, accepted, None
+        fatal = f"missing: no configuration for {', '.join(missing)}"
+        return configs, texts, issues, accepted, fatal
+    return configs, texts, issues, accepted, None
 
 
 def verify_configs(
-    task: NetTask, configs: Mapping[str, DeviceConfig], issues: list[Issue], accepted: int
+    task: NetTask,
+    configs: Mapping[str, DeviceConfig],
+    issues: list[Issue],
+    accepted: int,
+    texts: Mapping[str, str] | None = None,
 ) -> Verdict:
-    """Score complete candidate configurations (the parse gate, checks, locked devices)."""
+    """Score complete candidate configurations (the parse gate, checks, locked devices).
+    ``texts``, when given, are the texts ``configs`` were parsed from (the network is then
+    compiled once per set of texts)."""
     if accepted == 0:
         return Verdict(
             0.0, False, "Nothing in the configuration parses as IOS-lite.", {"parse": 0.0}, "format"
         )
-    score, parts, fails = _gated(task, network(task, configs))
+    net = network(task, configs) if texts is None else text_network(task, texts)
+    score, parts, fails = _gated(task, net)
     frac = {g: f for g, f in parts.items() if g in WEIGHTS}
     parts["parse"] = 0.9 ** len(issues)
     score *= parts["parse"]
@@ -204,7 +242,7 @@ def verify_configs(
     edited = [
         d
         for d in task.locked
-        if render_config(configs[d]) != render_config(parse_config(start[d], d)[0])
+        if render_config(configs[d]) != render_config(parsed_config(start[d], d)[0])
     ]
     if task.locked:
         parts["locked"] = 0.0 if edited else 1.0
@@ -236,12 +274,12 @@ def verify_submission(task: NetTask, body: str) -> Verdict:
         return verify_diagnosis(task, body)
     if task.family == "analysis":
         return verify_analysis(task, body)
-    configs, issues, accepted, fatal = parse_submission(task, body)
+    configs, texts, issues, accepted, fatal = _sections(task, body)
     if fatal is not None:
         return Verdict(
             0.0, False, f"Submission rejected: {fatal}.", {"parse": 0.0}, fatal.split(":")[0]
         )
-    return verify_configs(task, configs, issues, accepted)
+    return verify_configs(task, configs, issues, accepted, texts)
 
 
 def _json_answer(body: str):

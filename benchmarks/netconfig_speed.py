@@ -1,0 +1,168 @@
+"""NetConfig resets and submission steps, old code against new, side by side in one run.
+
+Each code version runs in its own subprocess with ``PYTHONPATH`` pointing at that version's
+``textgyms`` (a ``git archive`` of the baseline commit in a temporary folder, or this
+checkout), on the same tasks: every family and level, the same seeds, the same oracle and
+wrong submissions. Measured in CPU time (``time.process_time``), per round of fresh seeds:
+
+* resets of distinct seeds, each followed by the oracle's submission step (timed apart) and,
+  after a reset to the same task, a wrong submission (the reference with one line dropped);
+* GRPO groups: ``G`` resets of one seed in a row.
+
+Each rate is the median over rounds of (operations / CPU seconds of that round).
+Run alone: ``python benchmarks/netconfig_speed.py [--quick]``; ``bench_netconfig.py`` runs it
+as its ``speed`` section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BASELINES = (("3ab7aa0", "textgyms/NetConfig-v3"), ("9311458", "textgyms/NetConfig-v4"))
+NEW_ID = "textgyms/NetConfig-v4"
+GROUP = 8  # resets of one seed in a GRPO group
+TARGET = 4.0
+
+
+def _wrong(task) -> str:
+    """A wrong answer: the reference with the last line of its first device dropped (or a
+    wrong JSON answer for diagnosis and analysis)."""
+    if task.family in ("diagnosis", "analysis"):
+        return '<submit>{"device": "R9", "component": "x", "cause": "y"}</submit>'
+    (first, text), *rest = task.reference
+    sections = [(first, "\n".join(text.splitlines()[:-1])), *rest]
+    return "<submit>\n" + "\n".join(f"! device {d}\n{t}" for d, t in sections) + "\n</submit>"
+
+
+def _round(envs: dict, seed0: int) -> dict[str, list[float]]:
+    """One round's CPU seconds per operation kind (fresh seeds from ``seed0``)."""
+    cpu = time.process_time
+    out: dict[str, list[float]] = {"reset": [], "submit": [], "wrong": [], "group": []}
+    for k, env in enumerate(envs.values()):
+        seed = seed0 + k
+        t0 = cpu()
+        env.reset(seed=seed)
+        t1 = cpu()
+        _obs, _r, term, _tr, info = env.step(env.solve(env.task)[-1])
+        t2 = cpu()
+        assert term and info["score"] == 1.0, info.get("feedback")
+        out["reset"].append(t1 - t0)
+        out["submit"].append(t2 - t1)
+        env.reset(seed=seed)
+        t3 = cpu()
+        env.step(_wrong(env.task))
+        out["wrong"].append(cpu() - t3)
+    for k, env in enumerate(list(envs.values())[1::3]):  # a third of the cases, levels mixed
+        t0 = cpu()
+        for _ in range(GROUP):
+            env.reset(seed=seed0 + 500 + k)
+        out["group"].append((cpu() - t0) / GROUP)
+    return out
+
+
+def worker(env_id: str, rounds: int) -> dict:
+    """Measure the ``textgyms`` on ``sys.path`` (run in a subprocess)."""
+    import gymnasium as gym
+
+    import textgyms
+    from textgyms.envs.netconfig.generate import FAMILIES, LEVELS
+
+    envs = {(f, lvl): gym.make(env_id, family=f, difficulty=lvl).unwrapped
+            for f in FAMILIES for lvl in LEVELS}
+    per_round = [_round(envs, 10_000 * (r + 1)) for r in range(rounds)]
+    res: dict = {"textgyms": textgyms.__file__, "cases": len(envs), "rounds": rounds}
+    for kind in ("reset", "submit", "wrong", "group"):
+        rates = [len(r[kind]) / sum(r[kind]) for r in per_round]
+        res[kind] = {"per_cpu_s": statistics.median(rates),
+                     "median_ms": statistics.median(t for r in per_round for t in r[kind]) * 1e3}
+    return res
+
+
+def _export(commit: str, dest: Path) -> Path:
+    """``textgyms/`` as it was at ``commit``, unpacked under ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    tar = dest / "src.tar"
+    with tar.open("wb") as fh:
+        subprocess.run(["git", "-C", str(ROOT), "archive", commit, "textgyms"], stdout=fh,
+                       check=True)
+    with tarfile.open(tar) as tf:
+        tf.extractall(dest, filter="data")
+    return dest
+
+
+def _measure(tree: Path, env_id: str, rounds: int) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", env_id,
+           "--rounds", str(rounds)]
+    out = subprocess.run(cmd, env=env, cwd=tree, capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"worker for {tree} failed:\n{out.stderr[-3000:]}")
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    if not res["textgyms"].startswith(str(tree)):
+        raise RuntimeError(f"measured {res['textgyms']}, not the code under {tree}")
+    return res
+
+
+def side_by_side(rounds: int) -> dict:
+    """Every baseline and this checkout, the same tasks, in one run; with the ratios."""
+    res: dict = {"group_size": GROUP, "target_ratio": TARGET, "versions": {}, "ratios": {}}
+    with tempfile.TemporaryDirectory(prefix="netconfig-old-") as tmp:
+        for commit, env_id in BASELINES:
+            tree = _export(commit, Path(tmp) / commit)
+            res["versions"][commit] = {"id": env_id, **_measure(tree, env_id, rounds)}
+    res["versions"]["new"] = {"id": NEW_ID, **_measure(ROOT, NEW_ID, rounds)}
+    new = res["versions"]["new"]
+    for commit, _id in BASELINES:
+        old = res["versions"][commit]
+        ratio = {k: new[k]["per_cpu_s"] / old[k]["per_cpu_s"]
+                 for k in ("reset", "submit", "wrong", "group")}
+        ratio["pass"] = ratio["reset"] >= TARGET and ratio["submit"] >= TARGET
+        res["ratios"][commit] = ratio
+    return res
+
+
+def render(res: dict) -> str:
+    """The markdown table of :func:`side_by_side`'s result."""
+    names = {"reset": "resets, distinct seeds", "submit": "oracle submission steps",
+             "wrong": "wrong submission steps", "group": f"resets in GRPO groups of {GROUP}"}
+    vers = res["versions"]
+    head = " | ".join(f"{c} ({vers[c]['id'].split('/')[-1]})" for c in vers)
+    rows = [f"| per CPU-second (median of rounds) | {head} | new / 3ab7aa0 | new / 9311458 |",
+            "|---" * (3 + len(vers)) + "|"]
+    for k, name in names.items():
+        cells = " | ".join(f"{vers[c][k]['per_cpu_s']:,.0f}" for c in vers)
+        r = " | ".join(f"{res['ratios'][c][k]:.1f}x" for c, _i in BASELINES)
+        rows.append(f"| {name} | {cells} | {r} |")
+    verdict = " | ".join("PASS" if res["ratios"][c]["pass"] else "FAIL" for c, _i in BASELINES)
+    rows.append(f"| target >= {TARGET:g}x (resets and oracle submissions) |"
+                + " |" * len(vers) + f" {verdict} |")
+    return "\n".join(rows) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer rounds")
+    ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--worker", metavar="ENV_ID", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    rounds = args.rounds or (2 if args.quick else 5)
+    if args.worker:
+        print(json.dumps(worker(args.worker, rounds)))
+        return
+    res = side_by_side(rounds)
+    print(json.dumps(res, indent=2))
+    print(render(res))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""Bounded per-process memos of NetConfig's pure functions of immutable inputs.
+
+Configuration text parses to the same :class:`DeviceConfig` every time, and the same texts on
+the same cabling compile to the same :class:`Network`; a GRPO group resets one seed G times,
+the verifier parses the reference, start and fixed devices the generator already parsed, and
+an oracle submission repeats the reference texts. Each memo is a plain dict that drops its
+oldest entry when full (bounded memory, no per-entry bookkeeping).
+
+Sharing rules, so a cached object never leaks a change: a parsed config from
+:func:`parsed_config` is read-only (copy it with :func:`copy.deepcopy` before an edit), and
+:func:`compiled` hands out a shallow copy of the cached network with its own NAT state (the
+only thing a packet walk writes).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from textgyms.envs.netconfig.model import DeviceConfig, Issue
+from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.sim import Network
+
+__all__ = ["Memo", "compiled", "derived", "key_of", "parsed_config", "view"]
+
+
+class Memo:
+    """A dict of at most ``size`` results; the oldest goes first when it is full. Safe to
+    share between threads (a result computed twice at once is the same value)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._d: dict[Hashable, Any] = {}
+
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The cached value of ``key``, or ``make()`` stored under it."""
+        try:
+            return self._d[key]
+        except KeyError:
+            pass
+        value = make()
+        if len(self._d) >= self.size:
+            try:
+                del self._d[next(iter(self._d))]
+            except (KeyError, RuntimeError, StopIteration):  # another thread evicted it first
+                pass
+        self._d[key] = value
+        return value
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def clear(self) -> None:
+        """Forget everything (tests and benchmarks measure cold caches with it)."""
+        self._d.clear()
+
+
+PARSED = Memo(2048)
+NETWORKS = Memo(128)
+DERIVED = Memo(128)  # networks made from a compiled one (a link failed, ...)
+
+# (name, kind, configuration text or None for an unconfigured device) of every device
+DeviceTexts = tuple[tuple[str, str, "str | None"], ...]
+
+
+def parsed_config(text: str, device: str = "") -> tuple[DeviceConfig, tuple[Issue, ...], int]:
+    """:func:`parse_config` of ``text``, shared between callers: never mutate the config."""
+
+    def make():
+        cfg, issues, accepted = parse_config(text, device)
+        return cfg, tuple(issues), accepted
+
+    return PARSED.get((text, device), make)
+
+
+def _compile(devices: DeviceTexts, links: tuple) -> Network:
+    configs = {
+        name: (kind, parsed_config(text, name)[0] if text is not None else DeviceConfig(name))
+        for name, kind, text in devices
+    }
+    net = Network(configs, list(links))
+    net.memo_key = (devices, links)  # what it is a pure function of (its views carry it)
+    return net
+
+
+def view(net: Network) -> Network:
+    """A fresh view of a cached network: routing tables shared and read-only, NAT
+    translations (all a packet walk writes) its own."""
+    out = copy.copy(net)
+    out.nat_pool_use = {}
+    return out
+
+
+def compiled(devices: DeviceTexts, links: tuple) -> Network:
+    """The network of these device texts and cabling: a view of a cached compile."""
+    return view(NETWORKS.get((devices, links), lambda: _compile(devices, links)))
+
+
+def key_of(net: Network) -> Hashable | None:
+    """What a network compiled by :func:`compiled` (or derived from one) is a pure function
+    of; None for any other network (an edited candidate)."""
+    return getattr(net, "memo_key", None)
+
+
+def derived(net: Network, how: Hashable, make: Callable[[], Network]) -> Network:
+    """``make()``, a network computed from ``net`` as ``how`` says; cached (and handed out
+    as a view) when ``net`` has a memo key."""
+    key = key_of(net)
+    if key is None:
+        return make()
+
+    def made() -> Network:
+        out = make()
+        out.memo_key = (key, how)
+        return out
+
+    return view(DERIVED.get((key, how), made))
