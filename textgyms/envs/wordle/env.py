@@ -189,24 +189,14 @@ class WordleEnv(TextEnv):
     def respond(self, state: WordleState, action: str) -> Turn:
         """Validate the guess, score it with the two-pass rule and report the board."""
         task = state.task
-        call = parse(action, self.tools)
-        if type(call) is ParseError:
-            return Turn(call.message, 0.0, False, None, call.error, "feedback", self._extra(state))
-        word = call.args["word"]
-        word = (word if type(word) is str else str(word)).strip().lower()
-        # The common case (a listed word in normal mode) is decided here without a call.
-        if word not in self._valid or task.hard_mode:
-            problem = self._invalid(state, word)
-            if problem:
-                return Turn(
-                    f"Invalid guess: {problem} It does not count as a guess.",
-                    0.0,
-                    False,
-                    None,
-                    "invalid",
-                    "feedback",
-                    self._extra(state),
-                )
+        # What policies nearly always send, "<guess>word</guess>" with a listed word, needs no
+        # parse: a listed word is lowercase letters only, so parse() would return that very
+        # word. Anything else (and every hard-mode guess) takes the full path.
+        word = action[7:-8] if action[:7] == "<guess>" and action[-8:] == "</guess>" else None
+        if word is None or word not in self._valid or task.hard_mode:
+            word = self._checked_guess(state, action)
+            if type(word) is not str:
+                return word
         if self.reward_mode == "dense":  # the potential is only worth computing then
             before = partial_credit(task.secret, state.history)
             obs = state.add(word)
@@ -222,6 +212,28 @@ class WordleEnv(TextEnv):
         # Turn's fields in order, without its Python-level __new__ (one is built every step)
         return _new_tuple(Turn, (obs, shaping, verdict is not None, verdict, None, "tool", extra,
                                  0.0))
+
+    def _checked_guess(self, state: WordleState, action: str) -> str | Turn:
+        """The guess ``action`` makes if it is a legal one, else the Turn that refuses it."""
+        call = parse(action, self.tools)
+        if type(call) is ParseError:
+            return Turn(call.message, 0.0, False, None, call.error, "feedback", self._extra(state))
+        word = call.args["word"]
+        word = (word if type(word) is str else str(word)).strip().lower()
+        # The common case (a listed word in normal mode) is decided here without a call.
+        if word not in self._valid or state.task.hard_mode:
+            problem = self._invalid(state, word)
+            if problem:
+                return Turn(
+                    f"Invalid guess: {problem} It does not count as a guess.",
+                    0.0,
+                    False,
+                    None,
+                    "invalid",
+                    "feedback",
+                    self._extra(state),
+                )
+        return word
 
     def final_verdict(self, state: WordleState) -> Verdict:
         secret = state.task.secret
