@@ -392,6 +392,7 @@ class TextEnv(gym.Env[str, str]):
                 error="too_long",
                 obs_kind="feedback",
             )
+            action = _clip_text(action, self.max_action_chars)  # the transcript stays in space
         else:
             turn = self.respond(ep.state, action)
         return self._advance(ep, action, turn)
@@ -423,8 +424,6 @@ class TextEnv(gym.Env[str, str]):
             obs += f"\nTurn limit ({self.max_turns}) reached; the episode is over."
         if len(obs) > self.observation_space.max_length:
             obs = self._clip(obs)
-        if len(action) > self.max_action_chars:  # keep the transcript inside the spaces
-            action = _clip_text(action, self.max_action_chars)
         messages = ep.messages
         messages += ({"role": "assistant", "content": action}, {"role": "user", "content": obs})
         # The standard keys (see _info), built inline: this runs on every step.

@@ -96,25 +96,30 @@ def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, str, str
     loop over the letters. Not memoised per (guess, secret): in play most pairs are new, and
     a miss in a cache of pairs costs more than this loop saves on a hit.
     """
+    spaced, repeats = _WORDS.get(guess) or _word(guess)
     spare = None  # the secret's letters left for yellows, listed once a letter may need them
     marks = found = grays = ""
     for g, s in zip(guess, secret):
         if g == s:
             marks += "G"
             found += g
-            continue
-        if g in secret:
+        elif g not in secret:
+            marks += "_"
+            grays += g
+        elif not repeats:  # a letter played once: no green or earlier yellow took its copies
+            marks += "Y"
+            found += g
+        else:
             if spare is None:
                 spare = [b for a, b in zip(guess, secret) if a != b]
             if g in spare:
                 marks += "Y"
                 found += g
                 spare.remove(g)
-                continue
-        marks += "_"
-        grays += g
+            else:
+                marks += "_"
+                grays += g
     fb, text, greens = _PATTERNS.get(marks) or _pattern(marks)
-    spaced = _SPACED.get(guess) or _spaced(guess)
     return fb, f"{spaced}   {text}", found, grays, greens
 
 
@@ -123,15 +128,16 @@ _PATTERNS: dict[str, tuple[tuple[int, ...], str, tuple[int, ...]]] = {}
 _MARK_VALUES = {"G": GREEN, "Y": YELLOW, "_": GRAY}
 
 
-# guess -> its letters upper-cased and spaced ("C R A N E"); guesses come from the word list
-_SPACED: dict[str, str] = {}
+# guess -> (its letters upper-cased and spaced, "C R A N E"; whether a letter repeats);
+# guesses come from the word list
+_WORDS: dict[str, tuple[str, bool]] = {}
 
 
-def _spaced(guess: str) -> str:
-    if len(_SPACED) >= 1 << 16:  # more than any word list holds: bound it all the same
-        _SPACED.clear()
-    text = _SPACED[guess] = " ".join(guess.upper())
-    return text
+def _word(guess: str) -> tuple[str, bool]:
+    if len(_WORDS) >= 1 << 16:  # more than any word list holds: bound it all the same
+        _WORDS.clear()
+    entry = _WORDS[guess] = (" ".join(guess.upper()), len(set(guess)) < len(guess))
+    return entry
 
 
 def _pattern(marks: str) -> tuple[tuple[int, ...], str, tuple[int, ...]]:
