@@ -12,6 +12,8 @@ writes small hooks, most of them pure functions:
 ``respond(state, action) -> Turn``      one raw agent action -> observation, shaping, done, verdict
 ``final_verdict(state) -> Verdict``     the verdict as things stand (used when the episode is cut
                                         short by the turn limit or too many invalid actions)
+``respond_quick(state, action)``        optional: ``respond`` for the family's most common move,
+                                        skipping the Turn (see its docstring)
 ``solve(task) -> list[str]``            the oracle's actions; stepping them ends with score 1.0
 =====================================  ==========================================================
 
@@ -267,6 +269,7 @@ class TextEnv(gym.Env[str, str]):
         self.action_space = TextSpace(max_action_chars)
         self._ep: _Episode | None = None
         self._seeder: Seeder | None = None  # re-used by every reset(seed=...)
+        self._quick = type(self).respond_quick is not TextEnv.respond_quick
 
     # --- hooks ------------------------------------------------------------------------------
     def generate(self, rng: np.random.Generator) -> Task:
@@ -288,6 +291,15 @@ class TextEnv(gym.Env[str, str]):
     def final_verdict(self, state: Any) -> Verdict:
         """The verdict as things stand, when the episode is cut short."""
         raise NotImplementedError
+
+    def respond_quick(self, state: Any, action: str) -> tuple[str, Mapping[str, Any]] | None:
+        """Optional fast path of :meth:`respond` for a family's most common action: a valid
+        ``"tool"`` move that neither ends the episode nor earns shaping or a penalty. Return its
+        observation and info keys, having applied it to ``state`` (exactly what ``respond``
+        would return as ``Turn(obs, 0.0, False, None, None, "tool", info)``), or None, with
+        ``state`` untouched, to have ``respond`` take the action. Called only on steps the
+        turn limit does not end; the default (not overridden) is never called."""
+        return None
 
     def solve(self, task: Task) -> list[str]:
         """The oracle's actions for ``task``; stepping them ends the episode with score 1.0."""
@@ -393,6 +405,21 @@ class TextEnv(gym.Env[str, str]):
                 obs_kind="feedback",
             )
             action = _clip_text(action, self.max_action_chars)  # the transcript stays in space
+        elif self._quick and ep.turn < self.max_turns:  # see respond_quick
+            quick = self.respond_quick(ep.state, action)
+            if quick is not None:
+                obs, extra = quick
+                if len(obs) > self.observation_space.max_length:
+                    obs = self._clip(obs)
+                messages = ep.messages
+                messages += (
+                    {"role": "assistant", "content": action},
+                    {"role": "user", "content": obs},
+                )
+                info = {TASK_ID: ep.task_id, TURN: ep.turn, ERROR: None, OBS_KIND: "tool",
+                        MESSAGES: list(messages), **extra}  # what _advance gives such a turn
+                return obs, 0.0, False, False, info
+            turn = self.respond(ep.state, action)
         else:
             turn = self.respond(ep.state, action)
         return self._advance(ep, action, turn)

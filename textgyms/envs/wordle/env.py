@@ -219,6 +219,24 @@ class WordleEnv(TextEnv):
         return _new_tuple(Turn, (obs, shaping, verdict is not None, verdict, None, "tool", extra,
                                  0.0))
 
+    def respond_quick(self, state: WordleState, action: str) -> tuple[str, dict] | None:
+        """:meth:`respond` for the common move, a listed guess in normal mode with sparse
+        rewards that does not end the game: the board and the info keys; else None."""
+        task = state.task
+        word = action[7:-8] if action[:7] == "<guess>" and action[-8:] == "</guess>" else None
+        if (
+            word is None
+            or word not in self._valid
+            or task.hard_mode
+            or self.reward_mode == "dense"
+            or word == task.secret
+            or len(state.history) + 1 >= task.max_guesses
+        ):
+            return None
+        obs = state.add(word)
+        used = len(state.history)
+        return obs, {"guesses": used, "guesses_left": task.max_guesses - used}
+
     def _checked_guess(self, state: WordleState, action: str) -> str | Turn:
         """The guess ``action`` makes if it is a legal one, else the Turn that refuses it."""
         call = parse(action, self.tools)
