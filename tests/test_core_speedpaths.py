@@ -214,3 +214,24 @@ def test_wordle_respond_quick_is_respond(kwargs, seed, actions):
             assert turn[:6] == (quick[0], 0.0, False, None, None, "tool") and turn.penalty == 0
             assert turn.info == quick[1]
         assert fields(state) == fields(want)
+
+
+def test_a_subclass_that_overrides_respond_is_not_bypassed_by_the_quick_path():
+    from textgyms.envs.wordle.env import WordleEnv
+
+    class LoudWordle(WordleEnv):
+        def respond(self, state, action):
+            turn = super().respond(state, action)
+            return turn._replace(observation=turn.observation.upper())
+
+    class QuietLoudWordle(LoudWordle):
+        def respond_quick(self, state, action):
+            return None
+
+    for cls, quick in ((WordleEnv, True), (LoudWordle, False), (QuietLoudWordle, True)):
+        env = cls()
+        env.reset(seed=0)
+        guess = "slate" if env.task.secret == "crane" else "crane"
+        obs, *_ = env.step(f"<guess>{guess}</guess>")
+        assert env._quick is quick
+        assert ("Letters not in the word" in obs) is (cls is WordleEnv)

@@ -269,7 +269,7 @@ class TextEnv(gym.Env[str, str]):
         self.action_space = TextSpace(max_action_chars)
         self._ep: _Episode | None = None
         self._seeder: Seeder | None = None  # re-used by every reset(seed=...)
-        self._quick = type(self).respond_quick is not TextEnv.respond_quick
+        self._quick = _serves_quick(type(self))
 
     # --- hooks ------------------------------------------------------------------------------
     def generate(self, rng: np.random.Generator) -> Task:
@@ -532,6 +532,18 @@ def _task_option(options: dict[str, Any]) -> Task | None:
     if task is not None and not isinstance(task, Task):
         raise ConfigError(f"options['task'] must be a Task, got {type(task).__name__}")
     return task
+
+
+@functools.cache
+def _serves_quick(cls: type[TextEnv]) -> bool:
+    """Whether ``step`` calls ``cls.respond_quick``: only where one is written, and not by a
+    class above the one whose ``respond`` it stands for (a subclass that overrides ``respond``
+    alone must not have its parent's quick path bypass it)."""
+    def owner(name: str) -> type:
+        return next(k for k in cls.__mro__ if name in vars(k))
+
+    quick = owner("respond_quick")
+    return quick is not TextEnv and issubclass(quick, owner("respond"))
 
 
 @functools.cache
