@@ -298,7 +298,8 @@ class TextEnv(gym.Env[str, str]):
         observation and info keys, having applied it to ``state`` (exactly what ``respond``
         would return as ``Turn(obs, 0.0, False, None, None, "tool", info)``), or None, with
         ``state`` untouched, to have ``respond`` take the action. Called only on steps the
-        turn limit does not end; the default (not overridden) is never called."""
+        turn limit does not end, and never for a class that overrides ``respond`` below the
+        class that wrote ``respond_quick`` (nor for the default, which is not overridden)."""
         return None
 
     def solve(self, task: Task) -> list[str]:
