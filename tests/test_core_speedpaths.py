@@ -162,3 +162,76 @@ def test_fused_wordle_marking_equals_the_rules(data, n):
     assert found == "".join(c for c, m in zip(guess, fb) if m)
     assert grays == "".join(c for c, m in zip(guess, fb) if not m)
     assert greens == tuple(i for i, m in enumerate(fb) if m == 2)
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), n=st.integers(4, 7))
+def test_fused_marking_of_a_guess_without_repeats_equals_the_rules(data, n):
+    """The shortcut for guesses whose letters are all different (any secret)."""
+    from textgyms.envs.wordle.env import scored_line
+    from textgyms.envs.wordle.rules import feedback
+
+    guess = "".join(data.draw(st.permutations("abcdefgh"))[:n])
+    secret = data.draw(st.text(alphabet="abcdefgh", min_size=n, max_size=n))
+    fb, _, found, grays, _ = scored_line(guess, secret)
+    assert fb == feedback.__wrapped__(guess, secret)
+    assert found == "".join(c for c, m in zip(guess, fb) if m)
+    assert grays == "".join(c for c, m in zip(guess, fb) if not m)
+
+
+WORDLE_QUICK_ACTIONS = [
+    "<guess>crane</guess>", "<guess>slate</guess>", "<guess>speed</guess>", "<guess>xxxxx</guess>",
+    "<guess> crane</guess>", "<GUESS>crane</GUESS>", "<guess>crane</guess> ", "junk",
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    kwargs=st.sampled_from([{}, {"hard_mode": True}, {"reward_mode": "dense"}, {"max_guesses": 3}]),
+    seed=st.integers(0, 50),
+    actions=st.lists(st.sampled_from(WORDLE_QUICK_ACTIONS), max_size=8),
+)
+def test_wordle_respond_quick_is_respond(kwargs, seed, actions):
+    """Wherever Wordle's quick path answers, it gives respond's Turn and leaves the state as
+    respond leaves it; where it declines, it leaves the state untouched."""
+    import copy
+
+    def fields(state):
+        return state.history, state.board, state.found, state.grays, state.greens
+
+    env = gym.make("textgyms/Wordle-v0", **kwargs).unwrapped
+    env.reset(seed=seed)
+    state = env.state
+    for action in actions:
+        want = copy.deepcopy(state)
+        turn = env.respond(want, action)
+        untouched = copy.deepcopy(state)
+        quick = env.respond_quick(state, action)
+        if quick is None:
+            assert fields(state) == fields(untouched)
+            env.respond(state, action)
+        else:
+            assert turn[:6] == (quick[0], 0.0, False, None, None, "tool") and turn.penalty == 0
+            assert turn.info == quick[1]
+        assert fields(state) == fields(want)
+
+
+def test_a_subclass_that_overrides_respond_is_not_bypassed_by_the_quick_path():
+    from textgyms.envs.wordle.env import WordleEnv
+
+    class LoudWordle(WordleEnv):
+        def respond(self, state, action):
+            turn = super().respond(state, action)
+            return turn._replace(observation=turn.observation.upper())
+
+    class QuietLoudWordle(LoudWordle):
+        def respond_quick(self, state, action):
+            return None
+
+    for cls, quick in ((WordleEnv, True), (LoudWordle, False), (QuietLoudWordle, True)):
+        env = cls()
+        env.reset(seed=0)
+        guess = "slate" if env.task.secret == "crane" else "crane"
+        obs, *_ = env.step(f"<guess>{guess}</guess>")
+        assert env._quick is quick
+        assert ("Letters not in the word" in obs) is (cls is WordleEnv)

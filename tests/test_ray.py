@@ -187,3 +187,44 @@ def test_every_actor_plays_its_own_reproducible_task_stream():
     flat = [task for stream in got for task in stream]
     assert min(map(len, got)) >= 3 and len(set(flat)) == len(flat)
     assert got == streams("serial")
+
+
+def _assigned_resources(actor) -> dict[str, float]:
+    """What Ray granted an actor, asked of the actor itself."""
+    return ray.get(
+        actor.__ray_call__.remote(lambda _self: ray.get_runtime_context().get_assigned_resources())
+    )
+
+
+def test_make_vec_gives_every_actor_its_actor_options():
+    """``make_vec(..., backend="ray", actor_options=...)`` reaches ``ActorClass.options``: each
+    actor holds the half CPU it asked for (by default an actor holds none while it runs)."""
+    with textgyms.make_vec(
+        ENV_IDS[0], 2, backend="ray", num_workers=2, actor_options={"num_cpus": 0.5}
+    ) as vec:
+        assert [_assigned_resources(a).get("CPU") for a in vec.actors] == [0.5, 0.5]
+        obs, _ = vec.reset(seed=0)
+        assert len(obs) == 2
+    with textgyms.make_vec(ENV_IDS[0], 1, backend="ray", num_workers=1) as vec:
+        assert "CPU" not in _assigned_resources(vec.actors[0])
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ([("num_cpus", 1)], "must be a dict of Ray actor options"),
+        ({1: 2}, "must be a dict of Ray actor options"),
+        ({"num_cpu": 1}, "Ray refused .*num_cpu"),
+        ({"num_cpus": -1}, "Ray refused"),
+        ({"max_restarts": 3}, r"\['max_restarts'\] cannot be set"),
+        ({"name": "envs"}, r"\['name'\] cannot be set"),
+    ],
+)
+def test_bad_actor_options_raise_config_error(options, match):
+    with pytest.raises(ConfigError, match=match):
+        textgyms.make_vec(ENV_IDS[0], 2, backend="ray", actor_options=options)
+
+
+def test_actor_options_need_the_ray_backend():
+    with pytest.raises(ConfigError, match="actor_options apply to backend='ray'"):
+        textgyms.make_vec(ENV_IDS[0], 2, backend="serial", actor_options={"num_cpus": 1})

@@ -12,6 +12,8 @@ writes small hooks, most of them pure functions:
 ``respond(state, action) -> Turn``      one raw agent action -> observation, shaping, done, verdict
 ``final_verdict(state) -> Verdict``     the verdict as things stand (used when the episode is cut
                                         short by the turn limit or too many invalid actions)
+``respond_quick(state, action)``        optional: ``respond`` for the family's most common move,
+                                        skipping the Turn (see its docstring)
 ``solve(task) -> list[str]``            the oracle's actions; stepping them ends with score 1.0
 =====================================  ==========================================================
 
@@ -267,6 +269,7 @@ class TextEnv(gym.Env[str, str]):
         self.action_space = TextSpace(max_action_chars)
         self._ep: _Episode | None = None
         self._seeder: Seeder | None = None  # re-used by every reset(seed=...)
+        self._quick = _serves_quick(type(self))
 
     # --- hooks ------------------------------------------------------------------------------
     def generate(self, rng: np.random.Generator) -> Task:
@@ -288,6 +291,16 @@ class TextEnv(gym.Env[str, str]):
     def final_verdict(self, state: Any) -> Verdict:
         """The verdict as things stand, when the episode is cut short."""
         raise NotImplementedError
+
+    def respond_quick(self, state: Any, action: str) -> tuple[str, Mapping[str, Any]] | None:
+        """Optional fast path of :meth:`respond` for a family's most common action: a valid
+        ``"tool"`` move that neither ends the episode nor earns shaping or a penalty. Return its
+        observation and info keys, having applied it to ``state`` (exactly what ``respond``
+        would return as ``Turn(obs, 0.0, False, None, None, "tool", info)``), or None, with
+        ``state`` untouched, to have ``respond`` take the action. Called only on steps the
+        turn limit does not end, and never for a class that overrides ``respond`` below the
+        class that wrote ``respond_quick`` (nor for the default, which is not overridden)."""
+        return None
 
     def solve(self, task: Task) -> list[str]:
         """The oracle's actions for ``task``; stepping them ends the episode with score 1.0."""
@@ -392,6 +405,22 @@ class TextEnv(gym.Env[str, str]):
                 error="too_long",
                 obs_kind="feedback",
             )
+            action = _clip_text(action, self.max_action_chars)  # the transcript stays in space
+        elif self._quick and ep.turn < self.max_turns:  # see respond_quick
+            quick = self.respond_quick(ep.state, action)
+            if quick is not None:
+                obs, extra = quick
+                if len(obs) > self.observation_space.max_length:
+                    obs = self._clip(obs)
+                messages = ep.messages
+                messages += (
+                    {"role": "assistant", "content": action},
+                    {"role": "user", "content": obs},
+                )
+                info = {TASK_ID: ep.task_id, TURN: ep.turn, ERROR: None, OBS_KIND: "tool",
+                        MESSAGES: list(messages), **extra}  # what _advance gives such a turn
+                return obs, 0.0, False, False, info
+            turn = self.respond(ep.state, action)
         else:
             turn = self.respond(ep.state, action)
         return self._advance(ep, action, turn)
@@ -423,8 +452,6 @@ class TextEnv(gym.Env[str, str]):
             obs += f"\nTurn limit ({self.max_turns}) reached; the episode is over."
         if len(obs) > self.observation_space.max_length:
             obs = self._clip(obs)
-        if len(action) > self.max_action_chars:  # keep the transcript inside the spaces
-            action = _clip_text(action, self.max_action_chars)
         messages = ep.messages
         messages += ({"role": "assistant", "content": action}, {"role": "user", "content": obs})
         # The standard keys (see _info), built inline: this runs on every step.
@@ -506,6 +533,18 @@ def _task_option(options: dict[str, Any]) -> Task | None:
     if task is not None and not isinstance(task, Task):
         raise ConfigError(f"options['task'] must be a Task, got {type(task).__name__}")
     return task
+
+
+@functools.cache
+def _serves_quick(cls: type[TextEnv]) -> bool:
+    """Whether ``step`` calls ``cls.respond_quick``: only where one is written, and not by a
+    class above the one whose ``respond`` it stands for (a subclass that overrides ``respond``
+    alone must not have its parent's quick path bypass it)."""
+    def owner(name: str) -> type:
+        return next(k for k in cls.__mro__ if name in vars(k))
+
+    quick = owner("respond_quick")
+    return quick is not TextEnv and issubclass(quick, owner("respond"))
 
 
 @functools.cache

@@ -89,6 +89,7 @@ def make_vec(
     context: str | None = None,
     env_kwargs: Mapping[str, Any] | None = None,
     curriculum: Any = None,
+    actor_options: Mapping[str, Any] | None = None,
     **more_env_kwargs: Any,
 ) -> VecEnv:
     """Make a vector of ``num_envs`` envs ``gymnasium.make(env_id, **env_kwargs)``.
@@ -103,7 +104,10 @@ def make_vec(
 
     ``backend``: ``"serial"`` (in-process), ``"multiprocessing"`` (worker processes; see
     :class:`MultiprocessingVecEnv` for ``num_workers``, ``batch_size`` and ``context``) or
-    ``"ray"``. ``group_size=G``: the G consecutive envs of a group play the same tasks (GRPO).
+    ``"ray"`` (``actor_options={...}`` go to each Ray actor's ``.options()``, e.g.
+    ``{"num_cpus": 1}`` or ``{"resources": {"env_node": 1}}`` to place the actors on the
+    nodes offering that resource). ``group_size=G``: the G consecutive envs of a group play
+    the same tasks (GRPO).
     ``autoreset``: ``"same_step"`` (default), ``"next_step"`` or ``"disabled"``.
     Every other keyword goes to the env; ``env_kwargs={...}`` passes env kwargs whose names
     clash with the ones above (e.g. Search's ``backend="fts5"``). Bad settings raise
@@ -117,6 +121,12 @@ def make_vec(
         raise ConfigError(f"unknown backend {backend!r}; choose one of: {', '.join(_BACKENDS)}")
     _check_config(num_envs, group_size, autoreset, batch_size)
     common = {"num_workers": num_workers, "batch_size": batch_size, "context": context}
+    if actor_options is not None:
+        if backend != "ray":
+            raise ConfigError(
+                f"actor_options apply to backend='ray' (Ray actor options), not {backend!r}"
+            )
+        common["actor_options"] = actor_options  # checked by the Ray backend before it starts
     if curriculum is None:
         return _BACKENDS[backend](
             env_id,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,6 +102,35 @@ def _remote_worker() -> Any:
     return _RemoteWorker
 
 
+# Options textgyms sets itself or that cannot hold for several actors: a restarted actor would
+# silently replay from fresh envs (a dead one must raise WorkerDiedError), and one name cannot
+# belong to every actor.
+_RESERVED_OPTIONS = ("max_restarts", "max_task_retries", "name", "get_if_exists")
+
+
+def actor_class(actor_options: Mapping[str, Any] | None) -> Any:
+    """The actor class with ``actor_options`` applied (``ActorClass.options``), checked before
+    Ray starts anything. Raises ConfigError for a non-mapping, an option textgyms reserves, or
+    an option Ray refuses (an unknown name, a bad value)."""
+    if actor_options is None:
+        return _remote_worker()
+    if not isinstance(actor_options, Mapping) or not all(isinstance(k, str) for k in actor_options):
+        raise ConfigError(
+            "actor_options must be a dict of Ray actor options, e.g. {'num_cpus': 1} or "
+            f"{{'resources': {{'env_node': 1}}}}, got {actor_options!r}"
+        )
+    reserved = sorted(set(actor_options) & set(_RESERVED_OPTIONS))
+    if reserved:
+        raise ConfigError(
+            f"actor_options {reserved} cannot be set: textgyms never restarts an actor (its "
+            "envs' episodes would be lost) and starts several actors, so one name cannot fit"
+        )
+    try:
+        return _remote_worker().options(**actor_options)
+    except (ValueError, TypeError) as exc:
+        raise ConfigError(f"Ray refused actor_options {dict(actor_options)!r}: {exc}") from exc
+
+
 @dataclass(eq=False)
 class _Handle:
     """Driver-side handle of one actor and its request in flight."""
@@ -117,8 +147,10 @@ class RayVecEnv(VecEnv):
     """Envs spread over ``num_workers`` Ray actors, ``num_envs // num_workers`` envs each.
 
     ``actor_options`` go to ``ActorClass.options`` (e.g. ``{"num_cpus": 1}`` to reserve a CPU
-    per actor, or a ``scheduling_strategy``); by default an actor reserves no CPU while it
-    runs (Ray's default), so more actors than CPUs still start. ``startup_timeout``: seconds to
+    per actor, ``{"resources": {"env_node": 1}}`` to place actors on the nodes offering that
+    custom resource, or a ``scheduling_strategy``; checked by :func:`actor_class`); by default
+    an actor reserves no CPU while it runs (Ray's default), so more actors than CPUs still
+    start. ``startup_timeout``: seconds to
     wait for every actor to build its envs before raising :class:`BackendError`.
     With ``batch_size < num_envs`` (a multiple of the envs per actor), ``recv`` returns the
     first actors to answer; pass the batch's ``env_ids`` back to ``send``.
@@ -137,6 +169,7 @@ class RayVecEnv(VecEnv):
         """``common``: the :class:`VecEnv` options (group_size, autoreset, batch_size,
         env_kwargs, ladders)."""
         self._handles: list[_Handle] = []
+        actor_cls = actor_class(actor_options)  # a bad option fails here, before Ray starts
         super().__init__(env_id, num_envs, **common)
         if not ray.is_initialized():
             ray.init()  # a local instance, or the cluster named by RAY_ADDRESS
@@ -150,14 +183,13 @@ class RayVecEnv(VecEnv):
             )
         self._seq = itertools.count()
         try:
-            self._start(dict(actor_options or {}), startup_timeout)
+            self._start(actor_cls, startup_timeout)
         except BaseException:
             self._close()
             raise
         self._closed = False
 
-    def _start(self, actor_options: dict[str, Any], timeout: float) -> None:
-        cls = _remote_worker().options(**actor_options) if actor_options else _remote_worker()
+    def _start(self, cls: Any, timeout: float) -> None:
         epw = self.envs_per_worker
         args = (self.make_env, epw, self.num_groups, self.autoreset)
         for index in range(self.num_workers):

@@ -96,25 +96,30 @@ def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, str, str
     loop over the letters. Not memoised per (guess, secret): in play most pairs are new, and
     a miss in a cache of pairs costs more than this loop saves on a hit.
     """
+    spaced, repeats = _WORDS.get(guess) or _word(guess)
     spare = None  # the secret's letters left for yellows, listed once a letter may need them
     marks = found = grays = ""
     for g, s in zip(guess, secret):
         if g == s:
             marks += "G"
             found += g
-            continue
-        if g in secret:
+        elif g not in secret:
+            marks += "_"
+            grays += g
+        elif not repeats:  # a letter played once: no green or earlier yellow took its copies
+            marks += "Y"
+            found += g
+        else:
             if spare is None:
                 spare = [b for a, b in zip(guess, secret) if a != b]
             if g in spare:
                 marks += "Y"
                 found += g
                 spare.remove(g)
-                continue
-        marks += "_"
-        grays += g
+            else:
+                marks += "_"
+                grays += g
     fb, text, greens = _PATTERNS.get(marks) or _pattern(marks)
-    spaced = _SPACED.get(guess) or _spaced(guess)
     return fb, f"{spaced}   {text}", found, grays, greens
 
 
@@ -123,15 +128,16 @@ _PATTERNS: dict[str, tuple[tuple[int, ...], str, tuple[int, ...]]] = {}
 _MARK_VALUES = {"G": GREEN, "Y": YELLOW, "_": GRAY}
 
 
-# guess -> its letters upper-cased and spaced ("C R A N E"); guesses come from the word list
-_SPACED: dict[str, str] = {}
+# guess -> (its letters upper-cased and spaced, "C R A N E"; whether a letter repeats);
+# guesses come from the word list
+_WORDS: dict[str, tuple[str, bool]] = {}
 
 
-def _spaced(guess: str) -> str:
-    if len(_SPACED) >= 1 << 16:  # more than any word list holds: bound it all the same
-        _SPACED.clear()
-    text = _SPACED[guess] = " ".join(guess.upper())
-    return text
+def _word(guess: str) -> tuple[str, bool]:
+    if len(_WORDS) >= 1 << 16:  # more than any word list holds: bound it all the same
+        _WORDS.clear()
+    entry = _WORDS[guess] = (" ".join(guess.upper()), len(set(guess)) < len(guess))
+    return entry
 
 
 def _pattern(marks: str) -> tuple[tuple[int, ...], str, tuple[int, ...]]:
@@ -189,24 +195,14 @@ class WordleEnv(TextEnv):
     def respond(self, state: WordleState, action: str) -> Turn:
         """Validate the guess, score it with the two-pass rule and report the board."""
         task = state.task
-        call = parse(action, self.tools)
-        if type(call) is ParseError:
-            return Turn(call.message, 0.0, False, None, call.error, "feedback", self._extra(state))
-        word = call.args["word"]
-        word = (word if type(word) is str else str(word)).strip().lower()
-        # The common case (a listed word in normal mode) is decided here without a call.
-        if word not in self._valid or task.hard_mode:
-            problem = self._invalid(state, word)
-            if problem:
-                return Turn(
-                    f"Invalid guess: {problem} It does not count as a guess.",
-                    0.0,
-                    False,
-                    None,
-                    "invalid",
-                    "feedback",
-                    self._extra(state),
-                )
+        # What policies nearly always send, "<guess>word</guess>" with a listed word, needs no
+        # parse: a listed word is lowercase letters only, so parse() would return that very
+        # word. Anything else (and every hard-mode guess) takes the full path.
+        word = action[7:-8] if action[:7] == "<guess>" and action[-8:] == "</guess>" else None
+        if word is None or word not in self._valid or task.hard_mode:
+            word = self._checked_guess(state, action)
+            if type(word) is not str:
+                return word
         if self.reward_mode == "dense":  # the potential is only worth computing then
             before = partial_credit(task.secret, state.history)
             obs = state.add(word)
@@ -222,6 +218,46 @@ class WordleEnv(TextEnv):
         # Turn's fields in order, without its Python-level __new__ (one is built every step)
         return _new_tuple(Turn, (obs, shaping, verdict is not None, verdict, None, "tool", extra,
                                  0.0))
+
+    def respond_quick(self, state: WordleState, action: str) -> tuple[str, dict] | None:
+        """:meth:`respond` for the common move, a listed guess in normal mode with sparse
+        rewards that does not end the game: the board and the info keys; else None."""
+        task = state.task
+        word = action[7:-8] if action[:7] == "<guess>" and action[-8:] == "</guess>" else None
+        if (
+            word is None
+            or word not in self._valid
+            or task.hard_mode
+            or self.reward_mode == "dense"
+            or word == task.secret
+            or len(state.history) + 1 >= task.max_guesses
+        ):
+            return None
+        obs = state.add(word)
+        used = len(state.history)
+        return obs, {"guesses": used, "guesses_left": task.max_guesses - used}
+
+    def _checked_guess(self, state: WordleState, action: str) -> str | Turn:
+        """The guess ``action`` makes if it is a legal one, else the Turn that refuses it."""
+        call = parse(action, self.tools)
+        if type(call) is ParseError:
+            return Turn(call.message, 0.0, False, None, call.error, "feedback", self._extra(state))
+        word = call.args["word"]
+        word = (word if type(word) is str else str(word)).strip().lower()
+        # The common case (a listed word in normal mode) is decided here without a call.
+        if word not in self._valid or state.task.hard_mode:
+            problem = self._invalid(state, word)
+            if problem:
+                return Turn(
+                    f"Invalid guess: {problem} It does not count as a guess.",
+                    0.0,
+                    False,
+                    None,
+                    "invalid",
+                    "feedback",
+                    self._extra(state),
+                )
+        return word
 
     def final_verdict(self, state: WordleState) -> Verdict:
         secret = state.task.secret
