@@ -120,21 +120,23 @@ class Network:
         adj, events, self.rids, oifs, self.areas, tables = ospf.compute(configs, l3r)
         self.adjacencies, self.events = adj, events
         statics: dict[str, list[Route]] = {}
+        # Connected routes and the OSPF candidates of each router, built once (the lists are
+        # only concatenated below, never changed).
+        conn = {dev: routing.connected_routes(self.l3[dev]) for dev in configs}
         for dev, cfg in configs.items():
-            base = routing.connected_routes(self.l3[dev]) + ospf.to_routes(tables.get(dev, {}))
+            base = conn[dev] + ospf.to_routes(tables.get(dev, {}))
             statics[dev] = routing.static_routes(cfg.routes, self.l3[dev], base)
         externals = {}
         for dev, cfg in configs.items():
             if cfg.ospf is not None and (cfg.ospf.redistribute or cfg.ospf.originate):
-                rib = routing.select(routing.connected_routes(self.l3[dev]) + statics[dev]
-                                     + learned.get(dev, []))
+                rib = routing.select(conn[dev] + statics[dev] + learned.get(dev, []))
                 mine = [o for o in oifs if o.dev == dev]
                 externals[dev] = ospf.redistributed(cfg, rib, self.l3[dev], mine)
         ospf.external_routes(self.areas, tables, externals, ospf.nssa_defaults(configs, self.areas))
         self.rib: dict[str, list[Route]] = {}
         self.fib = {}
         for dev in configs:
-            cands = routing.connected_routes(self.l3[dev]) + ospf.to_routes(tables.get(dev, {}))
+            cands = conn[dev] + ospf.to_routes(tables.get(dev, {}))
             rib = routing.select(cands + statics[dev] + learned.get(dev, []))
             self.rib[dev] = rib
             self.fib[dev] = routing.build_fib(rib)
