@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import ipaddress
 from collections.abc import Callable, Mapping
 
@@ -82,10 +83,16 @@ def _acl_equiv(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
                    f"policy: {format_packet(pkt)} should {want}")
 
 
+@functools.lru_cache(maxsize=4096)
+def _prefix(text: str) -> ipaddress.IPv4Network:
+    """A check's prefix (cached: every submission's checks name the same prefixes)."""
+    return ipaddress.IPv4Network(text)
+
+
 def _routing(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     """Traffic to the prefix is forwarded by a route of the required protocol (the most
     specific route that matches: a summary or default route counts)."""
-    pfx = ipaddress.IPv4Network(c["prefix"])
+    pfx = _prefix(c["prefix"])
     fib = net.fib.get(c["dev"])
     routes = lookup(fib, int(pfx.network_address) + 1) if fib is not None else []
     got = sorted({r.proto.split()[0] for r in routes})
@@ -144,7 +151,7 @@ def _bgp_session(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
 def _no_route(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     """No route at least as specific as the prefix: it must not be learned there (a
     default or shorter summary may still cover it)."""
-    pfx = ipaddress.IPv4Network(c["prefix"])
+    pfx = _prefix(c["prefix"])
     fib = net.fib.get(c["dev"])
     routes = lookup(fib, int(pfx.network_address)) if fib is not None else []
     leaked = [r for r in routes if r.plen >= pfx.prefixlen]

@@ -35,8 +35,11 @@ def oper_status(
     """(device, interface) -> (status, protocol) as ``show ip interface brief`` prints them,
     for every configured or cabled interface."""
     out: dict[tuple[str, str], tuple[str, str]] = {}
+    cabled: dict[str, set[str]] = {}  # device -> its cabled ports (one pass, not one per device)
+    for d, p in peer:
+        cabled.setdefault(d, set()).add(p)
     for dev, (kind, cfg) in devices.items():
-        names = set(cfg.interfaces) | {p for (d, p) in peer if d == dev}
+        names = set(cfg.interfaces) | cabled.get(dev, set())
         for name in sorted(names, key=lambda n: ("." in n, n)):
             out[(dev, name)] = _status(devices, peer, dev, kind, cfg, name, out)
     return out

@@ -15,7 +15,7 @@ ANY_IP = (0, 0xFFFFFFFF)
 ANY_PORT = (0, 65535)
 
 
-@dataclass
+@dataclass(slots=True)
 class Fhrp:
     """One HSRP (``standby``) or VRRP group on an interface."""
 
@@ -46,7 +46,7 @@ class V6Addr:
     eui64: bool = False
 
 
-@dataclass
+@dataclass(slots=True)
 class Interface:
     """One interface (physical, subinterface, loopback or SVI) and its settings."""
 
@@ -104,7 +104,7 @@ class Ace:
     seq: int = 0
 
 
-@dataclass
+@dataclass(slots=True)
 class Acl:
     """A standard or extended ACL, numbered or named; entries in sequence order."""
 
@@ -128,7 +128,7 @@ class StaticRoute:
     tag: int | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Ospf:
     """``router ospf PID``: network statements (first match wins), passive interfaces (all
     but ``active`` under ``passive-interface default``)."""
@@ -199,7 +199,7 @@ class NatPool:
         return list(range(int(self.start), int(self.end) + 1))
 
 
-@dataclass
+@dataclass(slots=True)
 class BgpNeighbor:
     """``neighbor A remote-as N`` (or a peer-group ``neighbor PG peer-group``) and its
     options; None means "not set here" (a member then takes its peer-group's value)."""
@@ -229,7 +229,7 @@ NEIGHBOR_OPTIONS = ("remote_as", "route_map_in", "route_map_out", "next_hop_self
                     "activate6", "next_hop_self6")
 
 
-@dataclass
+@dataclass(slots=True)
 class Bgp:
     """``router bgp ASN``: neighbors (IPv4 or IPv6 addresses), peer-groups and the prefixes
     it originates in the IPv4 and the IPv6 unicast families."""
@@ -279,7 +279,7 @@ class Bgp:
         return n is not None and bool(n.activate6)
 
 
-@dataclass
+@dataclass(slots=True)
 class RouteMapEntry:
     """``route-map NAME permit|deny SEQ`` with its match and set clauses."""
 
@@ -313,7 +313,7 @@ class PrefixListEntry:
         return lo <= plen <= hi and (net & m) == int(self.prefix.network_address)
 
 
-@dataclass
+@dataclass(slots=True)
 class DeviceConfig:
     """Everything one device's configuration says."""
 

@@ -43,11 +43,32 @@ def normalize_ifname(text: str) -> str | None:
     return hits[0] + m.group(2)
 
 
+# A dotted quad exactly as ``ipaddress`` accepts one (four decimal octets 0-255, no leading
+# zeros): such text is converted here, without ``ipaddress``'s slower general parser.
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_QUAD = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
+# A netmask's int -> its prefix length (``ipaddress`` reads a mask as a netmask first).
+_PLEN = {(0xFFFFFFFF << (32 - p)) & 0xFFFFFFFF: p for p in range(33)}
+
+
+def _quad(text: str) -> int | None:
+    """The int of a dotted quad ``ipaddress`` accepts; None for any other text (the caller
+    then asks ``ipaddress``, which decides)."""
+    if _QUAD.fullmatch(text) is None:
+        return None
+    a, b, c, d = text.split(".")
+    return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
+
+
 @functools.lru_cache(maxsize=8192)
 def parse_mask(addr: str, mask: str) -> ipaddress.IPv4Interface | str:
     """``A M`` -> an interface address, or the message IOS prints when it rejects it."""
+    a, m = _quad(addr), _quad(mask)
     try:
-        iface = ipaddress.IPv4Interface(f"{addr}/{mask}")
+        if a is not None and m in _PLEN:  # the usual case: the same object, built faster
+            iface = ipaddress.IPv4Interface((a, _PLEN[m]))
+        else:
+            iface = ipaddress.IPv4Interface(f"{addr}/{mask}")
     except ValueError:
         return f"{INVALID} (bad address or mask {addr} {mask})"
     net = iface.network
@@ -56,8 +77,12 @@ def parse_mask(addr: str, mask: str) -> ipaddress.IPv4Interface | str:
     return iface
 
 
+@functools.lru_cache(maxsize=8192)
 def ip4(text: str) -> ipaddress.IPv4Address | None:
-    """A dotted quad, or None."""
+    """A dotted quad, or None (cached: addresses are immutable and configs repeat them)."""
+    n = _quad(text)
+    if n is not None:
+        return ipaddress.IPv4Address(n)
     try:
         return ipaddress.IPv4Address(text)
     except ValueError:

@@ -359,7 +359,7 @@ _LONG_NUMBER = re.compile(r"\d{100}")
 
 
 def _bad_number(line: str) -> bool:
-    if _LONG_NUMBER.search(line) is not None:
+    if len(line) >= 100 and _LONG_NUMBER.search(line) is not None:
         return True
     return not line.isascii() and any(c.isdigit() and not c.isdecimal() for c in line)
 
@@ -371,12 +371,20 @@ def apply_lines(dev: DeviceConfig, text: str, device: str = "", first_line: int 
     mode, ``exit`` leaves one level (address-family -> router bgp -> global), ``end`` leaves
     them all, and a line that is not a command of the current mode is tried in each
     enclosing mode in turn (IOS leaves the sub-modes for the one that takes it)."""
+    return _apply_text(dev, text, device, first_line)[0]
+
+
+def _apply_text(dev: DeviceConfig, text: str, device: str,
+                first_line: int) -> tuple[list[Issue], int]:
+    """:func:`apply_lines`, and how many lines were commands (neither blank nor comments)."""
     issues: list[Issue] = []
     stack: list[tuple] = []
+    commands = 0
     for lineno, raw in enumerate(text.splitlines(), first_line):
         line = raw.strip()
         if not line or line.startswith("!"):
             continue
+        commands += 1
         low = line.lower()
         if low == "end":
             stack.clear()
@@ -389,7 +397,7 @@ def apply_lines(dev: DeviceConfig, text: str, device: str = "", first_line: int 
         reason = _apply(dev, stack, line.split())
         if reason is not None:
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, reason))
-    return issues
+    return issues, commands
 
 
 def _is_exit(words: list[str]) -> bool:
@@ -486,8 +494,7 @@ def _sub_cmd(dev: DeviceConfig, mode: tuple, expanded: list[str]) -> str | None:
 def parse_config(text: str, device: str = "") -> tuple[DeviceConfig, list[Issue], int]:
     """A whole device configuration: (config, rejected lines, number of accepted lines)."""
     dev = DeviceConfig()
-    issues = apply_lines(dev, text, device)
-    lines = sum(1 for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("!"))
+    issues, lines = _apply_text(dev, text, device, 1)
     return dev, issues, lines - len(issues)
 
 

@@ -120,21 +120,23 @@ class Network:
         adj, events, self.rids, oifs, self.areas, tables = ospf.compute(configs, l3r)
         self.adjacencies, self.events = adj, events
         statics: dict[str, list[Route]] = {}
+        # Connected routes and the OSPF candidates of each router, built once (the lists are
+        # only concatenated below, never changed).
+        conn = {dev: routing.connected_routes(self.l3[dev]) for dev in configs}
         for dev, cfg in configs.items():
-            base = routing.connected_routes(self.l3[dev]) + ospf.to_routes(tables.get(dev, {}))
+            base = conn[dev] + ospf.to_routes(tables.get(dev, {}))
             statics[dev] = routing.static_routes(cfg.routes, self.l3[dev], base)
         externals = {}
         for dev, cfg in configs.items():
             if cfg.ospf is not None and (cfg.ospf.redistribute or cfg.ospf.originate):
-                rib = routing.select(routing.connected_routes(self.l3[dev]) + statics[dev]
-                                     + learned.get(dev, []))
+                rib = routing.select(conn[dev] + statics[dev] + learned.get(dev, []))
                 mine = [o for o in oifs if o.dev == dev]
                 externals[dev] = ospf.redistributed(cfg, rib, self.l3[dev], mine)
         ospf.external_routes(self.areas, tables, externals, ospf.nssa_defaults(configs, self.areas))
         self.rib: dict[str, list[Route]] = {}
         self.fib = {}
         for dev in configs:
-            cands = routing.connected_routes(self.l3[dev]) + ospf.to_routes(tables.get(dev, {}))
+            cands = conn[dev] + ospf.to_routes(tables.get(dev, {}))
             rib = routing.select(cands + statics[dev] + learned.get(dev, []))
             self.rib[dev] = rib
             self.fib[dev] = routing.build_fib(rib)
@@ -354,11 +356,14 @@ class Network:
         xlate: dict = {}
         sport = 0 if proto == 1 else 49152
         there = self.walk((src, dst, proto, sport, dport, False), src_dev, xlate, None, choices)
+        return there, self._reply(there, proto, xlate)
+
+    def _reply(self, there: Walk, proto: int, xlate: dict) -> Walk | None:
+        """The reply to a packet that walked ``there`` (None if it was not delivered)."""
         if there.status != "delivered":
-            return there, None
+            return None
         p = there.packet
-        back = self.walk((p[1], p[0], proto, p[4], p[3], proto == 6), there.at, xlate)
-        return there, back
+        return self.walk((p[1], p[0], proto, p[4], p[3], proto == 6), there.at, xlate)
 
     def ping(self, src_dev: str, dst: int, src: int | None = None) -> tuple[Walk, Walk | None]:
         """An ICMP echo and, if it arrives, the reply (with NAT state carried over)."""
@@ -369,5 +374,22 @@ class Network:
         src = self.source_ip(src_dev, dst)
         if src is None:
             return [self.ping(src_dev, dst)]
-        ways = self.walks((src, dst, 1, 0, 0, False), src_dev)
-        return [self.exchange(src_dev, dst, 1, 0, src, ch) for ch, _w in ways]
+        pkt = (src, dst, 1, 0, 0, False)
+        xlates: dict[tuple[int, ...], dict] = {}
+
+        def walk(ch: tuple[int, ...]) -> Walk:
+            xlates[ch] = {}
+            return self.walk(pkt, src_dev, xlates[ch], None, ch)
+
+        before = len(self.nat_pool_use)
+        ways = routing.all_paths(walk)
+        out = []
+        for ch, w in ways:
+            # The echo walked this path already. NAT pool bindings are the only state a walk
+            # reads that walks change, and they are only ever added: while none was added,
+            # walking it again would give the same walk and translations, so they are reused.
+            if len(self.nat_pool_use) == before:
+                out.append((w, self._reply(w, 1, xlates[ch])))
+            else:
+                out.append(self.exchange(src_dev, dst, 1, 0, src, ch))
+        return out
