@@ -155,7 +155,9 @@ def id_servers() -> Iterator[dict[str, object]]:
 def test_verifiers_openenv_taskset_drives_textgyms_serve(model_server, id_servers, tmp_path):
     """verifiers' own OpenEnv taskset (no textgyms code in the loop) against ``textgyms serve``
     run from this venv, one server and one ``vf-eval`` per id, all at once; rewards and
-    observations equal the local env's."""
+    observations equal the local env's. Most of its time is the model reading the six OpenEnv
+    payloads (observation JSON and action schema: about 17,600 prompt tokens, one request at a
+    time on the CPU), not the servers or verifiers' setup."""
     ids, kwargs = textgyms.env_ids(), OPENENV_KWARGS
     runs = []
     for env_id in ids:
