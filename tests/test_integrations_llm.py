@@ -19,11 +19,12 @@ import os
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from support import verifiers_env
+from support import started_servers, verifiers_env
 
 import textgyms
 from textgyms.integrations.episode import COMMON_METRICS, Episode, TaskRow
@@ -138,38 +139,42 @@ id = "openenv"
 base_url = "{base_url}"
 resets = [{{seed = 11}}]
 """
+OPENENV_KWARGS = {"max_turns": 1}
 
 
-def test_verifiers_openenv_taskset_drives_textgyms_serve(model_server, tmp_path):
+@pytest.fixture
+def id_servers() -> Iterator[dict[str, object]]:
+    """``textgyms serve`` (from this venv) for every id, with ``OPENENV_KWARGS``, by id: all
+    started at once, since each start is mostly importing the server stack."""
+    if not (VF_BIN / "vf-eval").exists():
+        pytest.skip("no .venv-verifiers (run `make test`, which makes it)")
+    yield from started_servers({env_id: (env_id, {"kwargs": OPENENV_KWARGS})
+                                for env_id in textgyms.env_ids()})
+
+
+def test_verifiers_openenv_taskset_drives_textgyms_serve(model_server, id_servers, tmp_path):
     """verifiers' own OpenEnv taskset (no textgyms code in the loop) against ``textgyms serve``
     run from this venv, one server and one ``vf-eval`` per id, all at once; rewards and
-    observations equal the local env's."""
-    from textgyms.server.process import ServerProcess
-
-    ids, kwargs = textgyms.env_ids(), {"max_turns": 1}
-    servers: list[ServerProcess] = []
-    try:
-        for env_id in ids:
-            servers.append(ServerProcess(env_id, kwargs))
-        runs = []
-        for env_id, env_server in zip(ids, servers):
-            out = tmp_path / env_id.split("/")[1]
-            out.mkdir()
-            # A config file: verifiers' CLI cannot take the OpenEnv taskset from flags alone (it
-            # validates a default OpenEnvConfig, which needs `env` or `base_url`, first).
-            config = out / "eval.toml"
-            config.write_text(OPENENV_TOML.format(base_url=env_server.url))
-            cmd, env = _vf_cmd(model_server, out, "@", str(config), "-n", "1")
-            runs.append((out, subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
-                                               stderr=subprocess.PIPE, text=True)))
-        results = []
-        for out, proc in runs:
-            _, err = proc.communicate(timeout=900)
-            results.append(_traces(out, subprocess.CompletedProcess(proc.args, proc.returncode,
-                                                                    "", err)))
-    finally:
-        for server in servers:
-            server.stop()
+    observations equal the local env's. Most of its time is the model reading the six OpenEnv
+    payloads (observation JSON and action schema: about 17,600 prompt tokens, one request at a
+    time on the CPU), not the servers or verifiers' setup."""
+    ids, kwargs = textgyms.env_ids(), OPENENV_KWARGS
+    runs = []
+    for env_id in ids:
+        out = tmp_path / env_id.split("/")[1]
+        out.mkdir()
+        # A config file: verifiers' CLI cannot take the OpenEnv taskset from flags alone (it
+        # validates a default OpenEnvConfig, which needs `env` or `base_url`, first).
+        config = out / "eval.toml"
+        config.write_text(OPENENV_TOML.format(base_url=id_servers[env_id].url))
+        cmd, env = _vf_cmd(model_server, out, "@", str(config), "-n", "1")
+        runs.append((out, subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL,
+                                           stderr=subprocess.PIPE, text=True)))
+    results = []
+    for out, proc in runs:
+        _, err = proc.communicate(timeout=900)
+        results.append(_traces(out, subprocess.CompletedProcess(proc.args, proc.returncode,
+                                                                "", err)))
     for env_id, traces in zip(ids, results):
         users, replies = _messages(traces[0])
         payloads = [json.loads(u) for u in users]

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import asyncio
 
-from textgyms.integrations.openai_server import DONE, SseDone
+import pytest
+
+from textgyms.errors import ConfigError
+from textgyms.integrations.openai_server import DONE, ModelServer, SseDone
 
 
 def _app(content_type: bytes, chunks: list[bytes]):
@@ -47,3 +50,10 @@ def test_a_stream_that_ends_with_done_is_unchanged():
 
 def test_other_replies_are_unchanged():
     assert _body(_app(b"application/json", [b'{"ok": true}'])) == b'{"ok": true}'
+
+
+def test_model_server_threads_must_be_a_positive_int():
+    """A bad ``threads`` is refused before any process starts."""
+    for bad in (0, -1, 1.5, True, "2"):
+        with pytest.raises(ConfigError, match="threads must be a positive int"):
+            ModelServer(threads=bad)

@@ -33,7 +33,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from textgyms.errors import ServerError
+from textgyms.errors import ConfigError, ServerError
 
 __all__ = ["DONE", "ModelServer", "SseDone", "main"]
 
@@ -107,7 +107,14 @@ class ModelServer:
     """The server as a child process; ``url`` (``http://127.0.0.1:PORT``) once it answers."""
 
     def __init__(self, model: str | Path | None = None, *, host: str = "127.0.0.1",
-                 timeout: float = START_TIMEOUT) -> None:
+                 timeout: float = START_TIMEOUT, threads: int | None = None) -> None:
+        """``threads``: torch's CPU threads in the server (default: torch's own choice, one
+        per core). One is much faster on a machine whose cores are busy with other work (a
+        test run): the server generates one request at a time, and torch's threads then
+        mostly wait for one another."""
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
+                                    or threads < 1):
+            raise ConfigError(f"threads must be a positive int or None, got {threads!r}")
         if model is None:
             from textgyms.models import smollm2_dir
 
@@ -118,6 +125,8 @@ class ModelServer:
         cmd = [sys.executable, "-m", "textgyms.integrations.openai_server", self.model,
                "--host", host, "--port", str(self.port)]
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        if threads is not None:
+            env["OMP_NUM_THREADS"] = str(threads)  # read by torch when the server imports it
         # A file, not a pipe: uvicorn logs every request, and an undrained pipe would fill
         # and block the server.
         self.log = tempfile.TemporaryFile()
