@@ -232,9 +232,10 @@ class WordleEnv(TextEnv):
         task = state.task
         # What policies nearly always send, "<guess>word</guess>" with a listed word, needs no
         # parse: a listed word is lowercase letters only, so parse() would return that very
-        # word. Anything else (and every hard-mode guess) takes the full path.
-        word = action[7:-8] if action[:7] == "<guess>" and action[-8:] == "</guess>" else None
-        if word is None or word not in self._valid or task.hard_mode:
+        # word. Anything else (and every hard-mode guess) takes the full path. (One slice and
+        # one comparison: cheaper than comparing the two ends.)
+        word = action[7:-8]
+        if action != f"<guess>{word}</guess>" or word not in self._valid or task.hard_mode:
             word = self._checked_guess(state, action)
             if type(word) is not str:
                 return word
@@ -258,9 +259,11 @@ class WordleEnv(TextEnv):
         """:meth:`respond` for the common move, a listed guess in normal mode with sparse
         rewards that does not end the game: the board and the info keys; else None."""
         task = state.task
-        word = action[7:-8] if action[:7] == "<guess>" and action[-8:] == "</guess>" else None
+        # The action is exactly "<guess>" + word + "</guess>" (never true of one shorter than
+        # the two tags, whose slice is then "" or a piece of a tag).
+        word = action[7:-8]
         if (
-            word is None
+            action != f"<guess>{word}</guess>"
             or word not in self._valid
             or task.hard_mode
             or self.reward_mode == "dense"
