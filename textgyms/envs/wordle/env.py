@@ -22,9 +22,7 @@ Family info keys: ``guesses`` (valid guesses made so far) and ``guesses_left``.
 
 from __future__ import annotations
 
-import string
 from functools import lru_cache
-from operator import getitem
 
 import numpy as np
 
@@ -54,7 +52,7 @@ class WordleState:
     class with a plain ``__init__``: one is built on every reset.)
     """
 
-    __slots__ = ("task", "history", "grays", "found", "greens", "board", "marks")
+    __slots__ = ("task", "history", "grays", "found", "greens", "board")
 
     def __init__(self, task: WordleTask) -> None:
         self.task = task
@@ -63,8 +61,6 @@ class WordleState:
         self.found: set[str] = set()  # letters marked G or Y by some guess
         self.greens: set[int] = set()  # positions marked G by some guess
         self.board = ""  # the lines so far, each ending in a newline
-        secret = task.secret
-        self.marks = _SECRETS.get(secret) or _secret_marks(secret)
 
     @property
     def guesses(self) -> list[str]:
@@ -74,18 +70,7 @@ class WordleState:
     def add(self, guess: str) -> str:
         """Record a valid guess; return the board (see :func:`render_board`)."""
         task = self.task
-        spaced, letters = _WORDS.get(guess) or _word(guess)
-        tables, in_secret = self.marks
-        if letters is not None and len(guess) == len(tables):
-            # No repeated letter: each letter's mark depends on its position alone (G where
-            # the secret has it, else Y if the secret has it anywhere, else _), so the marks
-            # are one table lookup per letter, and the letters found are those in the secret.
-            fb, text, greens = _PATTERNS.get(marks := "".join(map(getitem, tables, guess))) \
-                or _pattern(marks)
-            line = f"{spaced}   {text}"
-            found, grays = letters & in_secret, letters - in_secret
-        else:
-            fb, line, found, grays, greens = scored_line(guess, task.secret)
+        fb, line, found, grays, greens = scored_line(guess, task.secret)
         history = self.history
         history.append((guess, fb))
         self.board = board = f"{self.board}{len(history)}. {line}\n"
@@ -101,20 +86,6 @@ class WordleState:
                f"{task.max_guesses - len(history)}."
 
 
-# secret -> (per position, letter -> its mark there for a guess without repeated letters;
-# the secret's letters); built once per secret, since secrets recur across resets
-_SECRETS: dict[str, tuple[tuple[dict[str, str], ...], frozenset[str]]] = {}
-
-
-def _secret_marks(secret: str) -> tuple[tuple[dict[str, str], ...], frozenset[str]]:
-    if len(_SECRETS) >= 1 << 16:  # more than any answer pool holds: bound it all the same
-        _SECRETS.clear()
-    base = {c: "Y" if c in secret else "_" for c in string.ascii_lowercase}
-    tables = tuple({**base, s: "G"} for s in secret)
-    entry = _SECRETS[secret] = (tables, frozenset(secret))
-    return entry
-
-
 def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, str, str, tuple[int, ...]]:
     """The feedback of a guess, its board line (without its number), its found letters, its
     gray letters and its green positions, in one pass (the two-pass rule of
@@ -125,8 +96,7 @@ def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, str, str
     loop over the letters. Not memoised per (guess, secret): in play most pairs are new, and
     a miss in a cache of pairs costs more than this loop saves on a hit.
     """
-    spaced, letters = _WORDS.get(guess) or _word(guess)
-    repeats = letters is None  # (or not a-z: the careful branch is right for any letters)
+    spaced, repeats = _WORDS.get(guess) or _word(guess)
     spare = None  # the secret's letters left for yellows, listed once a letter may need them
     marks = found = grays = ""
     for g, s in zip(guess, secret):
@@ -158,21 +128,16 @@ _PATTERNS: dict[str, tuple[tuple[int, ...], str, tuple[int, ...]]] = {}
 _MARK_VALUES = {"G": GREEN, "Y": YELLOW, "_": GRAY}
 
 
-# guess -> (its letters upper-cased and spaced, "C R A N E"; its set of letters if they are
-# distinct lowercase a-z, else None); guesses come from the word list
-_WORDS: dict[str, tuple[str, frozenset[str] | None]] = {}
+# guess -> (its letters upper-cased and spaced, "C R A N E"; whether a letter repeats);
+# guesses come from the word list
+_WORDS: dict[str, tuple[str, bool]] = {}
 
 
-def _word(guess: str) -> tuple[str, frozenset[str] | None]:
+def _word(guess: str) -> tuple[str, bool]:
     if len(_WORDS) >= 1 << 16:  # more than any word list holds: bound it all the same
         _WORDS.clear()
-    letters = frozenset(guess)
-    plain = len(letters) == len(guess) and letters <= _LOWER
-    entry = _WORDS[guess] = (" ".join(guess.upper()), letters if plain else None)
+    entry = _WORDS[guess] = (" ".join(guess.upper()), len(set(guess)) < len(guess))
     return entry
-
-
-_LOWER = frozenset(string.ascii_lowercase)
 
 
 def _pattern(marks: str) -> tuple[tuple[int, ...], str, tuple[int, ...]]:
