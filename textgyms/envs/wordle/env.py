@@ -52,7 +52,7 @@ class WordleState:
     class with a plain ``__init__``: one is built on every reset.)
     """
 
-    __slots__ = ("task", "history", "grays", "found", "greens", "board")
+    __slots__ = ("task", "history", "grays", "found", "greens", "board", "_absent")
 
     def __init__(self, task: WordleTask) -> None:
         self.task = task
@@ -61,6 +61,9 @@ class WordleState:
         self.found: set[str] = set()  # letters marked G or Y by some guess
         self.greens: set[int] = set()  # positions marked G by some guess
         self.board = ""  # the lines so far, each ending in a newline
+        # (len(grays), len(found)) and the absent letters' text for them: the sets only
+        # grow, so equal sizes mean equal sets and the sorted text can be reused
+        self._absent = (0, 0, "-")
 
     @property
     def guesses(self) -> list[str]:
@@ -81,7 +84,10 @@ class WordleState:
         if greens:
             self.greens.update(greens)
         # render_board, inlined: this runs on every valid guess
-        absent = " ".join(sorted(gray_set - found_set)).upper() or "-"
+        n_gray, n_found, absent = self._absent
+        if n_gray != len(gray_set) or n_found != len(found_set):
+            absent = " ".join(sorted(gray_set - found_set)).upper() or "-"
+            self._absent = (len(gray_set), len(found_set), absent)
         return f"{board}Letters not in the word: {absent}. Guesses left: " \
                f"{task.max_guesses - len(history)}."
 
