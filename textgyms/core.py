@@ -161,7 +161,7 @@ class Task:
         return cached
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Verdict:
     """The score of an episode: ``score`` in [0, 1], named sub-scores and the agent's mistake."""
 
@@ -171,10 +171,26 @@ class Verdict:
     parts: Mapping[str, float] = field(default_factory=dict)
     error: str | None = None
 
-    def __post_init__(self) -> None:
-        # A score outside [0, 1] is a verifier bug, not an agent outcome: raise, never clip.
-        if not (isinstance(self.score, (int, float)) and 0.0 <= self.score <= 1.0):
-            raise ValueError(f"Verdict.score must be a number in [0, 1], got {self.score!r}")
+    def __init__(
+        self,
+        score: float,
+        solved: bool,
+        feedback: str = "",
+        parts: Mapping[str, float] | None = None,
+        error: str | None = None,
+    ) -> None:
+        # Written out rather than generated: a frozen dataclass's __init__ assigns each field
+        # through object.__setattr__, several times the cost of these, and one is built at the
+        # end of every episode. A score outside [0, 1] is a verifier bug, not an agent
+        # outcome: raise, never clip.
+        if not (isinstance(score, (int, float)) and 0.0 <= score <= 1.0):
+            raise ValueError(f"Verdict.score must be a number in [0, 1], got {score!r}")
+        fields = self.__dict__
+        fields["score"] = score
+        fields["solved"] = solved
+        fields["feedback"] = feedback
+        fields["parts"] = {} if parts is None else parts
+        fields["error"] = error
 
 
 class Turn(NamedTuple):

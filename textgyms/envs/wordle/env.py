@@ -52,7 +52,7 @@ class WordleState:
     class with a plain ``__init__``: one is built on every reset.)
     """
 
-    __slots__ = ("task", "history", "grays", "found", "greens", "board")
+    __slots__ = ("task", "history", "grays", "found", "greens", "board", "_absent")
 
     def __init__(self, task: WordleTask) -> None:
         self.task = task
@@ -61,6 +61,9 @@ class WordleState:
         self.found: set[str] = set()  # letters marked G or Y by some guess
         self.greens: set[int] = set()  # positions marked G by some guess
         self.board = ""  # the lines so far, each ending in a newline
+        # (len(grays), len(found)) and the absent letters' text for them: the sets only
+        # grow, so equal sizes mean equal sets and the sorted text can be reused
+        self._absent = (0, 0, "-")
 
     @property
     def guesses(self) -> list[str]:
@@ -81,7 +84,10 @@ class WordleState:
         if greens:
             self.greens.update(greens)
         # render_board, inlined: this runs on every valid guess
-        absent = " ".join(sorted(gray_set - found_set)).upper() or "-"
+        n_gray, n_found, absent = self._absent
+        if n_gray != len(gray_set) or n_found != len(found_set):
+            absent = " ".join(sorted(gray_set - found_set)).upper() or "-"
+            self._absent = (len(gray_set), len(found_set), absent)
         return f"{board}Letters not in the word: {absent}. Guesses left: " \
                f"{task.max_guesses - len(history)}."
 
@@ -197,9 +203,10 @@ class WordleEnv(TextEnv):
         task = state.task
         # What policies nearly always send, "<guess>word</guess>" with a listed word, needs no
         # parse: a listed word is lowercase letters only, so parse() would return that very
-        # word. Anything else (and every hard-mode guess) takes the full path.
-        word = action[7:-8] if action[:7] == "<guess>" and action[-8:] == "</guess>" else None
-        if word is None or word not in self._valid or task.hard_mode:
+        # word. Anything else (and every hard-mode guess) takes the full path. (One slice and
+        # one comparison: cheaper than comparing the two ends.)
+        word = action[7:-8]
+        if action != f"<guess>{word}</guess>" or word not in self._valid or task.hard_mode:
             word = self._checked_guess(state, action)
             if type(word) is not str:
                 return word
@@ -223,9 +230,11 @@ class WordleEnv(TextEnv):
         """:meth:`respond` for the common move, a listed guess in normal mode with sparse
         rewards that does not end the game: the board and the info keys; else None."""
         task = state.task
-        word = action[7:-8] if action[:7] == "<guess>" and action[-8:] == "</guess>" else None
+        # The action is exactly "<guess>" + word + "</guess>" (never true of one shorter than
+        # the two tags, whose slice is then "" or a piece of a tag).
+        word = action[7:-8]
         if (
-            word is None
+            action != f"<guess>{word}</guess>"
             or word not in self._valid
             or task.hard_mode
             or self.reward_mode == "dense"

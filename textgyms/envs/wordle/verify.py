@@ -60,18 +60,23 @@ def score_history(
 ) -> Verdict:
     """:func:`verify` for guesses whose feedback is already known (the env's own record);
     ``revealed`` is ``progress(task.secret, history)`` when the caller already has it."""
-    history = history[: task.max_guesses]  # guesses past the limit never count
-    guesses = [g for g, _ in history]
-    greens, letters = revealed or progress(task.secret, history)
-    solved = task.secret in guesses
-    n = guesses.index(task.secret) + 1 if solved else 0
-    efficiency = 1 - (n - 1) / task.max_guesses if solved else 0.0
+    secret, limit = task.secret, task.max_guesses
+    if len(history) > limit:
+        history = history[:limit]  # guesses past the limit never count
+    greens, letters = revealed or progress(secret, history)
+    n = 0  # the guess that solved it, counting from 1
+    for i, (guess, _) in enumerate(history, 1):
+        if guess == secret:
+            n = i
+            break
+    solved = n > 0
+    efficiency = 1 - (n - 1) / limit if solved else 0.0
     if solved:
         score = efficiency if scale_by_guesses else 1.0
-        feedback_text = f"Solved in {n} guess{'es' * (n > 1)}: the word was {task.secret.upper()}."
+        feedback_text = f"Solved in {n} guess{'es' * (n > 1)}: the word was {secret.upper()}."
     else:
         score = GREEN_WEIGHT * greens + LETTER_WEIGHT * letters
-        feedback_text = f"Not solved: the word was {task.secret.upper()}."
+        feedback_text = f"Not solved: the word was {secret.upper()}."
     parts = {
         "solved": float(solved),
         "greens": greens,
