@@ -7,6 +7,7 @@ import math
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -385,6 +386,20 @@ def test_a_killed_run_ends_in_an_error_and_is_never_run_again():
     assert sandbox.run("print(3)").stdout == "3\n"  # the next run gets a fresh server
     assert sandbox.pid != first
     sandbox.close()
+
+
+def test_a_server_whose_client_went_away_exits_with_a_note_not_a_traceback():
+    from textgyms.sandbox.client import _server_env
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "textgyms.sandbox.server"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=_server_env(), start_new_session=True,
+    )  # fmt: skip
+    proc.stdout.close()  # the client is gone before the server says hello
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0
+    assert "Traceback" not in err.decode() and "client went away" in err.decode()
 
 
 def _ppid(pid: int) -> int:
