@@ -7,7 +7,10 @@ import math
 import os
 import shutil
 import signal
+import subprocess
 import sys
+import threading
+import time
 import warnings
 from dataclasses import replace
 from pathlib import Path
@@ -356,6 +359,47 @@ def test_no_child_outlives_a_killed_server():
         time.sleep(0.05)
     assert not any(os.path.exists(f"/proc/{c}") and _state(c) != "Z" for c in children)
     sandbox.close()
+
+
+def test_a_killed_run_ends_in_an_error_and_is_never_run_again():
+    # kill() is how a closing pool cancels work nobody awaits (a server's SIGTERM past its
+    # grace): the run must end, not be retried on a fresh server as if that one had crashed.
+    sandbox = Sandbox()
+    first = sandbox.ping()
+    outcome: dict[str, str] = {}
+
+    def run() -> None:
+        try:
+            outcome["stdout"] = sandbox.run("import time; time.sleep(20)", timeout=30).stdout
+        except SandboxError as exc:
+            outcome["error"] = str(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    while not sandbox._lock.locked():  # the request is in progress (it holds the lock)
+        time.sleep(0.01)
+    time.sleep(0.3)
+    sandbox.kill()
+    thread.join(60)
+    assert "stdout" not in outcome and "killed" in outcome["error"]
+    assert sandbox.pid is None  # no fresh server was started to run it again
+    assert sandbox.run("print(3)").stdout == "3\n"  # the next run gets a fresh server
+    assert sandbox.pid != first
+    sandbox.close()
+
+
+def test_a_server_whose_client_went_away_exits_with_a_note_not_a_traceback():
+    from textgyms.sandbox.client import _server_env
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "textgyms.sandbox.server"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=_server_env(), start_new_session=True,
+    )  # fmt: skip
+    proc.stdout.close()  # the client is gone before the server says hello
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0
+    assert "Traceback" not in err.decode() and "client went away" in err.decode()
 
 
 def _ppid(pid: int) -> int:

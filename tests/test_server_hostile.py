@@ -404,6 +404,12 @@ def test_sigterm_delivers_replies_of_steps_in_flight_and_cancels_work_past_the_g
 def _sigterm_while_busy(server: ServerProcess, quick: Any, stuck: Any) -> None:
     for conn in (quick, stuck):
         assert ask(conn, {"type": "reset", "data": {"seed": 1}})["type"] == "observation"
+    # Overlapping runs start both sandbox servers now, so that on a loaded machine the quick
+    # run below is not a cold server start plus 1.5 s racing the 4 s grace.
+    for conn in (quick, stuck):
+        conn.send(json.dumps({"type": "step", "data": {"text": "<run>import time; time.sleep(1)</run>"}}))
+    for conn in (quick, stuck):
+        assert json.loads(conn.recv(timeout=60))["type"] == "observation"
     stuck.send(json.dumps({"type": "step", "data": {"text": "<run>import time; time.sleep(50)</run>"}}))
     quick.send(json.dumps({"type": "step", "data": {"text": "<run>import time; time.sleep(1.5); print(42)</run>"}}))
     time.sleep(0.5)  # both runs started

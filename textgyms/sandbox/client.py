@@ -106,6 +106,7 @@ class Sandbox:
     def __init__(self) -> None:
         self._proc: subprocess.Popen | None = None
         self._lock = threading.Lock()
+        self._kills = 0  # kill() calls so far: a run that was killed must not be retried
         self.hello: dict[str, Any] = {}
 
     def _start(self) -> None:
@@ -147,6 +148,7 @@ class Sandbox:
 
     def _request(self, message: dict[str, Any], timeout: float) -> dict[str, Any]:
         with self._lock:
+            kills = self._kills
             for attempt in (1, 2):
                 if self._proc is not None and self._proc.poll() is not None:
                     self._stop()  # a dead server: close its pipes before starting another
@@ -158,6 +160,8 @@ class Sandbox:
                     break
                 except (OSError, EOFError, ValueError) as exc:  # ValueError: corrupt JSON
                     self._stop()
+                    if self._kills != kills:  # kill()ed on purpose: no restart, no rerun
+                        raise SandboxError("sandbox run killed: its work was cancelled") from exc
                     if attempt == 2:
                         raise SandboxError(f"the sandbox server failed twice: {exc}") from exc
         if reply.get("status") == "sandbox_error":
@@ -225,7 +229,9 @@ class Sandbox:
 
     def kill(self) -> None:
         """Kill the server now, even mid-run (its zygote and children die with it); the run
-        in progress ends with :class:`SandboxError`. For shutting down work nobody awaits."""
+        in progress ends with :class:`SandboxError` (it is not retried on a fresh server, as a
+        server that merely died is). For shutting down work nobody awaits."""
+        self._kills += 1  # before the kill, so the run's thread sees it when its read fails
         proc = self._proc
         if proc is not None and proc.poll() is None:
             proc.kill()

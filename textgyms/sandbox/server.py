@@ -371,9 +371,9 @@ def main() -> None:
         protocol.send(wfd, server.hello())
         server.close()
         return
-    server.start_zygote()
-    protocol.send(wfd, server.hello())
     try:
+        server.start_zygote()
+        protocol.send(wfd, server.hello())
         while (request := protocol.recv(rfd)) is not None:
             try:
                 reply = server.handle(request)
@@ -382,6 +382,8 @@ def main() -> None:
             except Exception as exc:  # noqa: BLE001 - reported to the client as SandboxError
                 reply = {"status": "sandbox_error", "message": f"{type(exc).__name__}: {exc}"}
             protocol.send(wfd, reply)
+    except BrokenPipeError:  # the client closed our pipe (it gave up on us, or it exited)
+        print("textgyms sandbox server: its client went away; exiting", file=sys.stderr)
     finally:
         server.close()
 
