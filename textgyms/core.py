@@ -428,14 +428,7 @@ class TextEnv(gym.Env[str, str]):
                 obs, extra = quick
                 if len(obs) > self.observation_space.max_length:
                     obs = self._clip(obs)
-                messages = ep.messages
-                messages += (
-                    {"role": "assistant", "content": action},
-                    {"role": "user", "content": obs},
-                )
-                info = {TASK_ID: ep.task_id, TURN: ep.turn, ERROR: None, OBS_KIND: "tool",
-                        MESSAGES: list(messages), **extra}  # what _advance gives such a turn
-                return obs, 0.0, False, False, info
+                return obs, 0.0, False, False, _record(ep, action, obs, None, "tool", extra)
             turn = self.respond(ep.state, action)
         else:
             turn = self.respond(ep.state, action)
@@ -468,18 +461,7 @@ class TextEnv(gym.Env[str, str]):
             obs += f"\nTurn limit ({self.max_turns}) reached; the episode is over."
         if len(obs) > self.observation_space.max_length:
             obs = self._clip(obs)
-        messages = ep.messages
-        messages += ({"role": "assistant", "content": action}, {"role": "user", "content": obs})
-        # The standard keys (see _info), built inline: this runs on every step.
-        info = {
-            TASK_ID: ep.task_id,
-            TURN: ep.turn,
-            ERROR: error,
-            OBS_KIND: kind,
-            MESSAGES: list(messages),
-        }
-        if extra:
-            info.update(extra)
+        info = _record(ep, action, obs, error, kind, extra)
         if terminated or truncated:
             if verdict is None:
                 raise VerifierError(
@@ -549,6 +531,21 @@ def _task_option(options: dict[str, Any]) -> Task | None:
     if task is not None and not isinstance(task, Task):
         raise ConfigError(f"options['task'] must be a Task, got {type(task).__name__}")
     return task
+
+
+def _record(
+    ep: _Episode, action: str, obs: str, error: str | None, kind: str,
+    extra: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """Append the turn to the transcript and return the step's info: the standard keys (see
+    ``_info``), built inline because this runs on every step, then the family's ``extra``."""
+    messages = ep.messages
+    messages += ({"role": "assistant", "content": action}, {"role": "user", "content": obs})
+    info = {TASK_ID: ep.task_id, TURN: ep.turn, ERROR: error, OBS_KIND: kind,
+            MESSAGES: list(messages)}
+    if extra:
+        info.update(extra)
+    return info
 
 
 @functools.cache
