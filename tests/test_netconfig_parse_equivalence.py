@@ -1,0 +1,249 @@
+"""The IOS-lite parser's results are pinned: every parsed config, rejected line (number and
+message) and accepted-line count over a corpus hashes to digests recorded before the parser's
+fast paths existed (main at aff25ba).
+
+The corpus is every text the generators write (reference, start and fixed devices of each
+family and level, two seeds), each also mutated so that most of the parser's paths run:
+negated lines, IOS abbreviations and odd case, lines shuffled out of their modes, broken
+arguments, flattened blocks with ``exit``/``end``, and the texts applied onto another config
+(:func:`apply_lines`); plus crafted hostile lines.
+
+To re-record after a deliberate change of behaviour:
+``python tests/test_netconfig_parse_equivalence.py`` prints the new table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import random
+import re
+
+import numpy as np
+import pytest
+
+from textgyms.envs.netconfig.generate import FAMILIES, LEVELS, generate
+from textgyms.envs.netconfig.model import DeviceConfig
+from textgyms.envs.netconfig.parser import apply_lines, parse_config
+
+SEEDS = (0, 1)
+
+# sha256 (first 16 hex digits) of _family_digest(family), recorded at aff25ba.
+RECORDED = {
+    "addressing": "fa4bf2377b72af25",
+    "acl": "1da98c624b7c155d",
+    "routing": "52f3c9a51e2ccb63",
+    "vlan": "4085a8dc6f127bf6",
+    "nat": "4eb129ad08493143",
+    "repair": "a2177d368c559c6d",
+    "diagnosis": "24db1ad58120a3d5",
+    "analysis": "29470ccd58c1eb71",
+    "ospf_areas": "16972df11929cc36",
+    "fhrp": "87c42f618bf7bf72",
+    "bgp": "16422b631ecf337f",
+    "redistribution": "240e3d44a16791b5",
+    "ipv6": "d702f30743f7ae95",
+    "ibgp": "213338ff17367e17",
+    "bgp_ospf": "16818873b89aa9aa",
+    "vrrp": "30d7646e701c8a12",
+    "nssa": "bf0c77974c57ccc7",
+    "hostile": "efbce45d79307cd5",
+}
+
+# Whole-word abbreviations and case changes IOS accepts (or, for a few, refuses as ambiguous).
+_ABBREV = [
+    (r"^interface ", "int "), (r"^ ip address ", " ip add "), (r"^ no shutdown$", " no shut"),
+    (r"^ description ", " desc "), (r"^ network ", " net "), (r"^ passive-interface ", " pass "),
+    (r"^router ospf ", "router os "), (r"^hostname ", "HOSTNAME "), (r"^ switchport ", " sw "),
+    (r"^ neighbor ", " nei "), (r"^ standby ", " stand "), (r"^ip route ", "IP ro "),
+    (r"^ ip ospf ", " ip os "), (r"^ipv6 ", "ipv6 "), (r"^ shutdown$", " sh"),
+    (r"^ no ", " NO "), (r"^router bgp ", "ro bgp "), (r"^ ipv6 address ", " ipv6 a "),
+    (r"^ vrrp ", " vr "), (r"^ip default-gateway ", "ip default "),
+]
+
+HOSTILE = """hostname R
+interface Gi0/0
+ ip address 10.0.0.0 255.255.255.0
+ ip address 10.0.0.255 255.255.255.0
+ ip address 10.0.0.1 255.0.255.0
+ ip address 10.0.0.1
+ ip address 10.0.0.1 255.255.255.0 secondary
+ ip address 010.0.0.1 255.255.255.0
+ ip address 10.0.0.1 24
+ ip address 10.0.0.2 255.255.255.252
+interface Gi0/1
+ ip address 10.0.0.1 255.255.255.0
+ no shutdown
+ shutdown
+ no shutdown now
+ description
+ description  two  spaces
+ no description
+ ip access-group 101 sideways
+ ip default-gateway 10.0.0.9
+ ip route 0.0.0.0 0.0.0.0 10.0.0.9
+ switchport access vlan 5000
+ switchport trunk allowed vlan 10,x
+ s
+ i
+ e
+ ex
+ network 10.0.0.0 0.0.0.255 area 0
+ hostname INNER
+ router ospf 1
+ network 10.0.0.0 0.0.0.255 area 0
+ network 10.0.0.0 0.0.0.255 area 0
+ network 10.0.0.0 0.0.0.255 area 0.0.0.1
+ network 10.0.0.0 0.0.0.255 area
+ network 10.0.0.0 0.0.0.255 zone 1
+ network 10.0.0.300 0.0.0.255 area 1
+ no network 10.0.0.0 0.0.0.255 area 0
+ passive-interface default
+ passive-interface Gi0/1
+ no passive-interface Gi0/1
+ passive-interface bogus9
+ passive-interface
+ router-id 1.1.1.1
+ router ospf 0
+ router ospf 2
+ interface Gi0/2
+ interface
+ interface bogus
+ interface Gi 0/3
+access-list 10 permit 10.0.0.0 0.0.255.0
+access-list 10 permit tcp any any
+access-list 101 permit tcp any any eq 70000
+access-list 101 permit udp any any established
+access-list 300 permit any
+ip route 10.0.0.1 255.255.255.0 10.1.1.1
+ip route 10.9.0.0 255.255.0.0 10.0.0.1
+ip nat outside source static 1.1.1.1 2.2.2.2
+router eigrp 100
+hostname
+hostname A B
+no hostname R
+vlan 10
+ name USERS
+ hostname R2
+ interface vlan 10
+ ip address 10.10.0.1 255.255.255.0
+ip access-list extended EDGE
+ 20 permit tcp any host 10.0.0.5 range 8000 8080
+ 10 deny tcp 10.1.0.0 0.0.255.255 gt 1023 any lt 1024
+ permit tcp any any established
+ no 20
+ interface Gi0/4
+ description x
+router bgp 65001
+ neighbor 10.0.0.2 remote-as 65002
+ network 10.0.0.0 mask 255.255.255.0
+ address-family ipv4
+ neighbor 10.0.0.2 activate
+ hostname R3
+ exit-address-family
+ interface Gi0/5
+line vty 0 4
+ login
+ exit
+interface Gi0/6
+ ip address 10.6.0.1 255.255.255.0
+ end
+ no shutdown
+interface Gi0/7
+ ip address 10.7.0.1 255.255.255.0 ２
+ description ²
+ description 99999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999999
+conf t
+enable
+!
+   !  comment
+"""
+
+
+def _canon(obj):
+    """A JSON-able, hash-seed-independent form of a parsed value (dict order kept: it shows)."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return [type(obj).__name__, [_canon(getattr(obj, f.name)) for f in dataclasses.fields(obj)]]
+    if isinstance(obj, dict):
+        return ["dict", [[_canon(k), _canon(v)] for k, v in obj.items()]]
+    if isinstance(obj, (list, tuple)):
+        return [type(obj).__name__, [_canon(x) for x in obj]]
+    if isinstance(obj, (set, frozenset)):
+        return ["set", sorted(json.dumps(_canon(x)) for x in obj)]
+    return repr(obj)
+
+
+def _mutants(text: str, rng: random.Random) -> list[str]:
+    """``text`` and variants of it that take the parser's other paths."""
+    lines = text.splitlines()
+    negated = [x for line in lines for x in (line, re.sub(r"^(\s*)", r"\1no ", line, count=1))]
+    abbrev = []
+    for line in lines:
+        for pat, rep in _ABBREV:
+            if rng.random() < 0.7:
+                line = re.sub(pat, rep, line)
+        abbrev.append(line)
+    shuffled = list(lines)
+    rng.shuffle(shuffled)
+    broken = []
+    for line in lines:
+        roll = rng.random()
+        if roll < 0.15:
+            line = " ".join(line.split(" ")[:-1])
+        elif roll < 0.3:
+            line = re.sub(r"\d+", lambda m: str(int(m.group()) * 97 + 300), line, count=1)
+        elif roll < 0.4:
+            broken.append(line)
+        broken.append(line)
+    flat = [x for line in lines
+            for x in ((["exit"] if not line.startswith(" ") else []) + [line.strip()])] + ["end"]
+    return ["\n".join(v) for v in (lines, negated, abbrev, shuffled, broken, flat)]
+
+
+def _result(dev: DeviceConfig, issues, count) -> list:
+    return [_canon(dev), _canon(list(issues)), count]
+
+
+def _family_digest(family: str) -> str:
+    h = hashlib.sha256()
+    rng = random.Random(family)
+    for level in LEVELS:
+        for seed in SEEDS:
+            task = generate(np.random.default_rng(seed), family, level)
+            texts = [(d, t) for d, t in (*task.reference, *task.start, *task.fixed) if t]
+            for device, text in texts:
+                for variant in _mutants(text, rng):
+                    h.update(json.dumps(_result(*parse_config(variant, device))).encode())
+            # Edits onto an existing config (the start), as apply_config does.
+            for (device, start), (_d, ref) in zip(task.start, task.reference):
+                dev = parse_config(start or "", device)[0]
+                issues = apply_lines(dev, ref, device, first_line=7)
+                h.update(json.dumps(_result(dev, issues, len(issues))).encode())
+    return h.hexdigest()[:16]
+
+
+def _hostile_digest() -> str:
+    h = hashlib.sha256()
+    rng = random.Random("hostile")
+    for variant in _mutants(HOSTILE, rng):
+        h.update(json.dumps(_result(*parse_config(variant, "R"))).encode())
+        dev = parse_config(HOSTILE)[0]
+        issues = apply_lines(dev, variant, "", first_line=3)
+        h.update(json.dumps(_result(dev, issues, len(issues))).encode())
+    return h.hexdigest()[:16]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_parse_results_unchanged(family):
+    assert _family_digest(family) == RECORDED[family]
+
+
+def test_hostile_lines_unchanged():
+    assert _hostile_digest() == RECORDED["hostile"]
+
+
+if __name__ == "__main__":
+    for fam in FAMILIES:
+        print(f'    "{fam}": "{_family_digest(fam)}",')
+    print(f'    "hostile": "{_hostile_digest()}",')
