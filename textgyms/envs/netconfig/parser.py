@@ -27,6 +27,7 @@ from textgyms.envs.netconfig.model import (
     Ospf,
     StaticRoute,
 )
+from textgyms.envs.netconfig.parse_fast import MODE_FAST, SLOW, outer_only
 from textgyms.envs.netconfig.parse_if import (
     iface_cmd,
     ip4,
@@ -38,26 +39,21 @@ from textgyms.envs.netconfig.parse_if import (
 )
 from textgyms.envs.netconfig.vocab import (
     ACL,
-    BGP,
-    BGP_AF,
     GLOBAL,
     INCOMPLETE,
-    INTERFACE,
     INVALID,
-    LINE,
-    OSPF,
-    OSPF6,
-    RMAP,
-    VLAN,
+    MODE_TREES,
     expand,
     harmless,
 )
 
 __all__ = ["apply_lines", "normalize_ifname", "parse_config", "parse_mask", "split_devices"]
 _NOOPS = {"configure terminal", "conf t", "enable"}
+_NOOP_LEN = max(map(len, _NOOPS))
 _DEVICE_MARK = re.compile(r"^\s*!\s*device\s+(\S+)\s*$", re.I)
-_TREES = {"if": INTERFACE, "vlan": VLAN, "ospf": OSPF, "acl": ACL, "line": LINE,
-          "global": GLOBAL, "bgp": BGP, "af": BGP_AF, "rmap": RMAP, "ospf6": OSPF6}
+_TREES = MODE_TREES
+# Global commands a line may go to directly when every mode on the stack refuses it.
+_GLOBAL_WORDS = frozenset(GLOBAL) - {"end", "exit"}
 
 
 @functools.lru_cache(maxsize=16384)
@@ -359,6 +355,7 @@ _LONG_NUMBER = re.compile(r"\d{100}")
 
 
 def _bad_number(line: str) -> bool:
+    """Whether ``line`` holds a number :func:`int` refuses (only a long or non-ASCII line can)."""
     if len(line) >= 100 and _LONG_NUMBER.search(line) is not None:
         return True
     return not line.isascii() and any(c.isdigit() and not c.isdecimal() for c in line)
@@ -385,13 +382,14 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
         if not line or line.startswith("!"):
             continue
         commands += 1
-        low = line.lower()
-        if low == "end":
-            stack.clear()
-            continue
-        if low in _NOOPS:
-            continue
-        if _bad_number(line):
+        if len(line) <= _NOOP_LEN:  # only short lines can be ``end`` or a no-op
+            low = line.lower()
+            if low == "end":
+                stack.clear()
+                continue
+            if low in _NOOPS:
+                continue
+        if (len(line) >= 100 or not line.isascii()) and _bad_number(line):
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, INVALID))
             continue
         reason = _apply(dev, stack, line.split())
@@ -414,6 +412,12 @@ def _leaves_af(words: list[str]) -> bool:
 
 def _apply(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> str | None:
     """One line in the mode ``stack`` (changed in place): None, or IOS's message."""
+    if stack:  # the commonest lines of the current mode (see parse_fast)
+        handler = MODE_FAST.get((stack[-1][0], words[0]))
+        if handler is not None and handler(dev, stack[-1], words) is not SLOW:
+            return None
+    if words[0] in _GLOBAL_WORDS and outer_only(dev, stack, words):
+        return _global_only(dev, stack, words)
     if _is_exit(words) or (stack and stack[-1][0] == "af" and _leaves_af(words)):
         if stack:
             stack.pop()
@@ -434,6 +438,27 @@ def _apply(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> str | Non
     # innermost mode's.
     outer = reasons[-1]
     return outer if outer not in (INVALID, INCOMPLETE) or len(reasons) == 1 else reasons[0]
+
+
+def _global_only(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> str | None:
+    """:func:`_apply` of a line every mode on ``stack`` refuses as invalid, changing nothing
+    (:func:`parse_fast.outer_only`): global configuration decides."""
+    first = words[0]
+    if first == "interface":
+        reason, new_mode = _interface(dev, words, False)
+    elif first == "hostname" and len(words) == 2:
+        dev.hostname = words[1]
+        reason, new_mode = None, None
+    else:
+        reason, new_mode = _global_cmd(dev, words)
+    if reason is None:
+        stack.clear()
+        if new_mode is not None:
+            stack.append(new_mode)
+        return None
+    # As _apply's fallback: the global message unless it is a bare invalid/incomplete under
+    # a sub-mode, whose own "% Invalid input" then stands.
+    return reason if not stack or reason not in (INVALID, INCOMPLETE) else INVALID
 
 
 def _in_mode(dev: DeviceConfig, mode: tuple, words: list[str]) -> tuple[str | None, tuple | None]:
