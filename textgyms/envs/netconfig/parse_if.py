@@ -60,10 +60,17 @@ def _quad(text: str) -> int | None:
     return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
 
 
+_MASKS: dict[str, int] = {}  # netmask text -> its int
+
+
 @functools.lru_cache(maxsize=8192)
 def parse_mask(addr: str, mask: str) -> ipaddress.IPv4Interface | str:
     """``A M`` -> an interface address, or the message IOS prints when it rejects it."""
-    a, m = _quad(addr), _quad(mask)
+    a, m = _quad(addr), _MASKS.get(mask)
+    if m is None:
+        m = _quad(mask)
+        if m in _PLEN and len(_MASKS) < 256:  # a netmask (few): its int kept
+            _MASKS[mask] = m
     if a is not None and m in _PLEN:  # the usual case: the same checks in ints, then the object
         plen, host = _PLEN[m], a & ~m & 0xFFFFFFFF
         if plen < 31 and host in (0, ~m & 0xFFFFFFFF):  # the subnet's own or broadcast address

@@ -64,8 +64,21 @@ def _expanded(mode: str, words: tuple[str, ...]) -> tuple[str, ...] | str:
 
 
 def _expand(mode: str, words: list[str]) -> list[str] | str:
-    out = _expanded(mode, tuple(words))
-    return out if isinstance(out, str) else list(out)
+    """:func:`vocab.expand` in ``mode``: a copy of ``words`` when its keywords are already
+    written out in lower case (what generated configs hold: no cache entry per address),
+    else the cached expansion."""
+    node = _TREES[mode]
+    i = 1 if words[0] == "no" else 0
+    while node is not None and i < len(words):
+        node = node.get(words[i], _NOT_KEY)
+        if node is _NOT_KEY:
+            out = _expanded(mode, tuple(words))
+            return out if isinstance(out, str) else list(out)
+        i += 1
+    return words[:]
+
+
+_NOT_KEY: dict = {}  # a word that is no keyword of its tree as written
 
 
 def _acl_number_kind(name: str) -> str | None:
