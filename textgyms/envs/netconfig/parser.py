@@ -31,6 +31,7 @@ from textgyms.envs.netconfig.parse_fast import MODE_FAST, SLOW, outer_only
 from textgyms.envs.netconfig.parse_if import (
     iface_cmd,
     ip4,
+    network4,
     normalize_ifname,
     number,
     ospf_cmd,
@@ -140,9 +141,8 @@ def _static_route(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
     """``ip route PREFIX MASK {NEXTHOP | INTERFACE [NEXTHOP]} [AD] [name N] [permanent]``."""
     if len(w) < 5:
         return INCOMPLETE
-    try:
-        prefix = ipaddress.IPv4Network(f"{w[2]}/{w[3]}")
-    except ValueError:
+    prefix = network4(w[2], w[3])
+    if prefix is None:
         return "%Inconsistent address and mask" if ip4(w[2]) and ip4(w[3]) else INVALID
     ifname = normalize_ifname(w[4])
     nh = ip4(w[4]) if ifname is None else (ip4(w[5]) if len(w) > 5 else None)
