@@ -405,7 +405,12 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
         if (len(line) >= 100 or not line.isascii()) and _bad_number(line):
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, INVALID))
             continue
-        reason = _apply(dev, stack, line.split())
+        words = line.split()
+        if stack:  # the commonest lines of the current mode (see parse_fast)
+            handler = MODE_FAST.get((stack[-1][0], words[0]))
+            if handler is not None and handler(dev, stack[-1], words) is not SLOW:
+                continue
+        reason = _apply(dev, stack, words)
         if reason is not None:
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, reason))
     return issues, commands
@@ -424,11 +429,8 @@ def _leaves_af(words: list[str]) -> bool:
 
 
 def _apply(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> str | None:
-    """One line in the mode ``stack`` (changed in place): None, or IOS's message."""
-    if stack:  # the commonest lines of the current mode (see parse_fast)
-        handler = MODE_FAST.get((stack[-1][0], words[0]))
-        if handler is not None and handler(dev, stack[-1], words) is not SLOW:
-            return None
+    """One line in the mode ``stack`` (changed in place): None, or IOS's message. (The
+    caller has tried the current mode's fast path, :data:`parse_fast.MODE_FAST`.)"""
     if words[0] in _GLOBAL_WORDS and outer_only(dev, stack, words):
         return _global_only(dev, stack, words)
     if _is_exit(words) or (stack and stack[-1][0] == "af" and _leaves_af(words)):
