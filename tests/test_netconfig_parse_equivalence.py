@@ -25,11 +25,12 @@ import pytest
 
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS, generate
 from textgyms.envs.netconfig.model import DeviceConfig
-from textgyms.envs.netconfig.parser import apply_lines, parse_config
+from textgyms.envs.netconfig.parser import apply_lines, parse_config, split_devices
 
 SEEDS = (0, 1)
 
-# sha256 (first 16 hex digits) of _family_digest(family), recorded at aff25ba.
+# sha256 (first 16 hex digits) of _family_digest(family), _hostile_digest() and
+# _split_digest(), recorded with the parser of main at aff25ba.
 RECORDED = {
     "addressing": "fa4bf2377b72af25",
     "acl": "1da98c624b7c155d",
@@ -49,6 +50,7 @@ RECORDED = {
     "vrrp": "30d7646e701c8a12",
     "nssa": "bf0c77974c57ccc7",
     "hostile": "efbce45d79307cd5",
+    "split": "b8290cda58821073",
 }
 
 # Whole-word abbreviations and case changes IOS accepts (or, for a few, refuses as ambiguous).
@@ -234,6 +236,34 @@ def _hostile_digest() -> str:
     return h.hexdigest()[:16]
 
 
+_MARKS = ["! device {d}", "!device {d}", "  ! DEVICE {d}  ", "!! device {d}", "! device",
+          "hostname {d}", " hostname {d}", "hostname\t{d}", "hostname {d} x",
+          "! device {d} extra", "!\tdevice\t{d}"]
+
+
+def _split_digest() -> str:
+    """:func:`split_devices` of multi-device answers: markers in every spelling, hostname
+    lines alone, junk before the first section, odd markers, the texts' mutants."""
+    h = hashlib.sha256()
+    rng = random.Random("split")
+    for family in FAMILIES:
+        task = generate(np.random.default_rng(3), family, "hard")
+        sections = [(d, t) for d, t in task.reference if t]
+        for variant in range(len(_MARKS) + 2):
+            parts = ["junk line", "!"] if variant % 3 == 0 else []
+            for k, (device, text) in enumerate(sections):
+                mark = _MARKS[(variant + k) % len(_MARKS)].format(d=device)
+                body = _mutants(text, rng)[variant % 6]
+                parts += ([mark] if variant < len(_MARKS) else []) + [body]
+            h.update(json.dumps(split_devices("\n".join(parts))).encode())
+    h.update(json.dumps(split_devices(HOSTILE)).encode())
+    return h.hexdigest()[:16]
+
+
+def test_split_devices_unchanged():
+    assert _split_digest() == RECORDED["split"]
+
+
 @pytest.mark.parametrize("family", FAMILIES)
 def test_parse_results_unchanged(family):
     assert _family_digest(family) == RECORDED[family]
@@ -247,3 +277,4 @@ if __name__ == "__main__":
     for fam in FAMILIES:
         print(f'    "{fam}": "{_family_digest(fam)}",')
     print(f'    "hostile": "{_hostile_digest()}",')
+    print(f'    "split": "{_split_digest()}",')

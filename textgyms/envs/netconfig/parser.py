@@ -547,12 +547,14 @@ def split_devices(text: str) -> list[tuple[str, str, int]]:
     sections: list[tuple[str, list[str], int]] = []
     named: list[bool] = []  # whether each section already had its hostname line
     for lineno, raw in enumerate(text.splitlines(), 1):
-        mark = _DEVICE_MARK.match(raw)
+        # (The substring tests only skip the regular expression and the split on lines that
+        # cannot match: a marker holds "!", a hostname line "hostname".)
+        mark = _DEVICE_MARK.match(raw) if "!" in raw else None
         if mark:
             sections.append((mark.group(1), [], lineno + 1))
             named.append(False)
             continue
-        words = raw.split()
+        words = raw.split() if "hostname" in raw else ()
         if len(words) == 2 and words[0] == "hostname":
             if not sections or sections[-1][0] != words[1] or named[-1]:
                 sections.append((words[1], [], lineno))
