@@ -105,7 +105,8 @@ def _if_refuses_ip(dev: DeviceConfig, name: str, words: list[str]) -> bool:
 
 def outer_only(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> bool:
     """Whether every mode on ``stack`` refuses ``words`` with ``% Invalid input`` and changes
-    nothing (vacuously true for an empty stack: the caller handles ``exit`` first)."""
+    nothing (true for an empty stack; the parser asks only about lines that start with a
+    global command, never ``exit``, ``end`` or ``no``)."""
     first = words[0]
     for mode in stack:
         if not _refuses(mode[0], first) and not (
