@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import ipaddress
 import json
 import random
 import re
@@ -23,9 +24,13 @@ import re
 import numpy as np
 import pytest
 
+from textgyms.envs.netconfig import parser as parser_module
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS, generate
 from textgyms.envs.netconfig.model import DeviceConfig
+from textgyms.envs.netconfig.parse_if import network4
+from textgyms.envs.netconfig.parse_v6 import LINK_LOCAL, _unicast, _v6_iface
 from textgyms.envs.netconfig.parser import apply_lines, parse_config, split_devices
+from textgyms.envs.netconfig.vocab import MODE_TREES, expand
 
 SEEDS = (0, 1)
 
@@ -278,3 +283,93 @@ if __name__ == "__main__":
         print(f'    "{fam}": "{_family_digest(fam)}",')
     print(f'    "hostile": "{_hostile_digest()}",')
     print(f'    "split": "{_split_digest()}",')
+
+
+# --- the fast paths against the general path they stand for ----------------------------------
+
+
+def _texts() -> list[tuple[str, str]]:
+    out = [(HOSTILE, "R")]
+    rng = random.Random("fast")
+    for family in FAMILIES:
+        task = generate(np.random.default_rng(5), family, "hard")
+        for device, text in (*task.reference, *task.start):
+            out += [(v, device) for v in _mutants(text, rng) if text]
+    return out
+
+
+def test_fast_paths_match_the_general_path(monkeypatch):
+    """Every text parses the same with the mode fast paths and the direct-to-global route
+    switched off (what the digests pin, checked without them)."""
+    texts = _texts()
+    fast = [json.dumps(_result(*parse_config(t, d))) for t, d in texts]
+    monkeypatch.setattr(parser_module, "MODE_FAST", {})
+    monkeypatch.setattr(parser_module, "_GLOBAL_WORDS", frozenset())
+    assert [json.dumps(_result(*parse_config(t, d))) for t, d in texts] == fast
+
+
+def test_expand_shortcut_matches_vocab():
+    """The parser's expansion (its copy shortcut for written-out keywords) equals
+    :func:`vocab.expand` on every line of the corpus, in every mode."""
+    for text, _d in _texts()[:200]:
+        for line in text.splitlines():
+            words = line.split()
+            for mode, tree in MODE_TREES.items():
+                if words:
+                    assert parser_module._expand(mode, words) == expand(words, tree), line
+
+
+_ODD_V4 = ["10.0.0.0", "10.0.0.1", "0.0.0.0", "255.255.255.255", "010.0.0.0", "10.0.0",
+           "x", "", "10.0.0.256", "192.168.1.128", "１0.0.0.0", "1.2.3.4.5"]
+_ODD_MASKS = ["255.255.255.0", "255.255.255.255", "0.0.0.0", "0.0.0.255", "255.0.255.0", "24",
+              "33", "024", "", "255.255.255.252", "255.255.255.254", "0.255.255.255", "x"]
+
+
+def _state(net) -> tuple:
+    """An address object's state (a network's ``hosts`` is a method bound to it)."""
+    return repr(net), {k: v for k, v in vars(net).items() if k not in ("hosts", "network")}
+
+
+def test_network4_is_ipaddress_network():
+    rng = random.Random(4)
+    pairs = [(a, m) for a in _ODD_V4 for m in _ODD_MASKS]
+    for _ in range(3000):
+        plen = rng.randint(0, 32)
+        bits = rng.getrandbits(32) & (rng.choice([0xFFFFFFFF, (0xFFFFFFFF << (32 - plen))]))
+        pairs.append((str(ipaddress.IPv4Address(bits & 0xFFFFFFFF)),
+                      str(ipaddress.IPv4Network(f"0.0.0.0/{plen}").netmask)))
+    for addr, mask in pairs:
+        try:
+            want = ipaddress.IPv4Network(f"{addr}/{mask}")
+        except ValueError:
+            want = None
+        got = network4(addr, mask)
+        assert (got is None) == (want is None), (addr, mask)
+        assert got is None or _state(got) == _state(want), (addr, mask)
+
+
+def test_v6_interface_address_is_ipaddress():
+    """``ipv6 address`` parses its text once: the same object, and the same refusals
+    (non-unicast, link-local), as ``IPv6Interface`` of the text with the old checks."""
+    rng = random.Random(6)
+    addrs = ["2001:db8::1", "::", "::1", "ff02::1", "fe80::1", "FE80::1", "febf::1", "fec0::1",
+             "::ffff:10.0.0.1", "::10.0.0.1", "2001:DB8:0:0:0:0:0:1", "2001:db8::1%eth0", "x",
+             "1::2::3", "2001:db8:1:2::", "2001:0db8::1"]
+    texts = [f"{a}/{p}" for a in addrs for p in ("64", "128", "129", "0", "064", "", "x", "64/1")]
+    texts += addrs
+    for _ in range(2000):
+        n = rng.getrandbits(128) if rng.random() < 0.5 else rng.choice(
+            [0xFF << 120, 0xFE80 << 112, 0xFFFF << 32, 0xFEBF << 112, 0xFEC0 << 112, 0, 1]
+        ) | rng.getrandbits(32 if rng.random() < 0.5 else 0)
+        texts.append(f"{ipaddress.IPv6Address(n)}/{rng.randint(0, 130)}")
+    for text in texts:
+        try:
+            want = ipaddress.IPv6Interface(text)
+            if not _unicast(want.ip) or want.ip in LINK_LOCAL:
+                want = None
+        except ValueError:
+            want = None
+        got = _v6_iface(text)
+        assert (got is None) == (want is None), text
+        assert got is None or (_state(got) == _state(want) and got.scope_id == want.scope_id
+                               and _state(got.network) == _state(want.network)), text
