@@ -16,7 +16,7 @@ from textgyms.envs.netconfig.model import (
     RouteMapEntry,
 )
 from textgyms.envs.netconfig.parse_bgp6 import af6_cmd, clear_ipv6_family, peer_addr
-from textgyms.envs.netconfig.parse_if import ip4, normalize_ifname, number
+from textgyms.envs.netconfig.parse_if import ip4, network4, normalize_ifname, number
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID
 
 MAX_AS = 4294967295
@@ -171,9 +171,8 @@ def _network(bgp: Bgp, w: list[str], neg: bool) -> str | None:
     else:
         first = int(addr) >> 24
         mask = "255.0.0.0" if first < 128 else "255.255.0.0" if first < 192 else "255.255.255.0"
-    try:
-        net = ipaddress.IPv4Network(f"{addr}/{mask}")
-    except ValueError:
+    net = network4(str(addr), mask)
+    if net is None:
         return "% Inconsistent address and mask"
     bgp.networks = [n for n in bgp.networks if n != net]
     if not neg:
@@ -192,10 +191,13 @@ _NEIGHBOR_KEYWORDS = ("remote-as", "peer-group", "route-map", "prefix-list", "ne
                       "disable-connected-check") + _HARMLESS_NEIGHBOR
 
 
+_NEIGHBOR_SET = frozenset(_NEIGHBOR_KEYWORDS)
+
+
 def _neighbor(bgp: Bgp, w: list[str], neg: bool) -> str | None:
     """``neighbor {A | PG} OPTION ...`` (keywords may be abbreviated, as IOS allows)."""
-    hits = [k for k in _NEIGHBOR_KEYWORDS if k == w[2].lower()] or \
-        [k for k in _NEIGHBOR_KEYWORDS if k.startswith(w[2].lower())]
+    low = w[2].lower()
+    hits = [low] if low in _NEIGHBOR_SET else [k for k in _NEIGHBOR_KEYWORDS if k.startswith(low)]
     if len(hits) > 1:
         return f'% Ambiguous command:  "neighbor {w[1]} {w[2]}"'
     if not hits:

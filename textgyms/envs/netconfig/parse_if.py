@@ -60,21 +60,45 @@ def _quad(text: str) -> int | None:
     return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
 
 
+_MASKS: dict[str, int] = {}  # netmask text -> its int
+
+
 @functools.lru_cache(maxsize=8192)
 def parse_mask(addr: str, mask: str) -> ipaddress.IPv4Interface | str:
     """``A M`` -> an interface address, or the message IOS prints when it rejects it."""
-    a, m = _quad(addr), _quad(mask)
+    a, m = _quad(addr), _MASKS.get(mask)
+    if m is None:
+        m = _quad(mask)
+        if m in _PLEN and len(_MASKS) < 256:  # a netmask (few): its int kept
+            _MASKS[mask] = m
+    if a is not None and m in _PLEN:  # the usual case: the same checks in ints, then the object
+        plen, host = _PLEN[m], a & ~m & 0xFFFFFFFF
+        if plen < 31 and host in (0, ~m & 0xFFFFFFFF):  # the subnet's own or broadcast address
+            return f"Bad mask /{plen} for address {addr}"
+        return ipaddress.IPv4Interface((a, plen))
     try:
-        if a is not None and m in _PLEN:  # the usual case: the same object, built faster
-            iface = ipaddress.IPv4Interface((a, _PLEN[m]))
-        else:
-            iface = ipaddress.IPv4Interface(f"{addr}/{mask}")
+        iface = ipaddress.IPv4Interface(f"{addr}/{mask}")
     except ValueError:
         return f"{INVALID} (bad address or mask {addr} {mask})"
     net = iface.network
     if net.prefixlen < 31 and iface.ip in (net.network_address, net.broadcast_address):
         return f"Bad mask /{net.prefixlen} for address {addr}"
     return iface
+
+
+@functools.lru_cache(maxsize=4096)
+def network4(addr: str, mask: str) -> ipaddress.IPv4Network | None:
+    """``ipaddress.IPv4Network(f"{addr}/{mask}")`` (strict: no host bits), or None where that
+    raises ValueError. A dotted quad and a netmask go by ints, the same object faster."""
+    a, m = _quad(addr), _MASKS.get(mask)
+    if m is None:
+        m = _quad(mask)
+    try:
+        if a is not None and m in _PLEN:  # ``ipaddress`` reads a mask as a netmask first
+            return ipaddress.IPv4Network((a, _PLEN[m]))
+        return ipaddress.IPv4Network(f"{addr}/{mask}")
+    except ValueError:
+        return None
 
 
 @functools.lru_cache(maxsize=8192)
@@ -119,14 +143,20 @@ def route_options(args: list[str]) -> dict | str:
 
 def _overlap(dev: DeviceConfig, name: str, addr: ipaddress.IPv4Interface) -> str | None:
     """IOS refuses a subnet that overlaps one on another enabled interface."""
-    net = addr.network
-    lo, hi = int(net.network_address), int(net.broadcast_address)
+    lo, hi = _span(addr)
     for other in dev.interfaces.values():
         if other.name != name and other.ip is not None and not other.shutdown:
-            o = other.ip.network
-            if int(o.network_address) <= hi and lo <= int(o.broadcast_address):
-                return f"% {net.network_address} overlaps with {other.name}"
+            o_lo, o_hi = _span(other.ip)
+            if o_lo <= hi and lo <= o_hi:
+                return f"% {addr.network.network_address} overlaps with {other.name}"
     return None
+
+
+def _span(addr: ipaddress.IPv4Interface) -> tuple[int, int]:
+    """The first and last address of ``addr``'s subnet, as ints (no objects built)."""
+    mask = int(addr.netmask)
+    lo = int(addr) & mask
+    return lo, lo | (~mask & 0xFFFFFFFF)
 
 
 def _negation(words: list[str], mode: str, extra: list[str]):
@@ -174,13 +204,7 @@ def _iface_ip(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool) -> str
     if key == "address" and neg:
         itf.ip = None
     elif key == "address" and len(w) == 4:
-        addr = parse_mask(w[2], w[3])
-        if isinstance(addr, str):
-            return addr
-        clash = _overlap(dev, itf.name, addr)
-        if clash is not None:
-            return clash
-        itf.ip = addr
+        return iface_address(dev, itf, w[2], w[3])
     elif key == "access-group" and len(w) == 4 and w[3] in ("in", "out"):
         setattr(itf, f"acl_{w[3]}", None if neg else w[2])
     elif key == "nat" and len(w) == 3 and w[2] in ("inside", "outside"):
@@ -192,6 +216,18 @@ def _iface_ip(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool) -> str
     else:
         short = len(w) < {"address": 4, "access-group": 4, "nat": 3}.get(key, 0)
         return INCOMPLETE if short or len(w) < 2 else INVALID
+    return None
+
+
+def iface_address(dev: DeviceConfig, itf: Interface, addr: str, mask: str) -> str | None:
+    """``ip address ADDR MASK`` on ``itf``: None once set, or IOS's message (nothing set)."""
+    parsed = parse_mask(addr, mask)
+    if isinstance(parsed, str):
+        return parsed
+    clash = _overlap(dev, itf.name, parsed)
+    if clash is not None:
+        return clash
+    itf.ip = parsed
     return None
 
 
@@ -304,9 +340,9 @@ def ospf_cmd(dev: DeviceConfig, words: list[str], v3: bool = False) -> str | Non
     if done is not None:
         return done or None
     if w[0] == "network":
-        return _network(ospf, w, neg)
+        return ospf_network(ospf, w, neg)
     if w[0] == "passive-interface" and len(w) == 2:
-        return _passive(ospf, w[1], neg)
+        return ospf_passive(ospf, w[1], neg)
     if w[0] == "router-id" and len(w) == 2 and ip4(w[1]) is not None:
         ospf.router_id = None if neg else ip4(w[1])
     elif w[:2] == ["auto-cost", "reference-bandwidth"] and len(w) == 3:
@@ -337,7 +373,9 @@ def ospf_cmd(dev: DeviceConfig, words: list[str], v3: bool = False) -> str | Non
     return None
 
 
-def _network(ospf: Ospf, w: list[str], neg: bool) -> str | None:
+def ospf_network(ospf: Ospf, w: list[str], neg: bool) -> str | None:
+    """``[no] network A WILDCARD area N`` (``w`` without the ``no``): None once applied, or
+    IOS's message (nothing changed)."""
     if len(w) < 5:
         return INCOMPLETE
     a, wc, area = ip4(w[1]), ip4(w[2]), parse_area(w[4])
@@ -371,7 +409,9 @@ def _stub(ospf: Ospf, w: list[str], neg: bool) -> str | None:
     return None
 
 
-def _passive(ospf: Ospf, arg: str, neg: bool) -> str | None:
+def ospf_passive(ospf: Ospf, arg: str, neg: bool) -> str | None:
+    """``[no] passive-interface IF|default``: None once applied, or IOS's message (nothing
+    changed)."""
     if arg == "default":
         ospf.passive_default = not neg
         ospf.passive.clear()

@@ -11,6 +11,7 @@ first, and IOS answers ``% IPv6 routing not enabled`` otherwise.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 
 from textgyms.envs.netconfig.model import DeviceConfig, Interface, Ospf, StaticRoute, V6Addr
@@ -26,6 +27,27 @@ def ip6(text: str) -> ipaddress.IPv6Address | None:
         return ipaddress.IPv6Address(text)
     except ValueError:
         return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _v6_iface(text: str) -> ipaddress.IPv6Interface | None:
+    """``X/L`` as an interface address, or None when ``ipaddress`` refuses it or it is no
+    unicast address (see :func:`_unicast`) or link-local. The address text is parsed once
+    (``IPv6Interface`` of the text parses it twice, the slow part of ``ipv6 address``)."""
+    addr, sep, plen = text.partition("/")
+    try:
+        if sep and "/" not in plen and "%" not in addr and plen.isascii() and plen.isdigit() \
+                and int(plen) <= 128:
+            iface = ipaddress.IPv6Interface((int(ipaddress.IPv6Address(addr)), int(plen)))
+        else:
+            iface = ipaddress.IPv6Interface(text)
+    except ValueError:
+        return None
+    n = int(iface)
+    # _unicast and LINK_LOCAL in ints: multicast ff00::/8, ::, ::1, ::ffff:0:0/96, fe80::/10.
+    if n >> 120 == 0xFF or n in (0, 1) or n >> 32 == 0xFFFF or n >> 118 == 0xFE80 >> 6:
+        return None
+    return iface
 
 
 def _unicast(addr: ipaddress.IPv6Address) -> bool:
@@ -123,11 +145,8 @@ def _address(dev: DeviceConfig, itf: Interface, args: list[str], neg: bool) -> s
     eui = len(args) == 2 and args[1] == "eui-64"
     if len(args) != 1 + eui or "/" not in args[0]:
         return INVALID
-    try:
-        addr = ipaddress.IPv6Interface(args[0])
-    except ValueError:
-        return INVALID
-    if not _unicast(addr.ip) or addr.ip in LINK_LOCAL or (eui and addr.network.prefixlen > 64):
+    addr = _v6_iface(args[0])
+    if addr is None or (eui and addr.network.prefixlen > 64):
         return INVALID
     entry = V6Addr(ipaddress.IPv6Interface(f"{addr.network.network_address}/"
                                            f"{addr.network.prefixlen}") if eui else addr, eui)

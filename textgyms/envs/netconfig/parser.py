@@ -27,9 +27,11 @@ from textgyms.envs.netconfig.model import (
     Ospf,
     StaticRoute,
 )
+from textgyms.envs.netconfig.parse_fast import MODE_FAST, SLOW, outer_only
 from textgyms.envs.netconfig.parse_if import (
     iface_cmd,
     ip4,
+    network4,
     normalize_ifname,
     number,
     ospf_cmd,
@@ -38,26 +40,21 @@ from textgyms.envs.netconfig.parse_if import (
 )
 from textgyms.envs.netconfig.vocab import (
     ACL,
-    BGP,
-    BGP_AF,
     GLOBAL,
     INCOMPLETE,
-    INTERFACE,
     INVALID,
-    LINE,
-    OSPF,
-    OSPF6,
-    RMAP,
-    VLAN,
+    MODE_TREES,
     expand,
     harmless,
 )
 
 __all__ = ["apply_lines", "normalize_ifname", "parse_config", "parse_mask", "split_devices"]
 _NOOPS = {"configure terminal", "conf t", "enable"}
+_NOOP_LEN = max(map(len, _NOOPS))
 _DEVICE_MARK = re.compile(r"^\s*!\s*device\s+(\S+)\s*$", re.I)
-_TREES = {"if": INTERFACE, "vlan": VLAN, "ospf": OSPF, "acl": ACL, "line": LINE,
-          "global": GLOBAL, "bgp": BGP, "af": BGP_AF, "rmap": RMAP, "ospf6": OSPF6}
+_TREES = MODE_TREES
+# Global commands a line may go to directly when every mode on the stack refuses it.
+_GLOBAL_WORDS = frozenset(GLOBAL) - {"end", "exit"}
 
 
 @functools.lru_cache(maxsize=16384)
@@ -68,8 +65,21 @@ def _expanded(mode: str, words: tuple[str, ...]) -> tuple[str, ...] | str:
 
 
 def _expand(mode: str, words: list[str]) -> list[str] | str:
-    out = _expanded(mode, tuple(words))
-    return out if isinstance(out, str) else list(out)
+    """:func:`vocab.expand` in ``mode``: a copy of ``words`` when its keywords are already
+    written out in lower case (what generated configs hold: no cache entry per address),
+    else the cached expansion."""
+    node = _TREES[mode]
+    i = 1 if words[0] == "no" else 0
+    while node is not None and i < len(words):
+        node = node.get(words[i], _NOT_KEY)
+        if node is _NOT_KEY:
+            out = _expanded(mode, tuple(words))
+            return out if isinstance(out, str) else list(out)
+        i += 1
+    return words[:]
+
+
+_NOT_KEY: dict = {}  # a word that is no keyword of its tree as written
 
 
 def _acl_number_kind(name: str) -> str | None:
@@ -131,9 +141,8 @@ def _static_route(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
     """``ip route PREFIX MASK {NEXTHOP | INTERFACE [NEXTHOP]} [AD] [name N] [permanent]``."""
     if len(w) < 5:
         return INCOMPLETE
-    try:
-        prefix = ipaddress.IPv4Network(f"{w[2]}/{w[3]}")
-    except ValueError:
+    prefix = network4(w[2], w[3])
+    if prefix is None:
         return "%Inconsistent address and mask" if ip4(w[2]) and ip4(w[3]) else INVALID
     ifname = normalize_ifname(w[4])
     nh = ip4(w[4]) if ifname is None else (ip4(w[5]) if len(w) > 5 else None)
@@ -359,6 +368,7 @@ _LONG_NUMBER = re.compile(r"\d{100}")
 
 
 def _bad_number(line: str) -> bool:
+    """Whether ``line`` holds a number :func:`int` refuses (only a long or non-ASCII line can)."""
     if len(line) >= 100 and _LONG_NUMBER.search(line) is not None:
         return True
     return not line.isascii() and any(c.isdigit() and not c.isdecimal() for c in line)
@@ -385,16 +395,22 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
         if not line or line.startswith("!"):
             continue
         commands += 1
-        low = line.lower()
-        if low == "end":
-            stack.clear()
-            continue
-        if low in _NOOPS:
-            continue
-        if _bad_number(line):
+        if len(line) <= _NOOP_LEN:  # only short lines can be ``end`` or a no-op
+            low = line.lower()
+            if low == "end":
+                stack.clear()
+                continue
+            if low in _NOOPS:
+                continue
+        if (len(line) >= 100 or not line.isascii()) and _bad_number(line):
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, INVALID))
             continue
-        reason = _apply(dev, stack, line.split())
+        words = line.split()
+        if stack:  # the commonest lines of the current mode (see parse_fast)
+            handler = MODE_FAST.get((stack[-1][0], words[0]))
+            if handler is not None and handler(dev, stack[-1], words) is not SLOW:
+                continue
+        reason = _apply(dev, stack, words)
         if reason is not None:
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, reason))
     return issues, commands
@@ -413,7 +429,10 @@ def _leaves_af(words: list[str]) -> bool:
 
 
 def _apply(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> str | None:
-    """One line in the mode ``stack`` (changed in place): None, or IOS's message."""
+    """One line in the mode ``stack`` (changed in place): None, or IOS's message. (The
+    caller has tried the current mode's fast path, :data:`parse_fast.MODE_FAST`.)"""
+    if words[0] in _GLOBAL_WORDS and outer_only(dev, stack, words):
+        return _global_only(dev, stack, words)
     if _is_exit(words) or (stack and stack[-1][0] == "af" and _leaves_af(words)):
         if stack:
             stack.pop()
@@ -434,6 +453,27 @@ def _apply(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> str | Non
     # innermost mode's.
     outer = reasons[-1]
     return outer if outer not in (INVALID, INCOMPLETE) or len(reasons) == 1 else reasons[0]
+
+
+def _global_only(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> str | None:
+    """:func:`_apply` of a line every mode on ``stack`` refuses as invalid, changing nothing
+    (:func:`parse_fast.outer_only`): global configuration decides."""
+    first = words[0]
+    if first == "interface":
+        reason, new_mode = _interface(dev, words, False)
+    elif first == "hostname" and len(words) == 2:
+        dev.hostname = words[1]
+        reason, new_mode = None, None
+    else:
+        reason, new_mode = _global_cmd(dev, words)
+    if reason is None:
+        stack.clear()
+        if new_mode is not None:
+            stack.append(new_mode)
+        return None
+    # As _apply's fallback: the global message unless it is a bare invalid/incomplete under
+    # a sub-mode, whose own "% Invalid input" then stands.
+    return reason if not stack or reason not in (INVALID, INCOMPLETE) else INVALID
 
 
 def _in_mode(dev: DeviceConfig, mode: tuple, words: list[str]) -> tuple[str | None, tuple | None]:
@@ -507,12 +547,14 @@ def split_devices(text: str) -> list[tuple[str, str, int]]:
     sections: list[tuple[str, list[str], int]] = []
     named: list[bool] = []  # whether each section already had its hostname line
     for lineno, raw in enumerate(text.splitlines(), 1):
-        mark = _DEVICE_MARK.match(raw)
+        # (The substring tests only skip the regular expression and the split on lines that
+        # cannot match: a marker holds "!", a hostname line "hostname".)
+        mark = _DEVICE_MARK.match(raw) if "!" in raw else None
         if mark:
             sections.append((mark.group(1), [], lineno + 1))
             named.append(False)
             continue
-        words = raw.split()
+        words = raw.split() if "hostname" in raw else ()
         if len(words) == 2 and words[0] == "hostname":
             if not sections or sections[-1][0] != words[1] or named[-1]:
                 sections.append((words[1], [], lineno))

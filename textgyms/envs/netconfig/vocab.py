@@ -258,3 +258,10 @@ def harmless(mode: str, words: list[str]) -> bool:
     if mode in ("ospf", "ospf6"):
         return w[0] in _HARMLESS_OSPF
     return mode == "line"
+
+
+# The keyword tree of each configuration mode, by the name the parser's mode stack uses.
+MODE_TREES: dict[str, Tree] = {
+    "if": INTERFACE, "vlan": VLAN, "ospf": OSPF, "acl": ACL, "line": LINE, "global": GLOBAL,
+    "bgp": BGP, "af": BGP_AF, "rmap": RMAP, "ospf6": OSPF6,
+}

@@ -1,0 +1,115 @@
+"""Fast paths of the IOS-lite parser for the lines generated configurations are made of.
+
+A handler takes one line (split into words) in the mode at the top of the parser's stack.
+It applies the line exactly as the general path in :mod:`parser` would, and returns None;
+or, for anything else (an abbreviation, odd case, a line IOS rejects, a rarer form), it
+returns :data:`SLOW` having changed nothing, and the general path decides. Each handler
+takes only words the general path would leave as they are (full keywords in lower case)
+and that the current mode accepts, so the mode stack stays as it was.
+
+:func:`outer_only` says when every mode on the stack would refuse a line with
+``% Invalid input`` and change nothing, so that the parser may try global configuration
+straight away.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textgyms.envs.netconfig.model import DeviceConfig
+from textgyms.envs.netconfig.parse_if import iface_address, ospf_network, ospf_passive
+from textgyms.envs.netconfig.vocab import INTERFACE, MODE_TREES
+
+__all__ = ["MODE_FAST", "SLOW", "outer_only"]
+
+SLOW = object()  # "not handled here, nothing changed": the general path decides
+
+
+def _no(dev: DeviceConfig, mode: tuple, words: list[str]):
+    """``no shutdown``."""
+    if len(words) == 2 and words[1] == "shutdown":
+        dev.iface(mode[1]).shutdown = False
+        return None
+    return SLOW
+
+
+def _shutdown(dev: DeviceConfig, mode: tuple, words: list[str]):
+    if len(words) == 1:
+        dev.iface(mode[1]).shutdown = True
+        return None
+    return SLOW
+
+
+def _description(dev: DeviceConfig, mode: tuple, words: list[str]):
+    dev.iface(mode[1]).description = " ".join(words[1:])
+    return None
+
+
+def _ip(dev: DeviceConfig, mode: tuple, words: list[str]):
+    """``ip address A M`` (a rejected address goes the general way for its message)."""
+    if len(words) == 4 and words[1] == "address" and \
+            iface_address(dev, dev.iface(mode[1]), words[2], words[3]) is None:
+        return None
+    return SLOW
+
+
+def _network(dev: DeviceConfig, mode: tuple, words: list[str]):
+    """``network A WILDCARD area N`` under ``router ospf``."""
+    if dev.ospf is not None and ospf_network(dev.ospf, words, False) is None:
+        return None
+    return SLOW
+
+
+def _passive(dev: DeviceConfig, mode: tuple, words: list[str]):
+    if dev.ospf is not None and len(words) == 2 and ospf_passive(dev.ospf, words[1], False) \
+            is None:
+        return None
+    return SLOW
+
+
+Handler = Callable[[DeviceConfig, tuple, list[str]], object]
+# (mode, first word) -> its handler.
+MODE_FAST: dict[tuple[str, str], Handler] = {
+    ("if", "no"): _no, ("if", "shutdown"): _shutdown, ("if", "description"): _description,
+    ("if", "ip"): _ip, ("ospf", "network"): _network, ("ospf", "passive-interface"): _passive,
+}
+
+_REFUSED: dict[tuple[str, str], bool] = {}
+
+
+def _refuses(kind: str, word: str) -> bool:
+    """Whether mode ``kind`` refuses every line starting with ``word`` (not ``no``) with
+    ``% Invalid input`` before changing anything: ``word`` is no keyword of the mode nor a
+    prefix of one (so it stays as written), and no ACL sequence number."""
+    key = (kind, word)
+    found = _REFUSED.get(key)
+    if found is None:
+        low = word.lower()
+        found = _REFUSED[key] = low != "no" and word not in MODE_TREES[kind] and not any(
+            k.startswith(low) for k in MODE_TREES[kind]) and not (kind == "acl" and word.isdigit())
+        if len(_REFUSED) > 4096:  # agent text can hold any word: stay bounded
+            _REFUSED.clear()
+    return found
+
+
+def _if_refuses_ip(dev: DeviceConfig, name: str, words: list[str]) -> bool:
+    """Whether interface mode refuses ``ip WORD ...`` with ``% Invalid input`` and no
+    change: WORD is no interface ``ip`` keyword nor a prefix of one (``ip route``,
+    ``ip default-gateway``...), and the interface exists (the interface commands create
+    theirs)."""
+    if len(words) < 2 or name not in dev.interfaces:
+        return False
+    low = words[1].lower()
+    return not any(k.startswith(low) for k in INTERFACE["ip"])
+
+
+def outer_only(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> bool:
+    """Whether every mode on ``stack`` refuses ``words`` with ``% Invalid input`` and changes
+    nothing (true for an empty stack; the parser asks only about lines that start with a
+    global command, never ``exit``, ``end`` or ``no``)."""
+    first = words[0]
+    for mode in stack:
+        if not _refuses(mode[0], first) and not (
+                mode[0] == "if" and first == "ip" and _if_refuses_ip(dev, mode[1], words)):
+            return False
+    return True
