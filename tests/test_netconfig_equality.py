@@ -19,7 +19,7 @@ import pytest
 
 import textgyms  # noqa: F401  (registers the ids)
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS
-from textgyms.envs.netconfig.memo import Memo, parsed_config
+from textgyms.envs.netconfig.memo import Memo, canonical_text, compiled, key_of, parsed_config
 from textgyms.envs.netconfig.topologies import Hosts
 
 SEEDS = (0, 1)
@@ -150,6 +150,25 @@ def test_memos_stay_bounded():
         assert memo.get(k, lambda k=k: k * k) == k * k
         assert len(memo) <= 3
     assert memo.get(9, lambda: -1) == 81 and memo.get(0, lambda: -1) == -1
+
+
+def test_texts_of_identical_configs_share_one_network():
+    env = gym.make("textgyms/NetConfig-v4", family="routing", difficulty="easy").unwrapped
+    env.reset(seed=11)
+    task = env.task
+    dev, text = task.reference[0]
+    padded = "! a comment\n" + text + "\n!\nend\n"
+    changed = text + "\nip route 192.0.2.0 255.255.255.0 Null0"
+    assert canonical_text(padded, dev) == canonical_text(text, dev)
+    assert canonical_text(changed, dev) == changed
+
+    def net(first):
+        devices = tuple((d, k, first if d == dev else dict(task.reference).get(d))
+                        for d, k in task.devices)
+        return compiled(devices, tuple(((a, ai), (b, bi)) for a, ai, b, bi in task.links))
+
+    assert key_of(net(padded)) == key_of(net(text)) != key_of(net(changed))
+    assert net(padded).config(dev) is net(text).config(dev)
 
 
 if __name__ == "__main__":
