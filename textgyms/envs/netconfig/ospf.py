@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from textgyms.envs.netconfig import ospf_opts, policy
 from textgyms.envs.netconfig.acl import evaluate
+from textgyms.envs.netconfig.bounded import Memo
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route, ospf_area, router_id
 
@@ -227,9 +228,14 @@ class Areas:
         self.spf = {(a, r): _spf(r, graphs[a]) for a, ms in self.members.items() for r in ms}
         self.abrs = {r for r in self.members.get(0, ())
                      if any(r in ms for a, ms in self.members.items() if a != 0)}
+        self._areas_of: dict[str, list[int]] = {}
 
     def areas_of(self, r: str) -> list[int]:
-        return sorted(a for a, ms in self.members.items() if r in ms)
+        """The areas ``r`` is in, in order (computed once per router: SPF asks often)."""
+        found = self._areas_of.get(r)
+        if found is None:
+            found = self._areas_of[r] = sorted(a for a, ms in self.members.items() if r in ms)
+        return list(found)
 
     def only_stub(self, r: str) -> bool:
         """Whether every area of ``r`` is a stub or NSSA (no type-5 LSA reaches it)."""
@@ -395,7 +401,8 @@ def _external_path(areas: Areas, r: str, s: str):
 def to_routes(table: dict) -> list[Route]:
     """A router's OSPF table as RIB candidates (one per equal-cost next hop)."""
     out = []
-    for (net, plen), (kind, cost, hops, tag) in sorted(table.items()):
+    for net, plen in sorted(table):  # prefixes are unique: sorting the keys alone is enough
+        kind, cost, hops, tag = table[(net, plen)]
         metric = cost >> 24 if kind == "O E2" else cost
         for nh, iface in sorted(hops):
             out.append(Route(net, plen, kind, 110, metric, nh, iface, nh, tag))
@@ -449,10 +456,25 @@ def redistributed(cfg: DeviceConfig, rib: list[Route], l3: list[L3If],
     return sorted(set(out))
 
 
+# Adjacencies, areas and SPF tables are a pure function of the OSPF interfaces and router
+# IDs: a network compiled again (a second pass when BGP and OSPF redistribute into each
+# other, a failed link OSPF does not run on, a submission that changed no OSPF input) reuses
+# them. Callers read them only, except the tables, which each caller gets its own copy of.
+_SPF = Memo(256)
+
+
 def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]]):
-    """(adjacencies, syslog events, router IDs, OSPF interfaces, areas, internal tables)."""
+    """(adjacencies, syslog events, router IDs, OSPF interfaces, areas, internal tables);
+    all shared and read-only but the tables (external routes are added to them)."""
     rids = {d: router_id(configs[d], l3[d]) if configs[d].ospf is not None else 0 for d in l3}
     oifs = ospf_interfaces(configs, l3, rids)
-    adj, logs = adjacencies(oifs, rids, l3)
-    areas = Areas(oifs, adj)
-    return adj, logs, rids, oifs, areas, internal_tables(areas)
+
+    def make():
+        adj, logs = adjacencies(oifs, rids, l3)
+        areas = Areas(oifs, adj)
+        return adj, logs, areas, internal_tables(areas)
+
+    adj, logs, areas, tables = _SPF.get((tuple(oifs), tuple(rids.items())), make)
+    # External routes only add entries to a router's table (never change one of these):
+    # a copy of each table's dict keeps the shared entries intact.
+    return adj, logs, dict(rids), oifs, areas, {r: dict(t) for r, t in tables.items()}

@@ -123,8 +123,10 @@ class Network:
         # Connected routes and the OSPF candidates of each router, built once (the lists are
         # only concatenated below, never changed).
         conn = {dev: routing.connected_routes(self.l3[dev]) for dev in configs}
+        internal = {dev: ospf.to_routes(tables.get(dev, _EMPTY)) for dev in configs}
+        sizes = {dev: len(t) for dev, t in tables.items()}
         for dev, cfg in configs.items():
-            base = conn[dev] + ospf.to_routes(tables.get(dev, {}))
+            base = conn[dev] + internal[dev]
             statics[dev] = routing.static_routes(cfg.routes, self.l3[dev], base)
         externals = {}
         for dev, cfg in configs.items():
@@ -136,7 +138,12 @@ class Network:
         self.rib: dict[str, list[Route]] = {}
         self.fib = {}
         for dev in configs:
-            cands = conn[dev] + ospf.to_routes(tables.get(dev, {}))
+            # External routes only ever add prefixes to a table: one that did not grow
+            # still gives the routes listed before.
+            table = tables.get(dev, _EMPTY)
+            ospf_routes = (internal[dev] if len(table) == sizes.get(dev, 0)
+                           else ospf.to_routes(table))
+            cands = conn[dev] + ospf_routes
             rib = routing.select(cands + statics[dev] + learned.get(dev, []))
             self.rib[dev] = rib
             self.fib[dev] = routing.build_fib(rib)
