@@ -190,14 +190,15 @@ class Network:
 
     def _host_egress(self, dev: str, dst: int) -> tuple[str, int] | None:
         """A non-routing device's (interface, next hop) for ``dst``: direct or the gateway."""
-        gw = self.config(dev).gateway
-        for i in self.l3[dev]:
-            if dst & routing.mask(i.plen) == i.net:
+        gw = self._cfgs[dev].gateway
+        masks, ifs = routing.MASKS, self.l3[dev]
+        for i in ifs:
+            if dst & masks[i.plen] == i.net:
                 return i.name, dst
         if gw is not None:
             g = int(gw)
-            for i in self.l3[dev]:
-                if g & routing.mask(i.plen) == i.net:
+            for i in ifs:
+                if g & masks[i.plen] == i.net:
                     return i.name, g
         return None
 
@@ -301,15 +302,20 @@ class Network:
                 why = "no gateway" if inif is None else f"{dev} does not route"
                 return Walk("no_route", (), pkt, (), why, dev)
             return eg[0], eg[1], pkt
-        routes = routing.lookup(fib, pkt[1])
-        if not routes:
-            why = f"no route to {ipaddress.IPv4Address(pkt[1])} on {dev}"
+        dst = pkt[1]
+        for m, bucket in fib[2]:  # routing.lookup, inline: this runs at every hop
+            routes = bucket.get(dst & m)
+            if routes:
+                break
+        else:
+            why = f"no route to {ipaddress.IPv4Address(dst)} on {dev}"
             return Walk("no_route", (), pkt, (), why, dev)
-        r = routing.pick(routes, pkt, choices, fanout if fanout is not None else [])
+        r = routes[0] if len(routes) == 1 else routing.pick(
+            routes, pkt, choices, fanout if fanout is not None else [])
         if r.iface == "Null0":
             return Walk("no_route", (), pkt, (), f"discarded to Null0 on {dev}", dev)
-        out, nh = r.iface, r.fwd if r.fwd is not None else pkt[1]
-        if inif is not None or cfg.nat:
+        out, nh = r.iface, r.fwd if r.fwd is not None else dst
+        if cfg.nat and inif is not None:  # NAT translates only what passes through
             pkt = nat.inside_out(self, dev, cfg, inif, out, pkt, xlate)
             if pkt is None:
                 return Walk("denied", (), pkt, (), f"NAT pool exhausted on {dev}", dev)
