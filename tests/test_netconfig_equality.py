@@ -19,8 +19,9 @@ import pytest
 
 import textgyms  # noqa: F401  (registers the ids)
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS
-from textgyms.envs.netconfig.memo import Memo, canonical_text, compiled, key_of, parsed_config
+from textgyms.envs.netconfig.memo import Memo, key_of, parsed_config, same_config
 from textgyms.envs.netconfig.topologies import Hosts
+from textgyms.envs.netconfig.verify import text_network
 
 SEEDS = (0, 1)
 ANSWER_FAMILIES = ("diagnosis", "analysis")
@@ -159,16 +160,18 @@ def test_texts_of_identical_configs_share_one_network():
     dev, text = task.reference[0]
     padded = "! a comment\n" + text + "\n!\nend\n"
     changed = text + "\nip route 192.0.2.0 255.255.255.0 Null0"
-    assert canonical_text(padded, dev) == canonical_text(text, dev)
-    assert canonical_text(changed, dev) == changed
+    assert same_config(padded, text, dev) and not same_config(changed, text, dev)
+    ref = dict(task.reference)
 
     def net(first):
-        devices = tuple((d, k, first if d == dev else dict(task.reference).get(d))
-                        for d, k in task.devices)
-        return compiled(devices, tuple(((a, ai), (b, bi)) for a, ai, b, bi in task.links))
+        return text_network(task, {**ref, dev: first})
 
     assert key_of(net(padded)) == key_of(net(text)) != key_of(net(changed))
     assert net(padded).config(dev) is net(text).config(dev)
+    # and the verdict is the one of the reference itself, but for nothing
+    body = "<submit>\n" + "\n".join(f"! device {d}\n{padded if d == dev else t}"
+                                      for d, t in task.reference) + "\n</submit>"
+    assert env.step(body)[1] == 1.0
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from textgyms.core import Verdict
 from textgyms.envs.netconfig import checks
-from textgyms.envs.netconfig.memo import Memo, compiled, key_of, parsed_config
+from textgyms.envs.netconfig.memo import Memo, compiled, key_of, parsed_config, same_config
 from textgyms.envs.netconfig.model import DeviceConfig, Issue
 from textgyms.envs.netconfig.parser import normalize_ifname, split_devices
 from textgyms.envs.netconfig.show import render_config
@@ -60,11 +60,35 @@ def network(task: NetTask, configs: Mapping[str, DeviceConfig]) -> Network:
     return Network(devices, links)
 
 
+@lru_cache(maxsize=256)
+def _known(task: NetTask) -> dict[str, tuple[str, ...]]:
+    """Per device, the task's own texts (reference, then start)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for d, text in (*task.reference, *task.start):
+        out[d] = (*out.get(d, ()), text)
+    return out
+
+
+def _as_known(task: NetTask, device: str, text: str) -> str:
+    """The task's own text of ``device`` (reference or start) that ``text`` parses to an
+    identical config of (a resubmission that only adds or drops comments, ``!`` or ``end``
+    lines), else ``text``: the network, its check results and derived networks are then
+    the ones already compiled and run."""
+    for known in _known(task).get(device, ()):
+        if text is known or text == known:
+            return text
+    for known in _known(task).get(device, ()):
+        if same_config(text, known, device):
+            return known
+    return text
+
+
 def text_network(task: NetTask, texts: Mapping[str, str]) -> Network:
     """:func:`network` of the agent's devices given as configuration texts (the starting
     configs, a submission): compiled once per set of texts and shared (see :mod:`memo`)."""
     fixed = dict(task.fixed)
-    devices = tuple((d, k, texts[d] if d in texts else fixed.get(d)) for d, k in task.devices)
+    devices = tuple((d, k, _as_known(task, d, texts[d]) if d in texts else fixed.get(d))
+                    for d, k in task.devices)
     links = tuple(((a, ai), (b, bi)) for a, ai, b, bi in task.links)
     return compiled(devices, links)
 
