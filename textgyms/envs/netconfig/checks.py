@@ -186,8 +186,8 @@ def _failed(net: Network, dev: str, iface: str) -> Network:
 def recovered(net: Network, dev: str, iface: str) -> Network:
     """``net`` after the link failed and came back: every link up again, and each gateway
     group's incumbent the router that was active during the failure."""
-    return derived(net, ("recovered", dev, iface), lambda: Network(
-        net.devices, net.links, failed(net, dev, iface).fhrp_state))
+    return derived(net, ("recovered", dev, iface),
+                   lambda: net.with_incumbent(failed(net, dev, iface).fhrp_state))
 
 
 def _fhrp(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:

@@ -10,6 +10,7 @@ detection.
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 from collections.abc import Mapping
 
@@ -79,6 +80,18 @@ class Network:
         self.nat_pool_use: dict[tuple[str, int], int] = {}  # (dev, inside local) -> global
         self._v6: sim6.Plane6 | None = None
         self._route()
+
+    def with_incumbent(self, incumbent: Mapping) -> Network:
+        """This network with each FHRP group's election starting from ``incumbent`` (another
+        network's ``fhrp_state``). The election is all an incumbent changes: where every group
+        elects what it elected here, a view of this network (its own NAT state) is the
+        answer and nothing is compiled again."""
+        if fhrp.elect(self._router_cfgs, self.domain, self.status, incumbent) == (
+                self.fhrp_state, self.fhrp_actives):
+            out = copy.copy(self)
+            out.nat_pool_use = {}
+            return out
+        return Network(self.devices, self.links, incumbent)
 
     @property
     def v6(self) -> sim6.Plane6:
