@@ -464,17 +464,20 @@ _SPF = Memo(256)
 
 
 def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]]):
-    """(adjacencies, syslog events, router IDs, OSPF interfaces, areas, internal tables);
-    all shared and read-only but the tables (external routes are added to them)."""
+    """(adjacencies, syslog events, router IDs, OSPF interfaces, areas, internal tables,
+    each router's internal tables as routes: :func:`to_routes`); all shared and read-only
+    but the tables (external routes are added to them)."""
     rids = {d: router_id(configs[d], l3[d]) if configs[d].ospf is not None else 0 for d in l3}
     oifs = ospf_interfaces(configs, l3, rids)
 
     def make():
         adj, logs = adjacencies(oifs, rids, l3)
         areas = Areas(oifs, adj)
-        return adj, logs, areas, internal_tables(areas)
+        tables = internal_tables(areas)
+        return adj, logs, areas, tables, {r: to_routes(t) for r, t in tables.items()}
 
-    adj, logs, areas, tables = _SPF.get((tuple(oifs), tuple(rids.items())), make)
+    adj, logs, areas, tables, routes = _SPF.get((tuple(oifs), tuple(rids.items())), make)
     # External routes only add entries to a router's table (never change one of these):
     # a copy of each table's dict keeps the shared entries intact.
-    return adj, logs, dict(rids), oifs, areas, {r: dict(t) for r, t in tables.items()}
+    return (adj, logs, dict(rids), oifs, areas, {r: dict(t) for r, t in tables.items()},
+            routes)

@@ -56,7 +56,7 @@ class Network:
             if itf is None or itf.ip is None:
                 continue
             net = itf.ip.network
-            i = L3If(name, int(itf.ip.ip), int(net.network_address), net.prefixlen, dom)
+            i = L3If(name, int(itf.ip), int(net.network_address), net.prefixlen, dom)
             self.l3[dev].append(i)
             self.arp.setdefault(dom, {})[i.ip] = (dev, name)
         self.own = {d: {i.ip: i.name for i in ifs} for d, ifs in self.l3.items()}
@@ -130,16 +130,16 @@ class Network:
     def _igp(self, configs, l3r, learned: dict[str, list[Route]]) -> None:
         """Connected, static and OSPF routes (with ``learned`` BGP routes kept in the RIB and
         offered to redistribution) into ``rib`` and ``fib``."""
-        adj, events, self.rids, oifs, self.areas, tables = ospf.compute(configs, l3r)
+        adj, events, self.rids, oifs, self.areas, tables, internal = ospf.compute(
+            configs, l3r)
         self.adjacencies, self.events = adj, events
         statics: dict[str, list[Route]] = {}
         # Connected routes and the OSPF candidates of each router, built once (the lists are
         # only concatenated below, never changed).
         conn = {dev: routing.connected_routes(self.l3[dev]) for dev in configs}
-        internal = {dev: ospf.to_routes(tables.get(dev, _EMPTY)) for dev in configs}
         sizes = {dev: len(t) for dev, t in tables.items()}
         for dev, cfg in configs.items():
-            base = conn[dev] + internal[dev]
+            base = conn[dev] + internal.get(dev, [])
             statics[dev] = routing.static_routes(cfg.routes, self.l3[dev], base)
         externals = {}
         for dev, cfg in configs.items():
@@ -154,7 +154,7 @@ class Network:
             # External routes only ever add prefixes to a table: one that did not grow
             # still gives the routes listed before.
             table = tables.get(dev, _EMPTY)
-            ospf_routes = (internal[dev] if len(table) == sizes.get(dev, 0)
+            ospf_routes = (internal.get(dev, []) if len(table) == sizes.get(dev, 0)
                            else ospf.to_routes(table))
             cands = conn[dev] + ospf_routes
             rib = routing.select(cands + statics[dev] + learned.get(dev, []))
