@@ -9,6 +9,7 @@ To re-record after a deliberate change of behaviour:
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import ipaddress
 import json
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 
 import textgyms  # noqa: F401  (registers the ids)
+from textgyms.envs.netconfig.bounded import by_identity, is_shared
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS
 from textgyms.envs.netconfig.memo import Memo, key_of, parsed_config, same_config
 from textgyms.envs.netconfig.topologies import Hosts
@@ -172,6 +174,25 @@ def test_texts_of_identical_configs_share_one_network():
     body = "<submit>\n" + "\n".join(f"! device {d}\n{padded if d == dev else t}"
                                       for d, t in task.reference) + "\n</submit>"
     assert env.step(body)[1] == 1.0
+
+
+def test_only_shared_read_only_configs_are_cached_by_identity():
+    text = "hostname R1\ninterface Loopback0\n ip address 10.0.0.1 255.255.255.255\n"
+    shared = parsed_config(text, "R1")[0]
+    edited = copy.deepcopy(shared)  # what the env edits: its own copy
+    assert is_shared(shared) and not is_shared(edited)
+    memo, calls = Memo(4), []
+
+    def make(cfg):
+        calls.append(cfg)
+        return len(cfg.interfaces)
+
+    for _ in range(3):
+        assert by_identity(memo, shared, "x", lambda: make(shared)) == 1
+        assert by_identity(memo, edited, "x", lambda: make(edited)) == 1
+    edited.iface("Loopback1")  # an edit is always seen: the copy is never cached
+    assert by_identity(memo, edited, "x", lambda: make(edited)) == 2
+    assert [c is shared for c in calls] == [True, False, False, False, False]
 
 
 if __name__ == "__main__":

@@ -1,12 +1,16 @@
 """A bounded memo (a dict that drops its oldest entry when full), for NetConfig's caches of
-pure functions of immutable inputs; :mod:`memo` holds the shared ones and their rules."""
+pure functions of immutable inputs; :mod:`memo` holds the shared ones and their rules.
+
+:func:`share` registers an object handed out read-only to every caller (a memoized parsed
+config), so a per-device cache may key on its identity: :func:`is_shared` says whether an
+object is one (an edited candidate's own copy never is)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from typing import Any
 
-__all__ = ["Memo"]
+__all__ = ["Memo", "by_identity", "is_shared", "share"]
 
 
 class Memo:
@@ -38,3 +42,27 @@ class Memo:
     def clear(self) -> None:
         """Forget everything (tests and benchmarks measure cold caches with it)."""
         self._d.clear()
+
+
+_SHARED = Memo(4096)  # id -> the registered object (held, so its id is never reused)
+
+
+def share(obj: Any) -> Any:
+    """Register ``obj`` as shared and read-only from now on; returns it."""
+    _SHARED.get(id(obj), lambda: obj)
+    return obj
+
+
+def is_shared(obj: Any) -> bool:
+    """Whether ``obj`` is registered by :func:`share` (and so never changes)."""
+    return _SHARED._d.get(id(obj)) is obj
+
+
+def by_identity(memo: Memo, obj: Any, extra: Hashable, make: Callable[[], Any]) -> Any:
+    """``make()``, cached in ``memo`` under ``obj``'s identity and ``extra`` when ``obj`` is
+    shared (each entry holds ``obj``, so the id cannot stand for another object while it
+    lives); computed afresh for any other object."""
+    if not is_shared(obj):
+        return make()
+    held, value = memo.get((id(obj), extra), lambda: (obj, make()))
+    return value if held is obj else make()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Hashable
 
-from textgyms.envs.netconfig.bounded import Memo
+from textgyms.envs.netconfig.bounded import Memo, share
 from textgyms.envs.netconfig.model import DeviceConfig, Issue
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.sim import Network
@@ -38,7 +38,7 @@ def parsed_config(text: str, device: str = "") -> tuple[DeviceConfig, tuple[Issu
 
     def make():
         cfg, issues, accepted = parse_config(text, device)
-        return cfg, tuple(issues), accepted
+        return share(cfg), tuple(issues), accepted
 
     return PARSED.get((text, device), make)
 

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from textgyms.envs.netconfig import ospf_opts, policy
 from textgyms.envs.netconfig.acl import evaluate
-from textgyms.envs.netconfig.bounded import Memo
+from textgyms.envs.netconfig.bounded import Memo, by_identity
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route, ospf_area, router_id
 
@@ -97,20 +97,34 @@ def ospf_interfaces(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L
         cfg = configs[dev]
         if cfg.ospf is None or not rids[dev]:
             continue
-        for i in ifs:
-            area = ospf_area(cfg, i.ip, i.name)
-            if area is None:
-                continue
-            itf = cfg.interfaces.get(i.name)
-            kind = ospf_opts.net_type(itf, i.name)
-            hello = (itf.ospf_hello if itf is not None else None) or ospf_opts.default_hello(kind)
-            dead = (itf.ospf_dead if itf is not None else None) or 4 * hello
-            passive = cfg.ospf.is_passive(i.name) or i.name.startswith("Loopback")
-            acl = cfg.acls.get(itf.acl_in) if itf is not None and itf.acl_in else None
-            out.append(OspfIf(dev, i, area, if_cost(cfg, i.name), passive, (hello, dead),
-                              cfg.ospf.stub_kind(area), ospf_opts.auth_of(itf, cfg.ospf, area),
-                              ospf_opts.dr_role(itf, i.name), kind,
-                              tuple(acl.entries) if acl is not None and acl.entries else None))
+        # A device's part depends on its config and interfaces alone: a network compiled
+        # again with the same shared config and interfaces (another submission, a link
+        # failed elsewhere) reuses it.
+        out += by_identity(_OIFS, cfg, (dev, tuple(ifs)),
+                           lambda d=dev, c=cfg, i=ifs: _device_oifs(d, c, i))
+    return out
+
+
+_OIFS = Memo(1024)  # (config id, device, interfaces) -> (config, its OSPF interfaces)
+
+
+def _device_oifs(dev: str, cfg: DeviceConfig, ifs: list[L3If]) -> list[OspfIf]:
+    """The OSPF interfaces of one router (with a router ID) among its up interfaces."""
+    out = []
+    for i in ifs:
+        area = ospf_area(cfg, i.ip, i.name)
+        if area is None:
+            continue
+        itf = cfg.interfaces.get(i.name)
+        kind = ospf_opts.net_type(itf, i.name)
+        hello = (itf.ospf_hello if itf is not None else None) or ospf_opts.default_hello(kind)
+        dead = (itf.ospf_dead if itf is not None else None) or 4 * hello
+        passive = cfg.ospf.is_passive(i.name) or i.name.startswith("Loopback")
+        acl = cfg.acls.get(itf.acl_in) if itf is not None and itf.acl_in else None
+        out.append(OspfIf(dev, i, area, if_cost(cfg, i.name), passive, (hello, dead),
+                          cfg.ospf.stub_kind(area), ospf_opts.auth_of(itf, cfg.ospf, area),
+                          ospf_opts.dr_role(itf, i.name), kind,
+                          tuple(acl.entries) if acl is not None and acl.entries else None))
     return out
 
 
