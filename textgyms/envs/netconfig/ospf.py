@@ -264,6 +264,11 @@ class Areas:
         dist, first = self.spf[(area, r)]
         out: dict[tuple[int, int], tuple[int, set]] = {}
         for pfx, owners in self.stubs.get(area, {}).items():
+            if len(owners) == 1:  # most prefixes have one router on them
+                o, c = owners[0]
+                if o in dist:
+                    out[pfx] = (dist[o] + c, set(first[o]))
+                continue
             best = [(dist[o] + c, o) for o, c in owners if o in dist]
             if best:
                 m = min(x for x, _ in best)
