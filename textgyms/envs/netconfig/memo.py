@@ -7,7 +7,8 @@ an oracle submission repeats the reference texts. Each memo is a plain dict that
 oldest entry when full (bounded memory, no per-entry bookkeeping).
 
 Sharing rules, so a cached object never leaks a change: a parsed config from
-:func:`parsed_config` is read-only (copy it with :func:`copy.deepcopy` before an edit), and
+:func:`parsed_config` is read-only (copy it with :func:`copy.deepcopy` before an edit; it is
+registered with :func:`bounded.share`, so per-device caches may key on its identity), and
 :func:`compiled` hands out a shallow copy of the cached network with its own NAT state (the
 only thing a packet walk writes).
 """
