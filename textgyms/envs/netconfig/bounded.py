@@ -44,7 +44,8 @@ class Memo:
         self._d.clear()
 
 
-_SHARED = Memo(4096)  # id -> the registered object (held, so its id is never reused)
+_SHARED = Memo(2048)  # id -> the registered object (held, so its id is never reused); as
+# large as the parse memo, which registers each config it stores: the two evict in step
 
 
 def share(obj: Any) -> Any:
