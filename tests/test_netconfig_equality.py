@@ -9,6 +9,7 @@ To re-record after a deliberate change of behaviour:
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import ipaddress
 import json
@@ -18,9 +19,11 @@ import numpy as np
 import pytest
 
 import textgyms  # noqa: F401  (registers the ids)
+from textgyms.envs.netconfig.bounded import by_identity, is_shared
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS
-from textgyms.envs.netconfig.memo import Memo, parsed_config
+from textgyms.envs.netconfig.memo import Memo, key_of, parsed_config, same_config
 from textgyms.envs.netconfig.topologies import Hosts
+from textgyms.envs.netconfig.verify import text_network
 
 SEEDS = (0, 1)
 ANSWER_FAMILIES = ("diagnosis", "analysis")
@@ -150,6 +153,46 @@ def test_memos_stay_bounded():
         assert memo.get(k, lambda k=k: k * k) == k * k
         assert len(memo) <= 3
     assert memo.get(9, lambda: -1) == 81 and memo.get(0, lambda: -1) == -1
+
+
+def test_texts_of_identical_configs_share_one_network():
+    env = gym.make("textgyms/NetConfig-v4", family="routing", difficulty="easy").unwrapped
+    env.reset(seed=11)
+    task = env.task
+    dev, text = task.reference[0]
+    padded = "! a comment\n" + text + "\n!\nend\n"
+    changed = text + "\nip route 192.0.2.0 255.255.255.0 Null0"
+    assert same_config(padded, text, dev) and not same_config(changed, text, dev)
+    ref = dict(task.reference)
+
+    def net(first):
+        return text_network(task, {**ref, dev: first})
+
+    assert key_of(net(padded)) == key_of(net(text)) != key_of(net(changed))
+    assert net(padded).config(dev) is net(text).config(dev)
+    # and the verdict is the one of the reference itself, but for nothing
+    body = "<submit>\n" + "\n".join(f"! device {d}\n{padded if d == dev else t}"
+                                      for d, t in task.reference) + "\n</submit>"
+    assert env.step(body)[1] == 1.0
+
+
+def test_only_shared_read_only_configs_are_cached_by_identity():
+    text = "hostname R1\ninterface Loopback0\n ip address 10.0.0.1 255.255.255.255\n"
+    shared = parsed_config(text, "R1")[0]
+    edited = copy.deepcopy(shared)  # what the env edits: its own copy
+    assert is_shared(shared) and not is_shared(edited)
+    memo, calls = Memo(4), []
+
+    def make(cfg):
+        calls.append(cfg)
+        return len(cfg.interfaces)
+
+    for _ in range(3):
+        assert by_identity(memo, shared, "x", lambda: make(shared)) == 1
+        assert by_identity(memo, edited, "x", lambda: make(edited)) == 1
+    edited.iface("Loopback1")  # an edit is always seen: the copy is never cached
+    assert by_identity(memo, edited, "x", lambda: make(edited)) == 2
+    assert [c is shared for c in calls] == [True, False, False, False, False]
 
 
 if __name__ == "__main__":

@@ -264,6 +264,21 @@ def test_primary_takes_the_role_back_after_recovering_only_with_preempt():
     assert _actives(recovered(net, "R1", _gi(0))) == ["R1"]
 
 
+def test_a_recovered_network_is_the_full_recompile_whether_or_not_the_election_moves():
+    """``with_incumbent`` hands out a view of the network when the incumbent changes no
+    election (preempt: R1 takes its role back) and recompiles otherwise; both equal a
+    network compiled from scratch with that incumbent."""
+    for r1 in (" standby 1 ip 10.1.0.1\n standby 1 priority 110\n standby 1 preempt\n",
+               " standby 1 ip 10.1.0.1\n standby 1 priority 110\n"):
+        net = _gateway_pair(r1, " standby 1 ip 10.1.0.1\n")
+        incumbent = failed(net, "R1", _gi(0)).fhrp_state
+        got, want = net.with_incumbent(incumbent), Network(net.devices, net.links, incumbent)
+        assert (got.fhrp_state, got.fhrp_actives, got.fhrp, got.arp, got.own, got.rib) == (
+            want.fhrp_state, want.fhrp_actives, want.fhrp, want.arp, want.own, want.rib)
+        assert (got.fib is net.fib) == ("preempt" in r1)
+        assert got.nat_pool_use is not net.nat_pool_use
+
+
 # --- OSPF network types and NSSA ----------------------------------------------------------
 
 

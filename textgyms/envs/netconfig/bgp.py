@@ -244,17 +244,21 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
             adj_in[d].setdefault((key, ""), Path(*key, (), 100, 0, False, 0, ""))
     best: dict[str, dict[tuple, Path]] = {}
     carry = [s for s in sess if exchanges(configs, s, family)]
+    # Each session's neighbor settings at both ends, looked up once (not per path and round).
+    ends = [_ends(configs, s, family) for s in carry]
     for _round in range(MAX_ROUNDS):
         best = {d: _select(adj_in[d], fibs.get(d)) for d in rids}
         changed = False
-        for s in carry:
+        for s, (n_out, n_in) in zip(carry, ends):
             for key, path in best[s.a].items():
-                got = _advertise(configs, s, path, family)
+                got = _advertise(configs, s, path, family, n_out, n_in)
                 slot = (key, s.a)
                 if got is None:
                     changed |= adj_in[s.b].pop(slot, None) is not None
-                elif adj_in[s.b].get(slot) != got._replace(peer_rid=rids[s.a]):
-                    adj_in[s.b][slot] = got._replace(peer_rid=rids[s.a])
+                    continue
+                got = got._replace(peer_rid=rids[s.a])
+                if adj_in[s.b].get(slot) != got:
+                    adj_in[s.b][slot] = got
                     changed = True
         if not changed:
             break
@@ -310,16 +314,25 @@ def _select(adj: dict[tuple, Path], fib) -> dict[tuple, Path]:
     return out
 
 
-def _advertise(configs, s: Session, path: Path, family: int = 4) -> Path | None:
+def _ends(configs, s: Session, family: int = 4) -> tuple[BgpNeighbor, BgpNeighbor]:
+    """The neighbor settings ``s.a`` has for ``s.b`` (for IPv6 its family's next-hop-self
+    alone: the family's policy is not modelled) and those ``s.b`` has for ``s.a``."""
+    n_out = configs[s.a].bgp.neighbor(_addr(s.b_ip))
+    if family == 6:
+        n_out = BgpNeighbor(n_out.ip, next_hop_self=n_out.next_hop_self6)
+    return n_out, configs[s.b].bgp.neighbor(_addr(s.a_ip))
+
+
+def _advertise(configs, s: Session, path: Path, family: int = 4,
+               n_out: BgpNeighbor | None = None, n_in: BgpNeighbor | None = None) -> Path | None:
     """What ``s.a`` sends ``s.b`` for its best ``path``, after both route-maps (IPv4; the
-    IPv6 family's policy is not modelled)."""
+    IPv6 family's policy is not modelled); ``n_out``/``n_in`` are :func:`_ends` (looked up
+    when not given)."""
     a, b = configs[s.a], configs[s.b]
     if path.peer and not path.ebgp and not s.ebgp:
         return None  # iBGP split horizon
-    n_out = a.bgp.neighbor(_addr(s.b_ip))
-    if family == 6:
-        # The family's own next-hop-self; its policy is not modelled.
-        n_out = BgpNeighbor(n_out.ip, next_hop_self=n_out.next_hop_self6)
+    if n_out is None or n_in is None:
+        n_out, n_in = _ends(configs, s, family)
     out = _route_map(a, n_out.route_map_out, n_out.prefix_list_out, path)
     if out is None:
         return None
@@ -332,7 +345,6 @@ def _advertise(configs, s: Session, path: Path, family: int = 4) -> Path | None:
         nh = s.a_ip if (out.next_hop == 0 or n_out.next_hop_self) else out.next_hop
         out = out._replace(next_hop=nh)
     out = out._replace(ebgp=s.ebgp, peer=s.a)
-    n_in = b.bgp.neighbor(_addr(s.a_ip))
     if family == 6:
         return out
     return _route_map(b, n_in.route_map_in, n_in.prefix_list_in, out)

@@ -62,8 +62,19 @@ def _status(devices, peer, dev, kind, cfg, name, done) -> tuple[str, str]:
     return ("up", "up") if _admin_up(devices[other[0]][1], other[1]) else ("down", "down")
 
 
-def _channels(dev: str, kind: str, cfg: DeviceConfig, port: str, up) -> dict:
-    """What one end of a cable carries: ``"u"`` (untagged) or a VLAN tag -> L2 node."""
+def _subinterfaces(cfg: DeviceConfig) -> dict[str, list[tuple[str, Interface]]]:
+    """A router's tagged subinterfaces by physical port, in configuration order."""
+    out: dict[str, list[tuple[str, Interface]]] = {}
+    for name, itf in cfg.interfaces.items():
+        if "." in name and itf.dot1q:
+            out.setdefault(parent(name), []).append((name, itf))
+    return out
+
+
+def _channels(dev: str, kind: str, cfg: DeviceConfig, port: str, up,
+              subs: dict | None = None) -> dict:
+    """What one end of a cable carries: ``"u"`` (untagged) or a VLAN tag -> L2 node;
+    ``subs`` is the device's :func:`_subinterfaces` (computed when not given)."""
     if kind in SWITCHES:
         itf = cfg.interfaces.get(port) or Interface(port)
         known = set(cfg.vlans) | {1}
@@ -76,8 +87,8 @@ def _channels(dev: str, kind: str, cfg: DeviceConfig, port: str, up) -> dict:
             return chans
         return {"u": ("vl", dev, itf.access_vlan)} if itf.access_vlan in known else {}
     chans = {"u": ("if", dev, port)}
-    for name, itf in cfg.interfaces.items():
-        if parent(name) == port and name != port and itf.dot1q and up.get((dev, name)):
+    for name, itf in (_subinterfaces(cfg) if subs is None else subs).get(port, ()):
+        if up.get((dev, name)):
             chans[itf.dot1q] = ("if", dev, name)
     return chans
 
@@ -107,11 +118,12 @@ def domains(
     """(device, L3 interface) -> its broadcast domain id, for every interface that is up."""
     up = {k: v[1] == "up" for k, v in status.items()}
     uf = _UnionFind()
+    subs = {d: _subinterfaces(c) for d, (k, c) in devices.items() if k not in SWITCHES}
     for a, b in links:
         if not (up.get(a) and up.get(b)) or a[0] not in devices or b[0] not in devices:
             continue
-        ca = _channels(a[0], devices[a[0]][0], devices[a[0]][1], a[1], up)
-        cb = _channels(b[0], devices[b[0]][0], devices[b[0]][1], b[1], up)
+        ca = _channels(a[0], devices[a[0]][0], devices[a[0]][1], a[1], up, subs.get(a[0]))
+        cb = _channels(b[0], devices[b[0]][0], devices[b[0]][1], b[1], up, subs.get(b[0]))
         for key in ca.keys() & cb.keys():
             uf.union(ca[key], cb[key])
     out: dict[tuple[str, str], tuple] = {}

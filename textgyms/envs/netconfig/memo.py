@@ -7,7 +7,8 @@ an oracle submission repeats the reference texts. Each memo is a plain dict that
 oldest entry when full (bounded memory, no per-entry bookkeeping).
 
 Sharing rules, so a cached object never leaks a change: a parsed config from
-:func:`parsed_config` is read-only (copy it with :func:`copy.deepcopy` before an edit), and
+:func:`parsed_config` is read-only (copy it with :func:`copy.deepcopy` before an edit; it is
+registered with :func:`bounded.share`, so per-device caches may key on its identity), and
 :func:`compiled` hands out a shallow copy of the cached network with its own NAT state (the
 only thing a packet walk writes).
 """
@@ -16,44 +17,13 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Hashable
-from typing import Any
 
+from textgyms.envs.netconfig.bounded import Memo, share
 from textgyms.envs.netconfig.model import DeviceConfig, Issue
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.sim import Network
 
-__all__ = ["Memo", "compiled", "derived", "key_of", "parsed_config", "view"]
-
-
-class Memo:
-    """A dict of at most ``size`` results; the oldest goes first when it is full. Safe to
-    share between threads (a result computed twice at once is the same value)."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._d: dict[Hashable, Any] = {}
-
-    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
-        """The cached value of ``key``, or ``make()`` stored under it."""
-        try:
-            return self._d[key]
-        except KeyError:
-            pass
-        value = make()
-        if len(self._d) >= self.size:
-            try:
-                del self._d[next(iter(self._d))]
-            except (KeyError, RuntimeError, StopIteration):  # another thread evicted it first
-                pass
-        self._d[key] = value
-        return value
-
-    def __len__(self) -> int:
-        return len(self._d)
-
-    def clear(self) -> None:
-        """Forget everything (tests and benchmarks measure cold caches with it)."""
-        self._d.clear()
+__all__ = ["Memo", "compiled", "derived", "key_of", "parsed_config", "same_config", "view"]
 
 
 PARSED = Memo(2048)
@@ -69,9 +39,19 @@ def parsed_config(text: str, device: str = "") -> tuple[DeviceConfig, tuple[Issu
 
     def make():
         cfg, issues, accepted = parse_config(text, device)
-        return cfg, tuple(issues), accepted
+        return share(cfg), tuple(issues), accepted
 
     return PARSED.get((text, device), make)
+
+
+def same_config(text: str, other: str, device: str = "") -> bool:
+    """Whether two texts parse to identical configs: equal, and every dict and list in the
+    same order (walks and listings follow that order), so they compile to the same network.
+    Texts that differ only in comments, ``!`` and ``end`` lines or abbreviations do."""
+    if text == other:
+        return True
+    a, b = parsed_config(text, device)[0], parsed_config(other, device)[0]
+    return a == b and repr(a) == repr(b)
 
 
 def _compile(devices: DeviceTexts, links: tuple) -> Network:

@@ -27,6 +27,7 @@ from typing import NamedTuple
 
 from textgyms.envs.netconfig import ospf_opts, policy
 from textgyms.envs.netconfig.acl import evaluate
+from textgyms.envs.netconfig.bounded import Memo, by_identity
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route, ospf_area, router_id
 
@@ -96,20 +97,34 @@ def ospf_interfaces(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L
         cfg = configs[dev]
         if cfg.ospf is None or not rids[dev]:
             continue
-        for i in ifs:
-            area = ospf_area(cfg, i.ip, i.name)
-            if area is None:
-                continue
-            itf = cfg.interfaces.get(i.name)
-            kind = ospf_opts.net_type(itf, i.name)
-            hello = (itf.ospf_hello if itf is not None else None) or ospf_opts.default_hello(kind)
-            dead = (itf.ospf_dead if itf is not None else None) or 4 * hello
-            passive = cfg.ospf.is_passive(i.name) or i.name.startswith("Loopback")
-            acl = cfg.acls.get(itf.acl_in) if itf is not None and itf.acl_in else None
-            out.append(OspfIf(dev, i, area, if_cost(cfg, i.name), passive, (hello, dead),
-                              cfg.ospf.stub_kind(area), ospf_opts.auth_of(itf, cfg.ospf, area),
-                              ospf_opts.dr_role(itf, i.name), kind,
-                              tuple(acl.entries) if acl is not None and acl.entries else None))
+        # A device's part depends on its config and interfaces alone: a network compiled
+        # again with the same shared config and interfaces (another submission, a link
+        # failed elsewhere) reuses it.
+        out += by_identity(_OIFS, cfg, (dev, tuple(ifs)),
+                           lambda d=dev, c=cfg, i=ifs: _device_oifs(d, c, i))
+    return out
+
+
+_OIFS = Memo(1024)  # (config id, device, interfaces) -> (config, its OSPF interfaces)
+
+
+def _device_oifs(dev: str, cfg: DeviceConfig, ifs: list[L3If]) -> list[OspfIf]:
+    """The OSPF interfaces of one router (with a router ID) among its up interfaces."""
+    out = []
+    for i in ifs:
+        area = ospf_area(cfg, i.ip, i.name)
+        if area is None:
+            continue
+        itf = cfg.interfaces.get(i.name)
+        kind = ospf_opts.net_type(itf, i.name)
+        hello = (itf.ospf_hello if itf is not None else None) or ospf_opts.default_hello(kind)
+        dead = (itf.ospf_dead if itf is not None else None) or 4 * hello
+        passive = cfg.ospf.is_passive(i.name) or i.name.startswith("Loopback")
+        acl = cfg.acls.get(itf.acl_in) if itf is not None and itf.acl_in else None
+        out.append(OspfIf(dev, i, area, if_cost(cfg, i.name), passive, (hello, dead),
+                          cfg.ospf.stub_kind(area), ospf_opts.auth_of(itf, cfg.ospf, area),
+                          ospf_opts.dr_role(itf, i.name), kind,
+                          tuple(acl.entries) if acl is not None and acl.entries else None))
     return out
 
 
@@ -227,9 +242,14 @@ class Areas:
         self.spf = {(a, r): _spf(r, graphs[a]) for a, ms in self.members.items() for r in ms}
         self.abrs = {r for r in self.members.get(0, ())
                      if any(r in ms for a, ms in self.members.items() if a != 0)}
+        self._areas_of: dict[str, list[int]] = {}
 
     def areas_of(self, r: str) -> list[int]:
-        return sorted(a for a, ms in self.members.items() if r in ms)
+        """The areas ``r`` is in, in order (computed once per router: SPF asks often)."""
+        found = self._areas_of.get(r)
+        if found is None:
+            found = self._areas_of[r] = sorted(a for a, ms in self.members.items() if r in ms)
+        return list(found)
 
     def only_stub(self, r: str) -> bool:
         """Whether every area of ``r`` is a stub or NSSA (no type-5 LSA reaches it)."""
@@ -244,6 +264,11 @@ class Areas:
         dist, first = self.spf[(area, r)]
         out: dict[tuple[int, int], tuple[int, set]] = {}
         for pfx, owners in self.stubs.get(area, {}).items():
+            if len(owners) == 1:  # most prefixes have one router on them
+                o, c = owners[0]
+                if o in dist:
+                    out[pfx] = (dist[o] + c, set(first[o]))
+                continue
             best = [(dist[o] + c, o) for o, c in owners if o in dist]
             if best:
                 m = min(x for x, _ in best)
@@ -395,7 +420,8 @@ def _external_path(areas: Areas, r: str, s: str):
 def to_routes(table: dict) -> list[Route]:
     """A router's OSPF table as RIB candidates (one per equal-cost next hop)."""
     out = []
-    for (net, plen), (kind, cost, hops, tag) in sorted(table.items()):
+    for net, plen in sorted(table):  # prefixes are unique: sorting the keys alone is enough
+        kind, cost, hops, tag = table[(net, plen)]
         metric = cost >> 24 if kind == "O E2" else cost
         for nh, iface in sorted(hops):
             out.append(Route(net, plen, kind, 110, metric, nh, iface, nh, tag))
@@ -449,10 +475,28 @@ def redistributed(cfg: DeviceConfig, rib: list[Route], l3: list[L3If],
     return sorted(set(out))
 
 
+# Adjacencies, areas and SPF tables are a pure function of the OSPF interfaces and router
+# IDs: a network compiled again (a second pass when BGP and OSPF redistribute into each
+# other, a failed link OSPF does not run on, a submission that changed no OSPF input) reuses
+# them. Callers read them only, except the tables, which each caller gets its own copy of.
+_SPF = Memo(256)
+
+
 def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]]):
-    """(adjacencies, syslog events, router IDs, OSPF interfaces, areas, internal tables)."""
+    """(adjacencies, syslog events, router IDs, OSPF interfaces, areas, internal tables,
+    each router's internal tables as routes: :func:`to_routes`); all shared and read-only
+    but the tables (external routes are added to them)."""
     rids = {d: router_id(configs[d], l3[d]) if configs[d].ospf is not None else 0 for d in l3}
     oifs = ospf_interfaces(configs, l3, rids)
-    adj, logs = adjacencies(oifs, rids, l3)
-    areas = Areas(oifs, adj)
-    return adj, logs, rids, oifs, areas, internal_tables(areas)
+
+    def make():
+        adj, logs = adjacencies(oifs, rids, l3)
+        areas = Areas(oifs, adj)
+        tables = internal_tables(areas)
+        return adj, logs, areas, tables, {r: to_routes(t) for r, t in tables.items()}
+
+    adj, logs, areas, tables, routes = _SPF.get((tuple(oifs), tuple(rids.items())), make)
+    # External routes only add entries to a router's table (never change one of these):
+    # a copy of each table's dict keeps the shared entries intact.
+    return (adj, logs, dict(rids), oifs, areas, {r: dict(t) for r, t in tables.items()},
+            routes)

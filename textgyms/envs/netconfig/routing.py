@@ -118,6 +118,8 @@ def static_routes(routes: Sequence, ifs: list[L3If], base: list[Route],
                 out.append(Route(net, plen, "S", r.ad, 0, nh, r.iface, nh, tag))
         else:
             pending.append((net, plen, r.ad, nh, tag))
+    if not pending:  # nothing to resolve: skip building a table to resolve through
+        return out
     for _round in range(3):  # recursion through other statics, bounded as IOS bounds it
         fib = build_fib(select(base + out), bits)
         left = []

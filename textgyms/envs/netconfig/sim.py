@@ -10,6 +10,7 @@ detection.
 
 from __future__ import annotations
 
+import copy
 import ipaddress
 from collections.abc import Mapping
 
@@ -55,7 +56,7 @@ class Network:
             if itf is None or itf.ip is None:
                 continue
             net = itf.ip.network
-            i = L3If(name, int(itf.ip.ip), int(net.network_address), net.prefixlen, dom)
+            i = L3If(name, int(itf.ip), int(net.network_address), net.prefixlen, dom)
             self.l3[dev].append(i)
             self.arp.setdefault(dom, {})[i.ip] = (dev, name)
         self.own = {d: {i.ip: i.name for i in ifs} for d, ifs in self.l3.items()}
@@ -79,6 +80,18 @@ class Network:
         self.nat_pool_use: dict[tuple[str, int], int] = {}  # (dev, inside local) -> global
         self._v6: sim6.Plane6 | None = None
         self._route()
+
+    def with_incumbent(self, incumbent: Mapping) -> Network:
+        """This network with each FHRP group's election starting from ``incumbent`` (another
+        network's ``fhrp_state``). The election is all an incumbent changes: where every group
+        elects what it elected here, a view of this network (its own NAT state) is the
+        answer and nothing is compiled again."""
+        if fhrp.elect(self._router_cfgs, self.domain, self.status, incumbent) == (
+                self.fhrp_state, self.fhrp_actives):
+            out = copy.copy(self)
+            out.nat_pool_use = {}
+            return out
+        return Network(self.devices, self.links, incumbent)
 
     @property
     def v6(self) -> sim6.Plane6:
@@ -117,14 +130,16 @@ class Network:
     def _igp(self, configs, l3r, learned: dict[str, list[Route]]) -> None:
         """Connected, static and OSPF routes (with ``learned`` BGP routes kept in the RIB and
         offered to redistribution) into ``rib`` and ``fib``."""
-        adj, events, self.rids, oifs, self.areas, tables = ospf.compute(configs, l3r)
+        adj, events, self.rids, oifs, self.areas, tables, internal = ospf.compute(
+            configs, l3r)
         self.adjacencies, self.events = adj, events
         statics: dict[str, list[Route]] = {}
         # Connected routes and the OSPF candidates of each router, built once (the lists are
         # only concatenated below, never changed).
         conn = {dev: routing.connected_routes(self.l3[dev]) for dev in configs}
+        sizes = {dev: len(t) for dev, t in tables.items()}
         for dev, cfg in configs.items():
-            base = conn[dev] + ospf.to_routes(tables.get(dev, {}))
+            base = conn[dev] + internal.get(dev, [])
             statics[dev] = routing.static_routes(cfg.routes, self.l3[dev], base)
         externals = {}
         for dev, cfg in configs.items():
@@ -136,7 +151,12 @@ class Network:
         self.rib: dict[str, list[Route]] = {}
         self.fib = {}
         for dev in configs:
-            cands = conn[dev] + ospf.to_routes(tables.get(dev, {}))
+            # External routes only ever add prefixes to a table: one that did not grow
+            # still gives the routes listed before.
+            table = tables.get(dev, _EMPTY)
+            ospf_routes = (internal.get(dev, []) if len(table) == sizes.get(dev, 0)
+                           else ospf.to_routes(table))
+            cands = conn[dev] + ospf_routes
             rib = routing.select(cands + statics[dev] + learned.get(dev, []))
             self.rib[dev] = rib
             self.fib[dev] = routing.build_fib(rib)
@@ -183,14 +203,15 @@ class Network:
 
     def _host_egress(self, dev: str, dst: int) -> tuple[str, int] | None:
         """A non-routing device's (interface, next hop) for ``dst``: direct or the gateway."""
-        gw = self.config(dev).gateway
-        for i in self.l3[dev]:
-            if dst & routing.mask(i.plen) == i.net:
+        gw = self._cfgs[dev].gateway
+        masks, ifs = routing.MASKS, self.l3[dev]
+        for i in ifs:
+            if dst & masks[i.plen] == i.net:
                 return i.name, dst
         if gw is not None:
             g = int(gw)
-            for i in self.l3[dev]:
-                if g & routing.mask(i.plen) == i.net:
+            for i in ifs:
+                if g & masks[i.plen] == i.net:
                     return i.name, g
         return None
 
@@ -294,15 +315,20 @@ class Network:
                 why = "no gateway" if inif is None else f"{dev} does not route"
                 return Walk("no_route", (), pkt, (), why, dev)
             return eg[0], eg[1], pkt
-        routes = routing.lookup(fib, pkt[1])
-        if not routes:
-            why = f"no route to {ipaddress.IPv4Address(pkt[1])} on {dev}"
+        dst = pkt[1]
+        for m, bucket in fib[2]:  # routing.lookup, inline: this runs at every hop
+            routes = bucket.get(dst & m)
+            if routes:
+                break
+        else:
+            why = f"no route to {ipaddress.IPv4Address(dst)} on {dev}"
             return Walk("no_route", (), pkt, (), why, dev)
-        r = routing.pick(routes, pkt, choices, fanout if fanout is not None else [])
+        r = routes[0] if len(routes) == 1 else routing.pick(
+            routes, pkt, choices, fanout if fanout is not None else [])
         if r.iface == "Null0":
             return Walk("no_route", (), pkt, (), f"discarded to Null0 on {dev}", dev)
-        out, nh = r.iface, r.fwd if r.fwd is not None else pkt[1]
-        if inif is not None or cfg.nat:
+        out, nh = r.iface, r.fwd if r.fwd is not None else dst
+        if cfg.nat and inif is not None:  # NAT translates only what passes through
             pkt = nat.inside_out(self, dev, cfg, inif, out, pkt, xlate)
             if pkt is None:
                 return Walk("denied", (), pkt, (), f"NAT pool exhausted on {dev}", dev)

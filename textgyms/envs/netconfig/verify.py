@@ -24,7 +24,8 @@ from functools import lru_cache
 
 from textgyms.core import Verdict
 from textgyms.envs.netconfig import checks
-from textgyms.envs.netconfig.memo import Memo, compiled, key_of, parsed_config
+from textgyms.envs.netconfig.bounded import by_identity
+from textgyms.envs.netconfig.memo import Memo, compiled, key_of, parsed_config, same_config
 from textgyms.envs.netconfig.model import DeviceConfig, Issue
 from textgyms.envs.netconfig.parser import normalize_ifname, split_devices
 from textgyms.envs.netconfig.show import render_config
@@ -60,11 +61,35 @@ def network(task: NetTask, configs: Mapping[str, DeviceConfig]) -> Network:
     return Network(devices, links)
 
 
+@lru_cache(maxsize=256)
+def _known(task: NetTask) -> dict[str, tuple[str, ...]]:
+    """Per device, the task's own texts (reference, then start)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for d, text in (*task.reference, *task.start):
+        out[d] = (*out.get(d, ()), text)
+    return out
+
+
+def _as_known(task: NetTask, device: str, text: str) -> str:
+    """The task's own text of ``device`` (reference or start) that ``text`` parses to an
+    identical config of (a resubmission that only adds or drops comments, ``!`` or ``end``
+    lines), else ``text``: the network, its check results and derived networks are then
+    the ones already compiled and run."""
+    for known in _known(task).get(device, ()):
+        if text is known or text == known:
+            return text
+    for known in _known(task).get(device, ()):
+        if same_config(text, known, device):
+            return known
+    return text
+
+
 def text_network(task: NetTask, texts: Mapping[str, str]) -> Network:
     """:func:`network` of the agent's devices given as configuration texts (the starting
     configs, a submission): compiled once per set of texts and shared (see :mod:`memo`)."""
     fixed = dict(task.fixed)
-    devices = tuple((d, k, texts[d] if d in texts else fixed.get(d)) for d, k in task.devices)
+    devices = tuple((d, k, _as_known(task, d, texts[d]) if d in texts else fixed.get(d))
+                    for d, k in task.devices)
     links = tuple(((a, ai), (b, bi)) for a, ai, b, bi in task.links)
     return compiled(devices, links)
 
@@ -142,6 +167,20 @@ def sectioned(text: str) -> set[tuple[str, str]]:
     return out
 
 
+_RENDERED = Memo(512)  # a shared parsed config's rendering and its sectioned lines
+
+
+def _rendered(cfg: DeviceConfig) -> str:
+    """``render_config(cfg)``, once per shared parsed config (a resubmitted or unchanged
+    device is not rendered again)."""
+    return by_identity(_RENDERED, cfg, "text", lambda: render_config(cfg))
+
+
+def _rendered_lines(cfg: DeviceConfig) -> frozenset[tuple[str, str]]:
+    """:func:`sectioned` of the rendered config, once per shared parsed config."""
+    return by_identity(_RENDERED, cfg, "lines", lambda: frozenset(sectioned(_rendered(cfg))))
+
+
 @lru_cache(maxsize=256)
 def locked_lines(task: NetTask) -> dict[str, frozenset[tuple[str, str]]]:
     """Per faulty device, the lines a fix has no reason to touch: those the broken config and
@@ -151,8 +190,8 @@ def locked_lines(task: NetTask) -> dict[str, frozenset[tuple[str, str]]]:
     for d, text in task.start:
         if d in task.locked:
             continue
-        broken = sectioned(render_config(parsed_config(text, d)[0]))
-        good = sectioned(render_config(parsed_config(ref[d], d)[0]))
+        broken = _rendered_lines(parsed_config(text, d)[0])
+        good = _rendered_lines(parsed_config(ref[d], d)[0])
         out[d] = frozenset(broken & good)
     return out
 
@@ -160,7 +199,7 @@ def locked_lines(task: NetTask) -> dict[str, frozenset[tuple[str, str]]]:
 def _locked_lines_kept(task: NetTask, configs: Mapping[str, DeviceConfig]) -> tuple[int, int]:
     kept = total = 0
     for d, lines in locked_lines(task).items():
-        have = sectioned(render_config(configs[d]))
+        have = _rendered_lines(configs[d])
         kept += len(lines & have)
         total += len(lines)
     return kept, total
@@ -242,7 +281,7 @@ def verify_configs(
     edited = [
         d
         for d in task.locked
-        if render_config(configs[d]) != render_config(parsed_config(start[d], d)[0])
+        if _rendered(configs[d]) != _rendered(parsed_config(start[d], d)[0])
     ]
     if task.locked:
         parts["locked"] = 0.0 if edited else 1.0

@@ -1,0 +1,69 @@
+"""A bounded memo (a dict that drops its oldest entry when full), for NetConfig's caches of
+pure functions of immutable inputs; :mod:`memo` holds the shared ones and their rules.
+
+:func:`share` registers an object handed out read-only to every caller (a memoized parsed
+config), so a per-device cache may key on its identity: :func:`is_shared` says whether an
+object is one (an edited candidate's own copy never is)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+__all__ = ["Memo", "by_identity", "is_shared", "share"]
+
+
+class Memo:
+    """A dict of at most ``size`` results; the oldest goes first when it is full. Safe to
+    share between threads (a result computed twice at once is the same value)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._d: dict[Hashable, Any] = {}
+
+    def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The cached value of ``key``, or ``make()`` stored under it."""
+        try:
+            return self._d[key]
+        except KeyError:
+            pass
+        value = make()
+        if len(self._d) >= self.size:
+            try:
+                del self._d[next(iter(self._d))]
+            except (KeyError, RuntimeError, StopIteration):  # another thread evicted it first
+                pass
+        self._d[key] = value
+        return value
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+    def clear(self) -> None:
+        """Forget everything (tests and benchmarks measure cold caches with it)."""
+        self._d.clear()
+
+
+_SHARED = Memo(2048)  # id -> the registered object (held, so its id is never reused); as
+# large as the parse memo, which registers each config it stores: the two evict in step
+
+
+def share(obj: Any) -> Any:
+    """Register ``obj`` as shared and read-only from now on; returns it."""
+    _SHARED.get(id(obj), lambda: obj)
+    return obj
+
+
+def is_shared(obj: Any) -> bool:
+    """Whether ``obj`` is registered by :func:`share` (and so never changes)."""
+    return _SHARED._d.get(id(obj)) is obj
+
+
+def by_identity(memo: Memo, obj: Any, extra: Hashable, make: Callable[[], Any]) -> Any:
+    """``make()``, cached in ``memo`` under ``obj``'s identity and ``extra`` when ``obj`` is
+    shared (each entry holds ``obj``, so the id cannot stand for another object while it
+    lives); computed afresh for any other object."""
+    if not is_shared(obj):
+        return make()
+    held, value = memo.get((id(obj), extra), lambda: (obj, make()))
+    return value if held is obj else make()
