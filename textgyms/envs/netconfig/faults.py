@@ -337,17 +337,42 @@ def _failing(sc: Scenario, configs: dict[str, str]) -> list[tuple[str, str]]:
     return [(c["g"], msg) for c, ok, msg in results if not ok]
 
 
-def _try_faults(rng, sc: Scenario, causes: list[str]):
-    """Apply ``causes`` to a copy of the reference: (labels, faulty configs) or None."""
-    cfgs = {d: parse_config(t, d)[0] for d, t in sc.reference.items()}
-    labels: list[dict] = []
-    for name in causes:
-        label = FAULTS[name](rng, cfgs, sc.topo.kinds)
-        if label is None or any((label["device"], label["components"][0])
-                                == (x["device"], x["components"][0]) for x in labels):
-            return None
-        labels.append(label)
-    return labels, {d: render_config(c) for d, c in cfgs.items()}
+class _Bench:
+    """The reference configs of one scenario, parsed once for all its fault attempts.
+
+    A cause changes only the device its label names, and nothing when it returns None (the
+    contract every cause keeps; tests check it), so after an attempt only the labelled devices
+    are parsed again, and the other devices' rendered text is the pristine one, kept."""
+
+    def __init__(self, sc: Scenario) -> None:
+        self.sc = sc
+        self.cfgs = {d: parse_config(t, d)[0] for d, t in sc.reference.items()}
+        self._pristine: dict[str, str] = {}
+
+    def _render(self, device: str) -> str:
+        text = self._pristine.get(device)
+        if text is None:
+            text = self._pristine[device] = render_config(self.cfgs[device])
+        return text
+
+    def attempt(self, rng, causes: list[str]):
+        """Apply ``causes`` to the reference: (labels, faulty configs) or None."""
+        labels: list[dict] = []
+        dirty: set[str] = set()
+        try:
+            for name in causes:
+                label = FAULTS[name](rng, self.cfgs, self.sc.topo.kinds)
+                if label is not None:
+                    dirty.add(label["device"])
+                if label is None or any((label["device"], label["components"][0])
+                                        == (x["device"], x["components"][0]) for x in labels):
+                    return None
+                labels.append(label)
+            return labels, {d: render_config(c) if d in dirty else self._render(d)
+                            for d, c in self.cfgs.items()}
+        finally:  # back to the reference for the next attempt
+            for d in dirty:
+                self.cfgs[d] = parse_config(self.sc.reference[d], d)[0]
 
 
 def inject(rng: np.random.Generator, level: str, count: int, cause: str | None = None):
@@ -360,9 +385,10 @@ def inject(rng: np.random.Generator, level: str, count: int, cause: str | None =
     for _attempt in range(1000):
         base, sc = _base(rng, level, first)
         fill_expectations(sc)
+        bench = _Bench(sc)
         for _ in range(10):
             rest = [str(x) for x in rng.choice(BASES[base], size=count - 1)]
-            tried = _try_faults(rng, sc, [first, *rest])
+            tried = bench.attempt(rng, [first, *rest])
             if tried is None:
                 continue
             fails = _failing(sc, tried[1])
