@@ -348,6 +348,7 @@ class _Bench:
         self.sc = sc
         self.cfgs = {d: parse_config(t, d)[0] for d, t in sc.reference.items()}
         self._pristine: dict[str, str] = {}
+        self._dirty: set[str] = set()  # changed by the last attempt, parsed again if another
 
     def _render(self, device: str) -> str:
         text = self._pristine.get(device)
@@ -357,22 +358,20 @@ class _Bench:
 
     def attempt(self, rng, causes: list[str]):
         """Apply ``causes`` to the reference: (labels, faulty configs) or None."""
+        for d in self._dirty:  # back to the reference (not done after the kept attempt)
+            self.cfgs[d] = parse_config(self.sc.reference[d], d)[0]
         labels: list[dict] = []
-        dirty: set[str] = set()
-        try:
-            for name in causes:
-                label = FAULTS[name](rng, self.cfgs, self.sc.topo.kinds)
-                if label is not None:
-                    dirty.add(label["device"])
-                if label is None or any((label["device"], label["components"][0])
-                                        == (x["device"], x["components"][0]) for x in labels):
-                    return None
-                labels.append(label)
-            return labels, {d: render_config(c) if d in dirty else self._render(d)
-                            for d, c in self.cfgs.items()}
-        finally:  # back to the reference for the next attempt
-            for d in dirty:
-                self.cfgs[d] = parse_config(self.sc.reference[d], d)[0]
+        dirty = self._dirty = set()
+        for name in causes:
+            label = FAULTS[name](rng, self.cfgs, self.sc.topo.kinds)
+            if label is not None:
+                dirty.add(label["device"])
+            if label is None or any((label["device"], label["components"][0])
+                                    == (x["device"], x["components"][0]) for x in labels):
+                return None
+            labels.append(label)
+        return labels, {d: render_config(c) if d in dirty else self._render(d)
+                        for d, c in self.cfgs.items()}
 
 
 def inject(rng: np.random.Generator, level: str, count: int, cause: str | None = None):
