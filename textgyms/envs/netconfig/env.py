@@ -97,25 +97,16 @@ TOOLS = (
 class NetState:
     """The task, the agent's candidate configs, the compiled candidate and ACL counters.
 
-    The candidate starts as the shared parsed starting configs, parsed when the episode first
-    needs them (an episode that submits configs or an answer never does); a device is copied
-    on its first edit (:meth:`editable`), so an unedited candidate is the memoized start
-    network."""
+    The candidate starts as the shared parsed starting configs; a device is copied on its
+    first edit (:meth:`editable`), so an unedited candidate is the memoized start network."""
 
     def __init__(self, task: NetTask) -> None:
         self.task = task
-        self._mine: dict[str, DeviceConfig] | None = None
+        self.mine = {d: parsed_config(text, d)[0] for d, text in task.start}
         self.edited: set[str] = set()
         self.hits: dict[tuple[str, str, int], int] = {}
         self.logs: dict[str, list[str]] = {}
         self._net: Network | None = None
-
-    @property
-    def mine(self) -> dict[str, DeviceConfig]:
-        """The candidate's parsed configs, device -> config (read-only unless edited)."""
-        if self._mine is None:
-            self._mine = {d: parsed_config(text, d)[0] for d, text in self.task.start}
-        return self._mine
 
     def editable(self, device: str) -> DeviceConfig:
         """``device``'s candidate config, this episode's own copy (KeyError if not mine)."""
