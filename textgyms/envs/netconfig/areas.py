@@ -21,6 +21,7 @@ from textgyms.envs.netconfig.topologies import (
     base_config,
     dotted,
     wan,
+    wildcard,
 )
 
 AREA_SETS = ((1, 2, 3), (10, 20, 30), (100, 200, 300), (11, 12, 13))
@@ -71,7 +72,7 @@ def _config(t: Topo, r: str, areas: dict, passive: bool, rid: str | None) -> str
     for (dev, iface), addr in sorted(t.addr.items()):
         if dev == r:
             net, area = addr.network, areas[(dev, iface)]
-            lines.append(f" network {net.network_address} {net.hostmask} area {area}")
+            lines.append(f" network {wildcard(net)} area {area}")
     return base_config(t, r) + "\n" + "\n".join(lines)
 
 

@@ -21,7 +21,16 @@ import ipaddress
 import numpy as np
 
 from textgyms.envs.netconfig.scenario import Scenario
-from textgyms.envs.netconfig.topologies import ETH, GI, Hosts, Plan, Topo, base_config, dotted
+from textgyms.envs.netconfig.topologies import (
+    ETH,
+    GI,
+    Hosts,
+    Plan,
+    Topo,
+    base_config,
+    dotted,
+    wildcard,
+)
 
 I = ipaddress.IPv4Interface  # noqa: E741
 
@@ -74,7 +83,7 @@ def _ospf(t: Topo, r: str, extra: dict[str, list[str]] | None = None) -> str:
     lines = ["router ospf 1", *(f" passive-interface {i}" for i in lans)]
     for (dev, _i), addr in sorted(t.addr.items()):
         if dev == r:
-            lines.append(f" network {addr.network.network_address} {addr.network.hostmask} area 0")
+            lines.append(f" network {wildcard(addr.network)} area 0")
     return base_config(t, r, extra) + "\n" + "\n".join(lines)
 
 

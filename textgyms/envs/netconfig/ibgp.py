@@ -24,7 +24,16 @@ import ipaddress
 import numpy as np
 
 from textgyms.envs.netconfig.scenario import Scenario
-from textgyms.envs.netconfig.topologies import GI, Plan, Topo, add_lan, base_config, chain, dotted
+from textgyms.envs.netconfig.topologies import (
+    GI,
+    Plan,
+    Topo,
+    add_lan,
+    base_config,
+    chain,
+    dotted,
+    wildcard,
+)
 
 I = ipaddress.IPv4Interface  # noqa: E741
 EDGE_PORT = GI.format(3)
@@ -56,7 +65,7 @@ def _ospf(t: Topo, r: str, extra: str = "") -> str:
     for (dev, iface), addr in sorted(t.addr.items()):
         if dev == r and iface != EDGE_PORT:
             net = addr.network
-            lines.append(f" network {net.network_address} {net.hostmask} area 0")
+            lines.append(f" network {wildcard(net)} area 0")
     return base_config(t, r) + "\n" + "\n".join(lines) + extra
 
 

@@ -17,6 +17,7 @@ from textgyms.envs.netconfig.topologies import (
     dotted,
     hub_spoke,
     wan,
+    wildcard,
 )
 
 
@@ -78,7 +79,8 @@ def _static_lines(t: Topo, g: nx.Graph, r: str) -> list[str]:
         nxt = nx.shortest_path(g, r, owner)[1]
         (x, xi), (y, yi) = g.edges[r, nxt]["ports"]
         far = (y, yi) if x == r else (x, xi)
-        lines.append(f"ip route {net.network_address} {net.netmask} {t.addr[far].ip}")
+        lines.append(f"ip route {dotted(int(net.network_address))} {dotted(int(net.netmask))} "
+                     f"{dotted(int(t.addr[far]))}")
     return lines
 
 
@@ -93,7 +95,7 @@ def _ospf_lines(t: Topo, r: str, passive: bool, costs: dict) -> tuple[list[str],
     for (dev, _iface), addr in sorted(t.addr.items()):
         if dev == r:
             net = addr.network
-            lines.append(f" network {net.network_address} {net.hostmask} area 0")
+            lines.append(f" network {wildcard(net)} area 0")
     return lines, extra
 
 

@@ -27,6 +27,7 @@ from textgyms.envs.netconfig.topologies import (
     base_config,
     chain,
     dotted,
+    wildcard,
 )
 
 PORT = GI.format(3)
@@ -36,8 +37,7 @@ def _ospf(t, r: str) -> str:
     lines = ["router ospf 1", *(f" passive-interface {i}" for o, i, _n in t.lans if o == r)]
     for (dev, iface), addr in sorted(t.addr.items()):
         if dev == r and iface != PORT:
-            lines.append(f" network {addr.network.network_address} {addr.network.hostmask} "
-                         "area 0")
+            lines.append(f" network {wildcard(addr.network)} area 0")
     return base_config(t, r) + "\n" + "\n".join(lines)
 
 

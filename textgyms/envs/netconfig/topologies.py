@@ -28,6 +28,12 @@ def dotted(x: int) -> str:
     return f"{x >> 24}.{(x >> 16) & 255}.{(x >> 8) & 255}.{x & 255}"
 
 
+def wildcard(net: N) -> str:
+    """``A.B.C.D W.X.Y.Z``: a network's address and wildcard (host) mask, as OSPF ``network``
+    and ACL lines write them (by arithmetic, no address objects)."""
+    return f"{dotted(int(net.network_address))} {dotted((1 << (32 - net.prefixlen)) - 1)}"
+
+
 def _base_int(base: str) -> int:
     """A plan's ``base`` (the first two octets, "10.45") as the int of ``base.0.0``."""
     a, b = base.split(".")
