@@ -29,7 +29,7 @@ from textgyms.envs.netconfig import (
     peering,
     redistribution,
 )
-from textgyms.envs.netconfig.acl import difference
+from textgyms.envs.netconfig.acl import difference, overlap
 from textgyms.envs.netconfig.l3tasks import routing
 from textgyms.envs.netconfig.model import Acl, DeviceConfig, V6Addr
 from textgyms.envs.netconfig.parser import parse_config
@@ -138,6 +138,10 @@ def acl_order(rng, cfgs, kinds):
         for i in rng.permutation(len(acl.entries) - 1):
             es = list(acl.entries)
             a, b = es[int(i)], es[int(i) + 1]
+            # Two entries with one action, or that no packet matches both, decide the same in
+            # either order: only otherwise can the swap matter (difference() then decides).
+            if a.permit == b.permit or not overlap(a, b):
+                continue
             es[int(i)] = dataclasses.replace(b, seq=a.seq)
             es[int(i) + 1] = dataclasses.replace(a, seq=b.seq)
             swapped = Acl(acl.name, acl.kind, es, acl.remarks)
