@@ -8,7 +8,13 @@ import numpy as np
 
 from textgyms.envs.netconfig.acl import difference, parse_ace
 from textgyms.envs.netconfig.model import Acl
-from textgyms.envs.netconfig.scenario import SERVICES, Scenario, flow_check, host_collateral
+from textgyms.envs.netconfig.scenario import (
+    SERVICES,
+    Scenario,
+    flow_check,
+    host_collateral,
+    ip,
+)
 from textgyms.envs.netconfig.topologies import (
     ETH,
     FA,
@@ -186,10 +192,14 @@ def _meaningful(rules: list[dict], default: str, standard: bool) -> bool:
 
 
 def _injector(fw: str, users: list):
+    # each user LAN as an int range: a flow's source is looked up once per boundary flow
+    spans = [(iface, int(net.network_address), int(net.network_address) + net.num_addresses - 1)
+             for iface, net, _h in users]
+
     def inject(src: str) -> tuple[str, str]:
-        a = ipaddress.IPv4Address(src)
-        for iface, net, _h in users:
-            if a in net:
+        a = ip(src)
+        for iface, lo, hi in spans:
+            if lo <= a <= hi:
                 return fw, iface
         return fw, users[0][0]
 
