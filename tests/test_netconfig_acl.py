@@ -5,7 +5,14 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from textgyms.envs.netconfig.acl import difference, evaluate, format_packet, parse_ace
+from textgyms.envs.netconfig.acl import (
+    difference,
+    evaluate,
+    format_packet,
+    matches,
+    overlap,
+    parse_ace,
+)
 from textgyms.envs.netconfig.model import Acl
 from textgyms.envs.netconfig.scenario import ip
 
@@ -96,3 +103,19 @@ def test_difference_is_exact_on_random_acls(xs, ys):
     else:
         assert evaluate(a, p)[0] != evaluate(b, p)[0]
         assert difference(a, a) is None and difference(b, b) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_entry, min_size=2, max_size=5), st.data())
+def test_a_swap_of_same_action_or_disjoint_entries_changes_nothing(xs, data):
+    """What fault injection relies on to skip difference(): swapping two adjacent entries
+    with one action, or that no packet matches both, leaves every decision as it was; and
+    overlap() is true whenever some packet matches both entries."""
+    a = acl(*xs)
+    i = data.draw(st.integers(0, len(a.entries) - 2))
+    x, y = a.entries[i], a.entries[i + 1]
+    if any(matches(x, q) and matches(y, q) for q in _packets):
+        assert overlap(x, y)
+    swapped = Acl(a.name, a.kind, [*a.entries[:i], y, x, *a.entries[i + 2:]])
+    if x.permit == y.permit or not overlap(x, y):
+        assert difference(a, swapped) is None

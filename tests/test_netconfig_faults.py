@@ -36,6 +36,22 @@ def test_every_cause_breaks_its_network_and_is_labelled(cause):
         assert faulty[d] == render_config(parse_config(sc.reference[d], d)[0])
 
 
+@pytest.mark.parametrize("cause", faults.CAUSES)
+def test_a_cause_changes_only_its_labelled_device(cause):
+    """The contract fault injection relies on to re-parse only labelled devices between
+    attempts: a cause changes only the device its label names, and nothing when it returns
+    None (checked on the whole parsed state, not just the rendered text)."""
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        _base, sc = faults._base(rng, "hard", cause)
+        for name in faults.BASES[_base]:  # every cause its base offers, this one included
+            cfgs = {d: parse_config(t, d)[0] for d, t in sc.reference.items()}
+            before = {d: repr(c) for d, c in cfgs.items()}
+            label = faults.FAULTS[name](rng, cfgs, sc.topo.kinds)
+            changed = {d for d, c in cfgs.items() if repr(c) != before[d]}
+            assert changed == (set() if label is None else {label["device"]}), (name, label)
+
+
 def _submit(t: NetTask, configs) -> float:
     return verify_submission(t, "\n".join(f"! device {d}\n{x}" for d, x in configs)).score
 

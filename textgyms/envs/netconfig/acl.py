@@ -153,6 +153,11 @@ def _box(e: Ace) -> tuple[tuple[int, int], ...]:
     return (e.src, e.dst, proto, e.sport, e.dport, (1, 1) if e.established else (0, 1))
 
 
+def overlap(a: Ace, b: Ace) -> bool:
+    """True if some packet matches both entries (their boxes meet in every dimension)."""
+    return all(x[0] <= y[1] and y[0] <= x[1] for x, y in zip(_box(a), _box(b)))
+
+
 def _atoms(boxes: list[tuple], dim: int, lo: int, hi: int) -> list[tuple[int, int]]:
     """Split ``[lo, hi]`` at every boundary the boxes have in dimension ``dim``."""
     cuts = {lo, hi + 1}

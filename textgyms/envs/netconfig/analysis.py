@@ -67,7 +67,12 @@ def analysis(rng: np.random.Generator, level: str) -> NetTask:
     elif level == "medium":
         items = list(nx.articulation_points(g))
     else:
-        items = [v for v in g.nodes if v != root and nx.edge_connectivity(g, v, root) >= 2]
+        # Two edge-disjoint paths to root (Menger) exactly when no bridge separates v from
+        # root: root's component once the bridges are cut (one pass, not a flow per node).
+        cut = g.copy()
+        cut.remove_edges_from(nx.bridges(g))
+        near = nx.node_connected_component(cut, root)
+        items = [v for v in g.nodes if v != root and v in near]
     question = QUESTIONS[level].format(root=root)
     sc = Scenario(t, reference, dict(reference), [], [])
     context = (

@@ -12,7 +12,17 @@ import ipaddress
 import numpy as np
 
 from textgyms.envs.netconfig.scenario import Scenario, host_collateral
-from textgyms.envs.netconfig.topologies import GI, Plan, Topo, add_lan, add_wan, base_config, wan
+from textgyms.envs.netconfig.topologies import (
+    GI,
+    Plan,
+    Topo,
+    add_lan,
+    add_wan,
+    base_config,
+    dotted,
+    wan,
+    wildcard,
+)
 
 AREA_SETS = ((1, 2, 3), (10, 20, 30), (100, 200, 300), (11, 12, 13))
 
@@ -62,7 +72,7 @@ def _config(t: Topo, r: str, areas: dict, passive: bool, rid: str | None) -> str
     for (dev, iface), addr in sorted(t.addr.items()):
         if dev == r:
             net, area = addr.network, areas[(dev, iface)]
-            lines.append(f" network {net.network_address} {net.hostmask} area {area}")
+            lines.append(f" network {wildcard(net)} area {area}")
     return base_config(t, r) + "\n" + "\n".join(lines)
 
 
@@ -96,7 +106,7 @@ def ospf_areas(rng: np.random.Generator, level: str) -> Scenario:
     for h in hosts:
         for other in hosts:
             if other != h:
-                checks.append({"g": "reach", "src": h, "dst": str(t.hosts[other][0].ip)})
+                checks.append({"g": "reach", "src": h, "dst": dotted(int(t.hosts[other][0]))})
     reqs.append({"type": "reach", "src": ", ".join(hosts), "dst": "every other host"})
     checks += host_collateral(rng, t.hosts)
     return Scenario(t, reference, start, reqs, checks)
@@ -170,7 +180,7 @@ def nssa(rng: np.random.Generator, level: str) -> Scenario:
         if d != abr:
             sc.checks.append({"g": "no_route", "dev": d, "prefix": web_lan})
             sc.checks.append({"g": "routing", "dev": d, "prefix": web_lan, "proto": "O"})
-    sc.checks += [{"g": "reach", "src": h, "dst": str(t.hosts["HL1"][0].ip)} for h in hosts]
+    sc.checks += [{"g": "reach", "src": h, "dst": dotted(int(t.hosts["HL1"][0]))} for h in hosts]
     sc.checks += [{"g": "reach", "src": h, "dst": str(web)} for h in hosts]
     return sc
 

@@ -8,7 +8,13 @@ import numpy as np
 
 from textgyms.envs.netconfig.acl import difference, parse_ace
 from textgyms.envs.netconfig.model import Acl
-from textgyms.envs.netconfig.scenario import SERVICES, Scenario, flow_check, host_collateral
+from textgyms.envs.netconfig.scenario import (
+    SERVICES,
+    Scenario,
+    flow_check,
+    host_collateral,
+    ip,
+)
 from textgyms.envs.netconfig.topologies import (
     ETH,
     FA,
@@ -18,6 +24,7 @@ from textgyms.envs.netconfig.topologies import (
     Plan,
     Topo,
     base_config,
+    dotted,
     hostnames,
     star,
 )
@@ -185,10 +192,14 @@ def _meaningful(rules: list[dict], default: str, standard: bool) -> bool:
 
 
 def _injector(fw: str, users: list):
+    # each user LAN as an int range: a flow's source is looked up once per boundary flow
+    spans = [(iface, int(net.network_address), int(net.network_address) + net.num_addresses - 1)
+             for iface, net, _h in users]
+
     def inject(src: str) -> tuple[str, str]:
-        a = ipaddress.IPv4Address(src)
-        for iface, net, _h in users:
-            if a in net:
+        a = ip(src)
+        for iface, lo, hi in spans:
+            if lo <= a <= hi:
                 return fw, iface
         return fw, users[0][0]
 
@@ -238,7 +249,7 @@ def _campus(rng: np.random.Generator, level: str):
         net = subnets[v]
         hosts = Hosts(net)
         t.kinds[h] = "host"
-        t.hosts[h] = (I(f"{hosts[10 + 7 * k]}/{net.prefixlen}"), hosts[0])
+        t.hosts[h] = (I((int(hosts[10 + 7 * k]), net.prefixlen)), hosts[0])
         t.link(sw, FA.format(port[sw]), h, ETH)
         placement[h] = (sw, FA.format(port[sw]), v)
         port[sw] += 1
@@ -341,7 +352,7 @@ def _vlan_reqs(t, sws, vids, names, placement, trunks, reqs, checks) -> None:
     for a in hosts:
         for b in hosts:
             if a < b:
-                checks.append({"g": "reach", "src": a, "dst": str(t.hosts[b][0].ip)})
+                checks.append({"g": "reach", "src": a, "dst": dotted(int(t.hosts[b][0]))})
                 if placement[a][2] != placement[b][2]:
                     checks.append({"g": "isolation", "a": a, "b": b})
 
@@ -360,14 +371,14 @@ def _add_isp(rng: np.random.Generator, t: Topo, fw: str, out_if: str):
     block = ipaddress.IPv4Network(f"203.0.113.{16 * m}/28")
     isp_ip, fw_ip = list(link.hosts())
     t.kinds["ISP"] = "router"
-    t.addr[(fw, out_if)] = I(f"{fw_ip}/30")
-    t.addr[("ISP", GI.format(0))] = I(f"{isp_ip}/30")
+    t.addr[(fw, out_if)] = I((int(fw_ip), 30))
+    t.addr[("ISP", GI.format(0))] = I((int(isp_ip), 30))
     t.link(fw, out_if, "ISP", GI.format(0))
     web_net = ipaddress.IPv4Network("198.51.100.0/24")
     web_ip = web_net[int(rng.integers(10, 250))]
     t.addr[("ISP", GI.format(1))] = I("198.51.100.1/24")
     t.kinds["WEB1"] = "host"
-    t.hosts["WEB1"] = (I(f"{web_ip}/24"), web_net[1])
+    t.hosts["WEB1"] = (I((int(web_ip), 24)), web_net[1])
     t.link("ISP", GI.format(1), "WEB1", ETH)
     cfg = base_config(t, "ISP") + f"\nip route {block.network_address} {block.netmask} {fw_ip}"
     return isp_ip, block, web_ip, cfg
@@ -421,24 +432,24 @@ def _nat_reqs(sc, fw, users, srv_if, out_if, acl_name, glob, web: str) -> None:
             "acl": acl_name,
         }
     )
-    fw_out = str(t.addr[(fw, out_if)].ip)
+    fw_out = dotted(int(t.addr[(fw, out_if)]))
     for h in sorted(t.hosts):
         if h.startswith("PC"):
             sc.checks.append({"g": "nat", "src": h, "dst": web, "ok": True, "seen": fw_out})
-            sc.checks.append(flow_check("collateral", web, str(t.hosts[h][0].ip), "tcp", 22))
+            sc.checks.append(flow_check("collateral", web, dotted(int(t.hosts[h][0])), "tcp", 22))
     taken = {a.ip for a in t.addr.values()} | {a.ip for a, _gw in t.hosts.values()}
     for iface, lan in users:  # the whole LAN translates: its lowest and highest free hosts
         free = [a for a in lan.hosts() if a not in taken]
         for a in (free[0], free[-1]):
             sc.checks.append({"g": "nat_inside", "src": str(a), "dst": web,
                               "inject": [fw, iface], "seen": fw_out})
-    srv = str(t.hosts["SRV1"][0].ip)
+    srv = dotted(int(t.hosts["SRV1"][0]))
     if glob is not None:
         sc.reqs.append({"type": "nat_static", "device": fw, "local": srv, "global": str(glob)})
         sc.checks.append({"g": "nat", "src": "SRV1", "dst": web, "ok": True, "seen": str(glob)})
         sc.checks.append({"g": "nat", "src": "WEB1", "dst": str(glob), "ok": True, "at": "SRV1"})
     for h in sorted(t.hosts):
         if h.startswith("PC"):
-            sc.checks.append(flow_check("collateral", str(t.hosts[h][0].ip), srv, "tcp", 443))
+            sc.checks.append(flow_check("collateral", dotted(int(t.hosts[h][0])), srv, "tcp", 443))
     sources = sorted(h for h in t.hosts if h.startswith("PC")) + (["SRV1"] if glob else [])
     sc.reqs.append({"type": "reach", "src": ", ".join(sources), "dst": f"WEB1 ({web})"})

@@ -21,7 +21,16 @@ import ipaddress
 import numpy as np
 
 from textgyms.envs.netconfig.scenario import Scenario
-from textgyms.envs.netconfig.topologies import ETH, GI, Hosts, Plan, Topo, base_config
+from textgyms.envs.netconfig.topologies import (
+    ETH,
+    GI,
+    Hosts,
+    Plan,
+    Topo,
+    base_config,
+    dotted,
+    wildcard,
+)
 
 I = ipaddress.IPv4Interface  # noqa: E741
 
@@ -34,14 +43,14 @@ def _lan(t: Topo, plan: Plan, rng, sw: str, idx: int, port: str, owner: bool = F
     vip = addrs[1] if owner else addrs[0]
     t.kinds[sw] = "switch"
     for k, r in enumerate(("R1", "R2")):
-        t.addr[(r, port)] = I(f"{addrs[1 + k]}/{net.prefixlen}")
+        t.addr[(r, port)] = I((int(addrs[1 + k]), net.prefixlen))
         t.link(r, port, sw, GI.format(1 + k))
     hosts = []
     picks = rng.choice(np.arange(20, 200), size=2, replace=False)
     for k in range(2):
         h = f"PC{2 * idx + k + 1}"
         t.kinds[h] = "host"
-        t.hosts[h] = (I(f"{addrs[int(picks[k])]}/{net.prefixlen}"), vip)
+        t.hosts[h] = (I((int(addrs[int(picks[k])]), net.prefixlen)), vip)
         t.link(sw, f"FastEthernet0/{k + 1}", h, ETH)
         hosts.append(h)
     t.lans += [("R1", port, net), ("R2", port, net)]
@@ -54,19 +63,19 @@ def _core(t: Topo, plan: Plan, rng) -> tuple[str, str]:
     for k, r in enumerate(("R1", "R2")):
         net = plan.wan()
         a, b = Hosts(net)
-        t.addr[(r, GI.format(1))] = I(f"{a}/30")
-        t.addr[("CORE", GI.format(1 + k))] = I(f"{b}/30")
+        t.addr[(r, GI.format(1))] = I((int(a), 30))
+        t.addr[("CORE", GI.format(1 + k))] = I((int(b), 30))
         t.wans.append((r, GI.format(1), "CORE", GI.format(1 + k), net))
         t.link(r, GI.format(1), "CORE", GI.format(1 + k))
     srv_net = plan.lan()
     srv = Hosts(srv_net)
-    t.addr[("CORE", GI.format(0))] = I(f"{srv[0]}/24")
+    t.addr[("CORE", GI.format(0))] = I((int(srv[0]), 24))
     t.kinds["SRV1"] = "host"
-    t.hosts["SRV1"] = (I(f"{srv[int(rng.integers(9, 200))]}/24"), srv[0])
+    t.hosts["SRV1"] = (I((int(srv[int(rng.integers(9, 200))]), 24)), srv[0])
     t.link("CORE", GI.format(0), "SRV1", ETH)
     cfg = base_config(t, "CORE") + "\nrouter ospf 1\n passive-interface GigabitEthernet0/0\n" \
         " network 0.0.0.0 255.255.255.255 area 0"
-    return str(t.hosts["SRV1"][0].ip), cfg
+    return dotted(int(t.hosts["SRV1"][0])), cfg
 
 
 def _ospf(t: Topo, r: str, extra: dict[str, list[str]] | None = None) -> str:
@@ -74,7 +83,7 @@ def _ospf(t: Topo, r: str, extra: dict[str, list[str]] | None = None) -> str:
     lines = ["router ospf 1", *(f" passive-interface {i}" for i in lans)]
     for (dev, _i), addr in sorted(t.addr.items()):
         if dev == r:
-            lines.append(f" network {addr.network.network_address} {addr.network.hostmask} area 0")
+            lines.append(f" network {wildcard(addr.network)} area 0")
     return base_config(t, r, extra) + "\n" + "\n".join(lines)
 
 

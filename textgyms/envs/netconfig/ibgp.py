@@ -24,7 +24,16 @@ import ipaddress
 import numpy as np
 
 from textgyms.envs.netconfig.scenario import Scenario
-from textgyms.envs.netconfig.topologies import GI, Plan, Topo, add_lan, base_config, chain
+from textgyms.envs.netconfig.topologies import (
+    GI,
+    Plan,
+    Topo,
+    add_lan,
+    base_config,
+    chain,
+    dotted,
+    wildcard,
+)
 
 I = ipaddress.IPv4Interface  # noqa: E741
 EDGE_PORT = GI.format(3)
@@ -56,7 +65,7 @@ def _ospf(t: Topo, r: str, extra: str = "") -> str:
     for (dev, iface), addr in sorted(t.addr.items()):
         if dev == r and iface != EDGE_PORT:
             net = addr.network
-            lines.append(f" network {net.network_address} {net.hostmask} area 0")
+            lines.append(f" network {wildcard(net)} area 0")
     return base_config(t, r) + "\n" + "\n".join(lines) + extra
 
 
@@ -93,7 +102,7 @@ def ibgp(rng: np.random.Generator, level: str) -> Scenario:
         if r == edge:
             lines.append(f" neighbor {isp_ip} remote-as {isp_as}")
         reference[r] = start[r] + "\n" + "\n".join(lines)
-    srv = str(t.hosts["S1"][0].ip)
+    srv = dotted(int(t.hosts["S1"][0]))
     reqs = [{"type": "ibgp", "asn": asn, "routers": routers, "edge": edge, "isp": isp_ip,
              "isp_asn": isp_as, "loopbacks": loops, "server": srv}]
     checks = [{"g": "bgp_session", "a": edge, "b": "ISP"}]
@@ -152,5 +161,5 @@ def bgp_ospf(rng: np.random.Generator, level: str) -> Scenario:
         checks += [{"g": "no_route", "dev": "PARTNER", "prefix": str(w[4])} for w in t.wans]
     hosts = sorted(h for h in t.hosts if h.startswith("H"))
     for s in sorted(h for h in t.hosts if h.startswith("S"))[:len(allowed)]:
-        checks += [{"g": "reach", "src": h, "dst": str(t.hosts[s][0].ip)} for h in hosts]
+        checks += [{"g": "reach", "src": h, "dst": dotted(int(t.hosts[s][0]))} for h in hosts]
     return Scenario(t, reference, start, reqs, checks, {"PARTNER": p_cfg})

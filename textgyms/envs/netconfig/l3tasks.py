@@ -9,7 +9,16 @@ import networkx as nx
 import numpy as np
 
 from textgyms.envs.netconfig.scenario import Scenario, host_collateral
-from textgyms.envs.netconfig.topologies import Hosts, Topo, base_config, chain, hub_spoke, wan
+from textgyms.envs.netconfig.topologies import (
+    Hosts,
+    Topo,
+    base_config,
+    chain,
+    dotted,
+    hub_spoke,
+    wan,
+    wildcard,
+)
 
 
 def topology_for(rng: np.random.Generator, level: str) -> Topo:
@@ -47,7 +56,7 @@ def addressing(rng: np.random.Generator, level: str) -> Scenario:
     for h, (_hip, gw) in sorted(t.hosts.items()):
         checks.append({"g": "reach", "src": h, "dst": str(gw)})
     for a, _ai, b, bi, _net in t.wans:
-        checks.append({"g": "reach", "src": a, "dst": str(t.addr[(b, bi)].ip)})
+        checks.append({"g": "reach", "src": a, "dst": dotted(int(t.addr[(b, bi)]))})
     return Scenario(t, reference, start, reqs, checks)
 
 
@@ -70,7 +79,8 @@ def _static_lines(t: Topo, g: nx.Graph, r: str) -> list[str]:
         nxt = nx.shortest_path(g, r, owner)[1]
         (x, xi), (y, yi) = g.edges[r, nxt]["ports"]
         far = (y, yi) if x == r else (x, xi)
-        lines.append(f"ip route {net.network_address} {net.netmask} {t.addr[far].ip}")
+        lines.append(f"ip route {dotted(int(net.network_address))} {dotted(int(net.netmask))} "
+                     f"{dotted(int(t.addr[far]))}")
     return lines
 
 
@@ -85,7 +95,7 @@ def _ospf_lines(t: Topo, r: str, passive: bool, costs: dict) -> tuple[list[str],
     for (dev, _iface), addr in sorted(t.addr.items()):
         if dev == r:
             net = addr.network
-            lines.append(f" network {net.network_address} {net.hostmask} area 0")
+            lines.append(f" network {wildcard(net)} area 0")
     return lines, extra
 
 
@@ -126,7 +136,7 @@ def routing(rng: np.random.Generator, level: str, proto: str | None = None) -> S
         ha = next(h for h, (_, gw) in t.hosts.items() if _lan_owner(t, gw) == a)
         hb = next(h for h, (_, gw) in t.hosts.items() if _lan_owner(t, gw) == b)
         reqs.append({"type": "waypoint", "src": ha, "dst": hb, "via": via})
-        checks.append({"g": "waypoint", "src": ha, "dst": str(t.hosts[hb][0].ip), "via": via})
+        checks.append({"g": "waypoint", "src": ha, "dst": dotted(int(t.hosts[hb][0])), "via": via})
     reference, start = {}, {}
     for r in t.routers():
         start[r] = base_config(t, r)
@@ -154,7 +164,7 @@ def _routing_checks(t: Topo, proto: str, passive: bool, reqs: list, checks: list
     for h in hosts:
         for other in hosts:
             if other != h:
-                checks.append({"g": "reach", "src": h, "dst": str(t.hosts[other][0].ip)})
+                checks.append({"g": "reach", "src": h, "dst": dotted(int(t.hosts[other][0]))})
         if h != hosts[0]:
             reqs.append({"type": "reach", "src": hosts[0], "dst": f"{h} ({t.hosts[h][0].ip})"})
     for r in t.routers():

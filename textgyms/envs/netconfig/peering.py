@@ -26,6 +26,7 @@ from textgyms.envs.netconfig.topologies import (
     add_lan,
     add_wan,
     base_config,
+    dotted,
 )
 
 I = ipaddress.IPv4Interface  # noqa: E741
@@ -62,8 +63,8 @@ def _pair(rng: np.random.Generator) -> Scenario:
                      "advertise": [str(lans[r])]})
         checks.append({"g": "routing", "dev": r, "prefix": str(lans[other]), "proto": "B"})
     checks.append({"g": "bgp_session", "a": "R1", "b": "R2"})
-    checks += [{"g": "reach", "src": "H1", "dst": str(t.hosts["H2"][0].ip)},
-               {"g": "reach", "src": "H2", "dst": str(t.hosts["H1"][0].ip)}]
+    checks += [{"g": "reach", "src": "H1", "dst": dotted(int(t.hosts["H2"][0]))},
+               {"g": "reach", "src": "H2", "dst": dotted(int(t.hosts["H1"][0]))}]
     return Scenario(t, reference, start, reqs, checks)
 
 
@@ -97,7 +98,7 @@ def _dual_homed(rng: np.random.Generator, level: str) -> Scenario:
     reference = {"R1": start["R1"] + "\n" + _bgp(asn["R1"], None, [lan],
                                                   {isp1: asn["ISP1"], isp2: asn["ISP2"]})
                  + "\n" + policy}
-    srv = str(t.hosts["SRV1"][0].ip)
+    srv = dotted(int(t.hosts["SRV1"][0]))
     reqs = [{"type": "bgp", "device": "R1", "asn": asn["R1"],
              "peers": {isp1: asn["ISP1"], isp2: asn["ISP2"]}, "advertise": [str(lan)]},
             {"type": "bgp_policy", "prefer": "ISP1", "backup": "ISP2", "inbound": level == "hard",
@@ -109,7 +110,7 @@ def _dual_homed(rng: np.random.Generator, level: str) -> Scenario:
               {"g": "waypoint", "src": "H1", "dst": srv, "via": "ISP1"},
               {"g": "reach", "src": "H1", "dst": srv, "fail": ["R1", GI.format(1)]}]
     if level == "hard":
-        checks.append({"g": "waypoint", "src": "SRV1", "dst": str(t.hosts["H1"][0].ip),
+        checks.append({"g": "waypoint", "src": "SRV1", "dst": dotted(int(t.hosts["H1"][0])),
                        "via": "ISP1"})
     return Scenario(t, reference, start, reqs, checks, fixed)
 

@@ -19,7 +19,16 @@ import numpy as np
 
 from textgyms.envs.netconfig.families import _add_isp
 from textgyms.envs.netconfig.scenario import Scenario
-from textgyms.envs.netconfig.topologies import GI, Plan, add_lan, add_wan, base_config, chain
+from textgyms.envs.netconfig.topologies import (
+    GI,
+    Plan,
+    add_lan,
+    add_wan,
+    base_config,
+    chain,
+    dotted,
+    wildcard,
+)
 
 PORT = GI.format(3)
 
@@ -28,8 +37,7 @@ def _ospf(t, r: str) -> str:
     lines = ["router ospf 1", *(f" passive-interface {i}" for o, i, _n in t.lans if o == r)]
     for (dev, iface), addr in sorted(t.addr.items()):
         if dev == r and iface != PORT:
-            lines.append(f" network {addr.network.network_address} {addr.network.hostmask} "
-                         "area 0")
+            lines.append(f" network {wildcard(addr.network)} area 0")
     return base_config(t, r) + "\n" + "\n".join(lines)
 
 
@@ -73,7 +81,7 @@ def redistribution(rng: np.random.Generator, level: str) -> Scenario:
             checks.append({"g": "routing", "dev": other, "prefix": "0.0.0.0/0", "proto": "O"})
         checks += [{"g": "reach", "src": h, "dst": str(web)} for h in hosts]
     for h in hosts:
-        checks += [{"g": "reach", "src": h, "dst": str(t.hosts[x][0].ip)} for x in targets]
+        checks += [{"g": "reach", "src": h, "dst": dotted(int(t.hosts[x][0]))} for x in targets]
     start = {r: _ospf(t, r) for r in routers}
     reference = {r: start[r] + "".join(f"\n{x}" for x in extra[r]) for r in routers}
     return Scenario(t, reference, start, reqs, checks, fixed)

@@ -12,10 +12,12 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from textgyms.envs.netconfig.memo import Memo, compiled
 from textgyms.envs.netconfig.model import PROTO_NUM
 from textgyms.envs.netconfig.sim import Network
-from textgyms.envs.netconfig.topologies import Topo, host_config
+from textgyms.envs.netconfig.topologies import Topo, dotted, host_config
 
 
 @dataclass
@@ -106,11 +108,11 @@ SERVICES = (("tcp", 80), ("tcp", 443), ("tcp", 22), ("udp", 53), ("tcp", 25), ("
 def host_collateral(rng, hosts: dict, n: int = 4) -> list[dict]:
     """A hidden sample of ``n`` unmentioned host-to-host flows (random services): whatever
     the reference does with them, a submission must do too."""
-    names = sorted(hosts)
+    names = np.array(sorted(hosts))  # what rng.choice makes of the list, made once
     out = []
     for _ in range(n):
         a, b = (str(x) for x in rng.choice(names, size=2, replace=False))
         proto, port = SERVICES[int(rng.integers(len(SERVICES)))]
-        out.append(flow_check("collateral", str(hosts[a][0].ip), str(hosts[b][0].ip), proto,
-                              port))
+        out.append(flow_check("collateral", dotted(int(hosts[a][0])), dotted(int(hosts[b][0])),
+                              proto, port))
     return out

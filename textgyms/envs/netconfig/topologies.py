@@ -22,12 +22,31 @@ FA = "FastEthernet0/{}"
 ETH = "Ethernet0"
 
 
+def dotted(x: int) -> str:
+    """An IPv4 address given as an int, as a dotted quad: ``str(IPv4Address(x))`` without
+    building the object (the generator writes thousands per task)."""
+    return f"{x >> 24}.{(x >> 16) & 255}.{(x >> 8) & 255}.{x & 255}"
+
+
+def wildcard(net: N) -> str:
+    """``A.B.C.D W.X.Y.Z``: a network's address and wildcard (host) mask, as OSPF ``network``
+    and ACL lines write them (by arithmetic, no address objects)."""
+    return f"{dotted(int(net.network_address))} {dotted((1 << (32 - net.prefixlen)) - 1)}"
+
+
+def _base_int(base: str) -> int:
+    """A plan's ``base`` (the first two octets, "10.45") as the int of ``base.0.0``."""
+    a, b = base.split(".")
+    return (int(a) << 24) | (int(b) << 16)
+
+
 class Hosts(Sequence):
     """``list(net.hosts())`` without building it: the usable addresses of ``net`` (all of a
     /31 or /32, as ``hosts()``), each made when indexed. A /24 has 254; a task reads two."""
 
     def __init__(self, net: ipaddress.IPv4Network) -> None:
-        lo, hi = int(net.network_address), int(net.broadcast_address)
+        lo = int(net.network_address)  # the broadcast by arithmetic: no address object built
+        hi = lo | ((1 << (net.max_prefixlen - net.prefixlen)) - 1)
         if net.prefixlen < net.max_prefixlen - 1:
             lo, hi = lo + 1, hi - 1
         self._ints = range(lo, hi + 1)
@@ -75,18 +94,19 @@ class Plan:
         else:
             self.base = f"10.{int(rng.integers(100, 200))}"
         self.octets = [int(x) for x in rng.permutation(np.arange(1, 200))[:40]]
-        self.wan_block = N(f"{self.base}.{int(rng.integers(200, 255))}.0/24")
+        self.wan_block = N((_base_int(self.base) | int(rng.integers(200, 255)) << 8, 24))
         self.wan_next = 0
         self.rng = rng
 
     def lan(self, plen: int = 24) -> N:
-        net = N(f"{self.base}.{self.octets.pop()}.0/24")
-        return next(net.subnets(new_prefix=plen)) if plen > 24 else net
+        # the /24 (or its first subnet of length plen), made from ints instead of parsed text
+        return N((_base_int(self.base) | self.octets.pop() << 8, max(plen, 24)))
 
     def wan(self) -> N:
         block = self.wan_block  # its /30s in order, as subnets(new_prefix=30) lists them
-        starts = range(int(block.network_address), int(block.broadcast_address) + 1, 4)
-        net = N((starts[self.wan_next], 30))
+        if self.wan_next >= 1 << (30 - block.prefixlen):
+            raise IndexError("the plan's WAN block has no /30 left")
+        net = N((int(block.network_address) + 4 * self.wan_next, 30))
         self.wan_next += 1
         return net
 
@@ -113,21 +133,21 @@ def add_lan(
     net = plan.lan()
     addrs = Hosts(net)
     gw = addrs[-1] if gw_last else addrs[0]
-    t.addr[(router, iface)] = I(f"{gw}/{net.prefixlen}")
+    t.addr[(router, iface)] = I((int(gw), net.prefixlen))
     t.lans.append((router, iface, net))
     picks = sorted(int(x) for x in rng.choice(np.arange(9, 200), size=len(hosts), replace=False))
     for h, k in zip(hosts, picks):
         t.kinds[h] = "host"
-        t.hosts[h] = (I(f"{addrs[k]}/{net.prefixlen}"), gw)
+        t.hosts[h] = (I((int(addrs[k]), net.prefixlen)), gw)
         t.link(router, iface, h, ETH)
     return net
 
 
 def add_wan(t: Topo, plan: Plan, a: str, ai: str, b: str, bi: str) -> N:
     net = plan.wan()
-    ha, hb = Hosts(net)
-    t.addr[(a, ai)] = I(f"{ha}/30")
-    t.addr[(b, bi)] = I(f"{hb}/30")
+    lo = int(net.network_address)  # a /30: its two usable addresses
+    t.addr[(a, ai)] = I((lo + 1, 30))
+    t.addr[(b, bi)] = I((lo + 2, 30))
     t.wans.append((a, ai, b, bi, net))
     t.link(a, ai, b, bi)
     return net
@@ -202,7 +222,7 @@ def render_iface(t: Topo, dev: str, iface: str, extra: list[str] = ()) -> list[s
     lines = [f"interface {iface}", f" description {t.desc.get((dev, iface), 'uplink')}"]
     a = t.addr.get((dev, iface))
     if a is not None:
-        lines.append(f" ip address {a.ip} {a.netmask}")
+        lines.append(f" ip address {dotted(int(a))} {dotted(int(a.netmask))}")
     return lines + list(extra) + [" no shutdown", "!"]
 
 
@@ -219,6 +239,6 @@ def base_config(t: Topo, dev: str, extra: dict[str, list[str]] | None = None) ->
 def host_config(t: Topo, name: str) -> str:
     ip, gw = t.hosts[name]
     return (
-        f"hostname {name}\ninterface {ETH}\n ip address {ip.ip} {ip.netmask}\n no shutdown\n"
-        f"ip default-gateway {gw}"
+        f"hostname {name}\ninterface {ETH}\n ip address {dotted(int(ip))} "
+        f"{dotted(int(ip.netmask))}\n no shutdown\nip default-gateway {dotted(int(gw))}"
     )
