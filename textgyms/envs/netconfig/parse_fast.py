@@ -75,6 +75,7 @@ MODE_FAST: dict[tuple[str, str], Handler] = {
 }
 
 _REFUSED: dict[tuple[str, str], bool] = {}
+_IP_REFUSED: dict[str, bool] = {}  # word after ``ip`` -> no interface ``ip`` keyword starts with it
 
 
 def _refuses(kind: str, word: str) -> bool:
@@ -99,8 +100,13 @@ def _if_refuses_ip(dev: DeviceConfig, name: str, words: list[str]) -> bool:
     theirs)."""
     if len(words) < 2 or name not in dev.interfaces:
         return False
-    low = words[1].lower()
-    return not any(k.startswith(low) for k in INTERFACE["ip"])
+    found = _IP_REFUSED.get(words[1])
+    if found is None:
+        low = words[1].lower()
+        found = _IP_REFUSED[words[1]] = not any(k.startswith(low) for k in INTERFACE["ip"])
+        if len(_IP_REFUSED) > 4096:  # agent text can hold any word: stay bounded
+            _IP_REFUSED.clear()
+    return found
 
 
 def outer_only(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> bool:
