@@ -23,6 +23,7 @@ Family info keys: ``guesses`` (valid guesses made so far) and ``guesses_left``.
 from __future__ import annotations
 
 from functools import lru_cache
+from operator import itemgetter
 
 import numpy as np
 
@@ -42,95 +43,113 @@ from textgyms.envs.wordle.verify import partial_credit, score_history
 GUESS = ToolSpec("guess", "Guess the secret word.", (Param("word", "string", "your guess"),))
 EXAMPLE = {4: "lion", 5: "crane", 6: "planet", 7: "example"}
 _new_tuple = tuple.__new__
+_first = itemgetter(0)  # a history entry's guess
 
 
 class WordleState:
     """The task and the valid guesses played so far, with their feedback.
 
-    The board text and the letter sets are kept up to date by :meth:`add`, so rendering the
-    board after a guess costs one format instead of a pass over the whole game. (A slotted
-    class with a plain ``__init__``: one is built on every reset.)
+    The board text, the letters known absent and the green positions are kept up to date by
+    :meth:`add`, so the observation after a guess costs one format instead of a pass over the
+    whole game. (A slotted class with a plain ``__init__``: one is built on every reset.)
+
+    Two facts of the two-pass rule keep the book-keeping small: a guessed letter that is in
+    the secret is marked green or yellow at least once in that guess (if none of its copies
+    is green, the secret's copies are all unmatched and the first one is yellow), so the
+    letters marked gray and never green or yellow are exactly the guessed letters missing
+    from the secret, and the letters found are the guessed letters the secret has.
     """
 
-    __slots__ = ("task", "history", "grays", "found", "greens", "board", "_absent")
+    __slots__ = ("task", "history", "board", "absent", "_absent_text", "_greens")
 
     def __init__(self, task: WordleTask) -> None:
         self.task = task
         self.history: list[tuple[str, tuple[int, ...]]] = []
-        self.grays: set[str] = set()
-        self.found: set[str] = set()  # letters marked G or Y by some guess
-        self.greens: set[int] = set()  # positions marked G by some guess
         self.board = ""  # the lines so far, each ending in a newline
-        # (len(grays), len(found)) and the absent letters' text for them: the sets only
-        # grow, so equal sizes mean equal sets and the sorted text can be reused
-        self._absent = (0, 0, "-")
+        self.absent: set[str] = set()  # guessed letters the secret does not have
+        self._absent_text = "-"  # the board's text for them: sorted, upper case, spaced
+        self._greens = 0  # bit i set: position i was marked G by some guess
 
     @property
     def guesses(self) -> list[str]:
         """The valid guesses played so far."""
         return [g for g, _ in self.history]
 
+    @property
+    def found(self) -> set[str]:
+        """The letters marked G or Y by some guess."""
+        return set(self.task.secret).intersection("".join(map(_first, self.history)))
+
+    @property
+    def greens(self) -> set[int]:
+        """The positions marked G by some guess."""
+        mask = self._greens
+        return {i for i in range(self.task.length) if mask >> i & 1}
+
+    def revealed(self) -> tuple[float, float]:
+        """The fractions of the secret's positions found green and of its distinct letters
+        found (``verify.progress`` of the history, from what :meth:`add` kept)."""
+        secret = self.task.secret
+        return self._greens.bit_count() / len(secret), len(self.found) / len(set(secret))
+
     def add(self, guess: str) -> str:
         """Record a valid guess; return the board (see :func:`render_board`)."""
         task = self.task
-        fb, line, found, grays, greens = scored_line(guess, task.secret)
+        secret = task.secret
+        spaced, repeats = _WORDS.get(guess) or _word(guess)
+        # The marks as a string ("GY__G"): all that depends on them alone comes from the table
+        # of patterns seen so far, so a guess costs one loop over its letters. (Not memoised
+        # per (guess, secret): in play most pairs are new, and a miss in a cache of pairs
+        # costs more than the loop saves on a hit.)
+        marks = missing = ""  # missing: the guessed letters the secret lacks
+        if repeats:
+            marks, missing = _repeated_marks(guess, secret)
+        else:  # a letter played once: no green or earlier yellow took its copies
+            for g, s in zip(guess, secret):
+                if g == s:
+                    marks += "G"
+                elif g in secret:
+                    marks += "Y"
+                else:
+                    marks += "_"
+                    missing += g
+        fb, text, greens = _PATTERNS.get(marks) or _pattern(marks)
         history = self.history
         history.append((guess, fb))
-        self.board = board = f"{self.board}{len(history)}. {line}\n"
-        found_set, gray_set = self.found, self.grays
-        found_set.update(found)
-        if grays:
-            gray_set.update(grays)
+        self.board = board = f"{self.board}{len(history)}. {spaced}   {text}\n"
         if greens:
-            self.greens.update(greens)
-        # render_board, inlined: this runs on every valid guess
-        n_gray, n_found, absent = self._absent
-        if n_gray != len(gray_set) or n_found != len(found_set):
-            absent = " ".join(sorted(gray_set - found_set)).upper() or "-"
-            self._absent = (len(gray_set), len(found_set), absent)
-        return f"{board}Letters not in the word: {absent}. Guesses left: " \
+            self._greens |= greens
+        if missing:
+            absent = self.absent
+            known = len(absent)
+            absent.update(missing)
+            if len(absent) != known:  # the set only grows: equal sizes mean the same text
+                self._absent_text = " ".join(sorted(absent)).upper()
+        return f"{board}Letters not in the word: {self._absent_text}. Guesses left: " \
                f"{task.max_guesses - len(history)}."
 
 
-def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, str, str, tuple[int, ...]]:
-    """The feedback of a guess, its board line (without its number), its found letters, its
-    gray letters and its green positions, in one pass (the two-pass rule of
-    :func:`rules.feedback`, fused with the rendering because an env step needs all of them).
-
-    The marks are built as a string ("GY__G"), and everything that depends on the marks
-    alone comes from a table of the patterns seen so far (at most 3**7), so a step spends one
-    loop over the letters. Not memoised per (guess, secret): in play most pairs are new, and
-    a miss in a cache of pairs costs more than this loop saves on a hit.
-    """
-    spaced, repeats = _WORDS.get(guess) or _word(guess)
-    spare = None  # the secret's letters left for yellows, listed once a letter may need them
-    marks = found = grays = ""
+def _repeated_marks(guess: str, secret: str) -> tuple[str, str]:
+    """The marks ("GY__G") of a guess with a repeated letter, by the two-pass rule of
+    :func:`rules.feedback`, and its letters the secret lacks."""
+    spare = [s for g, s in zip(guess, secret) if g != s]  # the copies left for yellows
+    marks = missing = ""
     for g, s in zip(guess, secret):
         if g == s:
             marks += "G"
-            found += g
-        elif g not in secret:
-            marks += "_"
-            grays += g
-        elif not repeats:  # a letter played once: no green or earlier yellow took its copies
+        elif g in spare:
             marks += "Y"
-            found += g
+            spare.remove(g)
         else:
-            if spare is None:
-                spare = [b for a, b in zip(guess, secret) if a != b]
-            if g in spare:
-                marks += "Y"
-                found += g
-                spare.remove(g)
-            else:
-                marks += "_"
-                grays += g
-    fb, text, greens = _PATTERNS.get(marks) or _pattern(marks)
-    return fb, f"{spaced}   {text}", found, grays, greens
+            marks += "_"
+            if g not in secret:
+                missing += g
+    return marks, missing
 
 
-# marks ("GY__G") -> (feedback tuple, board text "G Y _ _ G", green positions)
-_PATTERNS: dict[str, tuple[tuple[int, ...], str, tuple[int, ...]]] = {}
+# marks ("GY__G") -> (feedback tuple, board text "G Y _ _ G", green positions as bits), for
+# the patterns seen so far (at most 3**7)
+_PATTERNS: dict[str, tuple[tuple[int, ...], str, int]] = {}
 _MARK_VALUES = {"G": GREEN, "Y": YELLOW, "_": GRAY}
 
 
@@ -146,8 +165,8 @@ def _word(guess: str) -> tuple[str, bool]:
     return entry
 
 
-def _pattern(marks: str) -> tuple[tuple[int, ...], str, tuple[int, ...]]:
-    greens = tuple(i for i, m in enumerate(marks) if m == "G")
+def _pattern(marks: str) -> tuple[tuple[int, ...], str, int]:
+    greens = sum(1 << i for i, m in enumerate(marks) if m == "G")
     entry = (tuple(_MARK_VALUES[m] for m in marks), " ".join(marks), greens)
     _PATTERNS[marks] = entry
     return entry
@@ -269,10 +288,7 @@ class WordleEnv(TextEnv):
         return word
 
     def final_verdict(self, state: WordleState) -> Verdict:
-        secret = state.task.secret
-        # The state already knows what was revealed: no second pass over the game.
-        revealed = (len(state.greens) / len(secret), len(state.found) / len(set(secret)))
-        return score_history(state.task, state.history, self.scale_by_guesses, revealed)
+        return score_history(state.task, state.history, self.scale_by_guesses, state.revealed())
 
     def solve(self, task: WordleTask) -> list[str]:
         """The entropy solver's guesses for ``task``, as actions."""
@@ -337,7 +353,7 @@ def render_board(state: WordleState) -> str:
     """The board so far: one line per guess with its marks, and the guesses left."""
     left = state.task.max_guesses - len(state.history)
     # A gray letter that is also green/yellow elsewhere is a repeated letter, not an absent one.
-    absent = " ".join(sorted(state.grays - state.found)).upper() or "-"
+    absent = " ".join(sorted(state.absent)).upper() or "-"
     return f"{state.board}Letters not in the word: {absent}. Guesses left: {left}."
 
 
