@@ -199,6 +199,15 @@ def test_wordle_state_of_guesses_without_repeats_equals_the_rules(data, n):
 
 
 @settings(max_examples=300, deadline=None)
+@given(data=st.data(), n=st.integers(4, 7))
+def test_wordle_state_lists_absent_letters_of_the_whole_alphabet(data, n):
+    """The absent letters' text is looked up by parts of the alphabet: any letters, any set."""
+    letters = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=n, max_size=n)
+    secret = data.draw(letters)
+    wordle_state_agrees_with_the_rules(secret, data.draw(st.lists(letters, min_size=1, max_size=8)))
+
+
+@settings(max_examples=300, deadline=None)
 @given(data=st.data())
 def test_wordle_state_of_listed_words_equals_the_rules(data):
     from textgyms.envs.wordle.generate import answer_pool

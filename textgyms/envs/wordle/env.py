@@ -23,7 +23,6 @@ Family info keys: ``guesses`` (valid guesses made so far) and ``guesses_left``.
 from __future__ import annotations
 
 from functools import lru_cache
-from operator import itemgetter
 
 import numpy as np
 
@@ -43,7 +42,6 @@ from textgyms.envs.wordle.verify import partial_credit, score_history
 GUESS = ToolSpec("guess", "Guess the secret word.", (Param("word", "string", "your guess"),))
 EXAMPLE = {4: "lion", 5: "crane", 6: "planet", 7: "example"}
 _new_tuple = tuple.__new__
-_first = itemgetter(0)  # a history entry's guess
 
 
 class WordleState:
@@ -53,20 +51,23 @@ class WordleState:
     :meth:`add`, so the observation after a guess costs one format instead of a pass over the
     whole game. (A slotted class with a plain ``__init__``: one is built on every reset.)
 
-    Two facts of the two-pass rule keep the book-keeping small: a guessed letter that is in
-    the secret is marked green or yellow at least once in that guess (if none of its copies
-    is green, the secret's copies are all unmatched and the first one is yellow), so the
-    letters marked gray and never green or yellow are exactly the guessed letters missing
-    from the secret, and the letters found are the guessed letters the secret has.
+    A fact of the two-pass rule keeps the book-keeping small: a guessed letter that is in the
+    secret is marked green or yellow at least once in that guess (if none of its copies is
+    green, the secret's copies are all unmatched and the first one is yellow). So the letters
+    marked gray and never green or yellow, which the board lists as absent, are exactly the
+    guessed letters the secret lacks, and the letters found are the guessed letters it has.
     """
 
-    __slots__ = ("task", "history", "board", "absent", "_absent_text", "_greens")
+    __slots__ = ("task", "history", "board", "_others", "_absent", "_absent_text", "_greens")
 
     def __init__(self, task: WordleTask) -> None:
         self.task = task
         self.history: list[tuple[str, tuple[int, ...]]] = []
         self.board = ""  # the lines so far, each ending in a newline
-        self.absent: set[str] = set()  # guessed letters the secret does not have
+        secret = task.secret
+        # the letters a-z the secret lacks, as bits (bit 0 = "a"; see _letter_bits)
+        self._others = ~(_WORDS.get(secret) or _word(secret))[2]
+        self._absent = 0  # the guessed letters the secret lacks, as bits
         self._absent_text = "-"  # the board's text for them: sorted, upper case, spaced
         self._greens = 0  # bit i set: position i was marked G by some guess
 
@@ -76,9 +77,16 @@ class WordleState:
         return [g for g, _ in self.history]
 
     @property
+    def absent(self) -> set[str]:
+        """The guessed letters the secret lacks (marked gray, never green or yellow)."""
+        mask = self._absent
+        return {chr(97 + i) for i in range(26) if mask >> i & 1}
+
+    @property
     def found(self) -> set[str]:
         """The letters marked G or Y by some guess."""
-        return set(self.task.secret).intersection("".join(map(_first, self.history)))
+        played = "".join([g for g, _ in self.history])
+        return {c for c in self.task.secret if c in played}
 
     @property
     def greens(self) -> set[int]:
@@ -93,18 +101,19 @@ class WordleState:
         return self._greens.bit_count() / len(secret), len(self.found) / len(set(secret))
 
     def add(self, guess: str) -> str:
-        """Record a valid guess; return the board (see :func:`render_board`)."""
+        """Record a valid guess (a listed word: lowercase ASCII letters); return the board
+        (see :func:`render_board`)."""
         task = self.task
         secret = task.secret
-        spaced, repeats = _WORDS.get(guess) or _word(guess)
+        spaced, repeats, letters = _WORDS.get(guess) or _word(guess)
         # The marks as a string ("GY__G"): all that depends on them alone comes from the table
         # of patterns seen so far, so a guess costs one loop over its letters. (Not memoised
         # per (guess, secret): in play most pairs are new, and a miss in a cache of pairs
         # costs more than the loop saves on a hit.)
-        marks = missing = ""  # missing: the guessed letters the secret lacks
         if repeats:
-            marks, missing = _repeated_marks(guess, secret)
+            marks = _marks(guess, secret)
         else:  # a letter played once: no green or earlier yellow took its copies
+            marks = ""
             for g, s in zip(guess, secret):
                 if g == s:
                     marks += "G"
@@ -112,28 +121,27 @@ class WordleState:
                     marks += "Y"
                 else:
                     marks += "_"
-                    missing += g
         fb, text, greens = _PATTERNS.get(marks) or _pattern(marks)
         history = self.history
         history.append((guess, fb))
         self.board = board = f"{self.board}{len(history)}. {spaced}   {text}\n"
         if greens:
             self._greens |= greens
-        if missing:
-            absent = self.absent
-            known = len(absent)
-            absent.update(missing)
-            if len(absent) != known:  # the set only grows: equal sizes mean the same text
-                self._absent_text = " ".join(sorted(absent)).upper()
+        absent = self._absent | letters & self._others
+        if absent != self._absent:  # the text of a set of letters, from its two halves
+            self._absent = absent
+            # its text from the tables of the three parts of the bits (a-i, j-r, s-z)
+            self._absent_text = (
+                _A_TO_I[absent & 511] + _J_TO_R[absent >> 9 & 511] + _S_TO_Z[absent >> 18]
+            )[:-1]
         return f"{board}Letters not in the word: {self._absent_text}. Guesses left: " \
                f"{task.max_guesses - len(history)}."
 
 
-def _repeated_marks(guess: str, secret: str) -> tuple[str, str]:
-    """The marks ("GY__G") of a guess with a repeated letter, by the two-pass rule of
-    :func:`rules.feedback`, and its letters the secret lacks."""
+def _marks(guess: str, secret: str) -> str:
+    """The marks ("GY__G") of ``guess`` by the two-pass rule of :func:`rules.feedback`."""
     spare = [s for g, s in zip(guess, secret) if g != s]  # the copies left for yellows
-    marks = missing = ""
+    marks = ""
     for g, s in zip(guess, secret):
         if g == s:
             marks += "G"
@@ -142,9 +150,7 @@ def _repeated_marks(guess: str, secret: str) -> tuple[str, str]:
             spare.remove(g)
         else:
             marks += "_"
-            if g not in secret:
-                missing += g
-    return marks, missing
+    return marks
 
 
 # marks ("GY__G") -> (feedback tuple, board text "G Y _ _ G", green positions as bits), for
@@ -153,23 +159,41 @@ _PATTERNS: dict[str, tuple[tuple[int, ...], str, int]] = {}
 _MARK_VALUES = {"G": GREEN, "Y": YELLOW, "_": GRAY}
 
 
-# guess -> (its letters upper-cased and spaced, "C R A N E"; whether a letter repeats);
-# guesses come from the word list
-_WORDS: dict[str, tuple[str, bool]] = {}
-
-
-def _word(guess: str) -> tuple[str, bool]:
-    if len(_WORDS) >= 1 << 16:  # more than any word list holds: bound it all the same
-        _WORDS.clear()
-    entry = _WORDS[guess] = (" ".join(guess.upper()), len(set(guess)) < len(guess))
-    return entry
-
-
 def _pattern(marks: str) -> tuple[tuple[int, ...], str, int]:
     greens = sum(1 << i for i, m in enumerate(marks) if m == "G")
     entry = (tuple(_MARK_VALUES[m] for m in marks), " ".join(marks), greens)
     _PATTERNS[marks] = entry
     return entry
+
+
+# word -> (its letters upper-cased and spaced, "C R A N E"; whether a letter repeats; its
+# letters a-z as bits); guesses come from the word list, secrets from the answer pools
+_WORDS: dict[str, tuple[str, bool, int]] = {}
+
+
+def _word(word: str) -> tuple[str, bool, int]:
+    if len(_WORDS) >= 1 << 16:  # more than any word list holds: bound it all the same
+        _WORDS.clear()
+    bits = 0
+    for c in word:
+        bits |= (1 << ord(c)) >> 97  # bit 0 = "a", ..., bit 25 = "z"; none below "a"
+    entry = _WORDS[word] = (" ".join(word.upper()), len(set(word)) < len(word), bits & _A_TO_Z)
+    return entry
+
+
+_A_TO_Z = (1 << 26) - 1
+def _texts(first: int, count: int) -> list[str]:
+    """The text of every set of the ``count`` letters from ``first`` on, indexed by its bits:
+    the letters in order, upper case, each followed by a space."""
+    texts = [""]
+    for i in range(count):  # the sets with letter i are those without it, plus it (last)
+        texts += [f"{text}{chr(first + i)} " for text in texts]
+    return texts
+
+
+# the absent letters' texts by the three parts of their bits (3 * 512 texts in all, where one
+# table for all 26 letters would hold 2**26, and sorting the set at every step costs more)
+_A_TO_I, _J_TO_R, _S_TO_Z = _texts(65, 9), _texts(74, 9), _texts(83, 8)
 
 
 class WordleEnv(TextEnv):
