@@ -23,6 +23,7 @@ Family info keys: ``guesses`` (valid guesses made so far) and ``guesses_left``.
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import repeat
 
 import numpy as np
 
@@ -65,8 +66,8 @@ class WordleState:
         self.history: list[tuple[str, tuple[int, ...]]] = []
         self.board = ""  # the lines so far, each ending in a newline
         secret = task.secret
-        # the letters a-z the secret lacks, as bits (bit 0 = "a"; see _letter_bits)
-        self._others = ~(_WORDS.get(secret) or _word(secret))[2]
+        # the letters the secret lacks, as bits (bit 0 = "a", ..., bit 25 = "z")
+        self._others = _OTHERS.get(secret) or _others(secret)
         self._absent = 0  # the guessed letters the secret lacks, as bits
         self._absent_text = "-"  # the board's text for them: sorted, upper case, spaced
         self._greens = 0  # bit i set: position i was marked G by some guess
@@ -166,22 +167,32 @@ def _pattern(marks: str) -> tuple[tuple[int, ...], str, int]:
     return entry
 
 
-# word -> (its letters upper-cased and spaced, "C R A N E"; whether a letter repeats; its
-# letters a-z as bits); guesses come from the word list, secrets from the answer pools
+# guess -> (its letters upper-cased and spaced, "C R A N E"; whether a letter repeats; its
+# letters a-z as bits); guesses come from the word list
 _WORDS: dict[str, tuple[str, bool, int]] = {}
 
 
 def _word(word: str) -> tuple[str, bool, int]:
     if len(_WORDS) >= 1 << 16:  # more than any word list holds: bound it all the same
         _WORDS.clear()
-    bits = 0
-    for c in word:
-        bits |= (1 << ord(c)) >> 97  # bit 0 = "a", ..., bit 25 = "z"; none below "a"
-    entry = _WORDS[word] = (" ".join(word.upper()), len(set(word)) < len(word), bits & _A_TO_Z)
+    letters = set(word)
+    bits = sum(map(_BITS.get, letters, _ZEROS))
+    entry = _WORDS[word] = (" ".join(word.upper()), len(letters) < len(word), bits)
     return entry
 
 
-_A_TO_Z = (1 << 26) - 1
+_BITS = {chr(97 + i): 1 << i for i in range(26)}  # a letter a-z -> its bit
+_ZEROS = repeat(0)  # the bit of any other character
+# secret -> the letters it lacks, as bits (negative, so never 0: the ~ of bits); looked up
+# on every reset, where computing them would cost a tenth of a reset
+_OTHERS: dict[str, int] = {}
+
+
+def _others(secret: str) -> int:
+    if len(_OTHERS) >= 1 << 16:
+        _OTHERS.clear()
+    bits = _OTHERS[secret] = ~sum(map(_BITS.get, set(secret), _ZEROS))
+    return bits
 def _texts(first: int, count: int) -> list[str]:
     """The text of every set of the ``count`` letters from ``first`` on, indexed by its bits:
     the letters in order, upper case, each followed by a space."""
