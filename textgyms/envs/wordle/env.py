@@ -59,7 +59,8 @@ class WordleState:
     guessed letters the secret lacks, and the letters found are the guessed letters it has.
     """
 
-    __slots__ = ("task", "history", "board", "_others", "_absent", "_absent_text", "_greens")
+    __slots__ = ("task", "history", "board", "_others", "_seen", "_absent", "_absent_text",
+                 "_greens")
 
     def __init__(self, task: WordleTask) -> None:
         self.task = task
@@ -68,6 +69,7 @@ class WordleState:
         secret = task.secret
         # the letters the secret lacks, as bits (bit 0 = "a", ..., bit 25 = "z")
         self._others = _OTHERS.get(secret) or _others(secret)
+        self._seen = 0  # the guessed letters, as bits
         self._absent = 0  # the guessed letters the secret lacks, as bits
         self._absent_text = "-"  # the board's text for them: sorted, upper case, spaced
         self._greens = 0  # bit i set: position i was marked G by some guess
@@ -85,9 +87,9 @@ class WordleState:
 
     @property
     def found(self) -> set[str]:
-        """The letters marked G or Y by some guess."""
-        played = "".join([g for g, _ in self.history])
-        return {c for c in self.task.secret if c in played}
+        """The letters marked G or Y by some guess (the guessed letters the secret has)."""
+        mask = self._seen & ~self._others
+        return {chr(97 + i) for i in range(26) if mask >> i & 1}
 
     @property
     def greens(self) -> set[int]:
@@ -99,7 +101,8 @@ class WordleState:
         """The fractions of the secret's positions found green and of its distinct letters
         found (``verify.progress`` of the history, from what :meth:`add` kept)."""
         secret = self.task.secret
-        return self._greens.bit_count() / len(secret), len(self.found) / len(set(secret))
+        found = (self._seen & ~self._others).bit_count()
+        return self._greens.bit_count() / len(secret), found / len(set(secret))
 
     def add(self, guess: str) -> str:
         """Record a valid guess (a listed word: lowercase ASCII letters); return the board
@@ -128,13 +131,16 @@ class WordleState:
         self.board = board = f"{self.board}{len(history)}. {spaced}   {text}\n"
         if greens:
             self._greens |= greens
-        absent = self._absent | letters & self._others
-        if absent != self._absent:  # the text of a set of letters, from its two halves
-            self._absent = absent
-            # its text from the tables of the three parts of the bits (a-i, j-r, s-z)
-            self._absent_text = (
-                _A_TO_I[absent & 511] + _J_TO_R[absent >> 9 & 511] + _S_TO_Z[absent >> 18]
-            )[:-1]
+        seen = self._seen | letters
+        if seen != self._seen:  # new letters, maybe absent ones
+            self._seen = seen
+            absent = seen & self._others
+            if absent != self._absent:
+                self._absent = absent
+                # its text from the tables of the three parts of the bits (a-i, j-r, s-z)
+                self._absent_text = (
+                    _A_TO_I[absent & 511] + _J_TO_R[absent >> 9 & 511] + _S_TO_Z[absent >> 18]
+                )[:-1]
         return f"{board}Letters not in the word: {self._absent_text}. Guesses left: " \
                f"{task.max_guesses - len(history)}."
 
