@@ -538,14 +538,17 @@ def _record(
     extra: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     """Append the turn to the transcript and return the step's info: the standard keys (see
-    ``_info``), built inline because this runs on every step, then the family's ``extra``."""
+    ``_info``), then the family's ``extra``, in one dict display because this runs on every
+    step. The keys are written as literals (the values of TASK_ID, TURN, ERROR, OBS_KIND and
+    MESSAGES; tests/test_core.py checks them): a dict of constant keys is built in one
+    instruction, where names are loaded one by one."""
     messages = ep.messages
     messages += ({"role": "assistant", "content": action}, {"role": "user", "content": obs})
-    info = {TASK_ID: ep.task_id, TURN: ep.turn, ERROR: error, OBS_KIND: kind,
-            MESSAGES: list(messages)}
-    if extra:
-        info.update(extra)
-    return info
+    return {"task_id": ep.task_id, "turn": ep.turn, "error": error, "obs_kind": kind,
+            "messages": messages.copy(), **(extra or _NO_KEYS)}
+
+
+_NO_KEYS: Mapping[str, Any] = {}  # never written to: only read by **
 
 
 @functools.cache

@@ -128,7 +128,8 @@ class WordleState:
         fb, text, greens = _PATTERNS.get(marks) or _pattern(marks)
         history = self.history
         history.append((guess, fb))
-        self.board = board = f"{self.board}{len(history)}. {spaced}   {text}\n"
+        n = len(history)
+        self.board = board = f"{self.board}{n}. {spaced}   {text}\n"
         if greens:
             self._greens |= greens
         seen = self._seen | letters
@@ -142,7 +143,7 @@ class WordleState:
                     _A_TO_I[absent & 511] + _J_TO_R[absent >> 9 & 511] + _S_TO_Z[absent >> 18]
                 )[:-1]
         return f"{board}Letters not in the word: {self._absent_text}. Guesses left: " \
-               f"{task.max_guesses - len(history)}."
+               f"{task.max_guesses - n}."
 
 
 def _marks(guess: str, secret: str) -> str:
@@ -293,18 +294,17 @@ class WordleEnv(TextEnv):
         # The action is exactly "<guess>" + word + "</guess>" (never true of one shorter than
         # the two tags, whose slice is then "" or a piece of a tag).
         word = action[7:-8]
+        used = len(state.history) + 1  # the number of this guess
         if (
             action != f"<guess>{word}</guess>"
             or word not in self._valid
             or task.hard_mode
             or self.reward_mode == "dense"
             or word == task.secret
-            or len(state.history) + 1 >= task.max_guesses
+            or used >= task.max_guesses
         ):
             return None
-        obs = state.add(word)
-        used = len(state.history)
-        return obs, {"guesses": used, "guesses_left": task.max_guesses - used}
+        return state.add(word), {"guesses": used, "guesses_left": task.max_guesses - used}
 
     def _checked_guess(self, state: WordleState, action: str) -> str | Turn:
         """The guess ``action`` makes if it is a legal one, else the Turn that refuses it."""
