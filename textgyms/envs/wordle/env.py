@@ -114,7 +114,9 @@ class WordleState:
         # of patterns seen so far, so a guess costs one loop over its letters. (Not memoised
         # per (guess, secret): in play most pairs are new, and a miss in a cache of pairs
         # costs more than the loop saves on a hit.)
-        if repeats:
+        if letters & self._others == letters:  # no letter of the guess is in the secret
+            marks = "_" * len(guess)
+        elif repeats:
             marks = _marks(guess, secret)
         else:  # a letter played once: no green or earlier yellow took its copies
             marks = ""
