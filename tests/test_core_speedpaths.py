@@ -248,9 +248,11 @@ def test_wordle_respond_quick_is_respond(kwargs, seed, actions):
         if quick is None:
             assert fields(state) == fields(untouched)
             env.respond(state, action)
-        else:
+        elif type(quick) is tuple:
             assert turn[:6] == (quick[0], 0.0, False, None, None, "tool") and turn.penalty == 0
             assert turn.info == quick[1]
+        else:
+            assert type(quick) is type(turn) and quick == turn
         assert fields(state) == fields(want)
 
 

@@ -263,16 +263,35 @@ class WordleEnv(TextEnv):
 
     def respond(self, state: WordleState, action: str) -> Turn:
         """Validate the guess, score it with the two-pass rule and report the board."""
-        task = state.task
         # What policies nearly always send, "<guess>word</guess>" with a listed word, needs no
         # parse: a listed word is lowercase letters only, so parse() would return that very
         # word. Anything else (and every hard-mode guess) takes the full path. (One slice and
         # one comparison: cheaper than comparing the two ends.)
         word = action[7:-8]
-        if action != f"<guess>{word}</guess>" or word not in self._valid or task.hard_mode:
+        if action != f"<guess>{word}</guess>" or word not in self._valid or state.task.hard_mode:
             word = self._checked_guess(state, action)
             if type(word) is not str:
                 return word
+        return self._played(state, word)
+
+    def respond_quick(self, state: WordleState, action: str) -> tuple[str, dict] | Turn | None:
+        """:meth:`respond` for a plain ``<guess>word</guess>`` with a listed word in normal
+        mode: the board and the info keys for a sparse-reward guess that does not end the
+        game, the Turn for any other; None for every other action."""
+        task = state.task
+        # The action is exactly "<guess>" + word + "</guess>" (never true of one shorter than
+        # the two tags, whose slice is then "" or a piece of a tag).
+        word = action[7:-8]
+        if action != f"<guess>{word}</guess>" or word not in self._valid or task.hard_mode:
+            return None
+        used = len(state.history) + 1  # the number of this guess
+        if word == task.secret or used >= task.max_guesses or self.reward_mode == "dense":
+            return self._played(state, word)
+        return state.add(word), {"guesses": used, "guesses_left": task.max_guesses - used}
+
+    def _played(self, state: WordleState, word: str) -> Turn:
+        """Play the legal guess ``word``: its Turn."""
+        task = state.task
         if self.reward_mode == "dense":  # the potential is only worth computing then
             before = partial_credit(task.secret, state.history)
             obs = state.add(word)
@@ -288,25 +307,6 @@ class WordleEnv(TextEnv):
         # Turn's fields in order, without its Python-level __new__ (one is built every step)
         return _new_tuple(Turn, (obs, shaping, verdict is not None, verdict, None, "tool", extra,
                                  0.0))
-
-    def respond_quick(self, state: WordleState, action: str) -> tuple[str, dict] | None:
-        """:meth:`respond` for the common move, a listed guess in normal mode with sparse
-        rewards that does not end the game: the board and the info keys; else None."""
-        task = state.task
-        # The action is exactly "<guess>" + word + "</guess>" (never true of one shorter than
-        # the two tags, whose slice is then "" or a piece of a tag).
-        word = action[7:-8]
-        used = len(state.history) + 1  # the number of this guess
-        if (
-            action != f"<guess>{word}</guess>"
-            or word not in self._valid
-            or task.hard_mode
-            or self.reward_mode == "dense"
-            or word == task.secret
-            or used >= task.max_guesses
-        ):
-            return None
-        return state.add(word), {"guesses": used, "guesses_left": task.max_guesses - used}
 
     def _checked_guess(self, state: WordleState, action: str) -> str | Turn:
         """The guess ``action`` makes if it is a legal one, else the Turn that refuses it."""
