@@ -193,15 +193,27 @@ def _word(word: str) -> tuple[str, bool, int]:
 _BITS = {chr(97 + i): 1 << i for i in range(26)}  # a letter a-z -> its bit
 _ZEROS = repeat(0)  # the bit of any other character
 # secret -> the letters it lacks, as bits (negative, so never 0: the ~ of bits); looked up
-# on every reset, where computing them would cost a tenth of a reset
+# on every reset, filled for a whole answer pool when an env on it is made (see _learn_pool):
+# computed at a reset on a new secret, they would cost a tenth of the reset
 _OTHERS: dict[str, int] = {}
 
 
 def _others(secret: str) -> int:
-    if len(_OTHERS) >= 1 << 16:
+    if len(_OTHERS) >= 1 << 17:  # more than all the answer pools together: bound it all the same
         _OTHERS.clear()
     bits = _OTHERS[secret] = ~sum(map(_BITS.get, set(secret), _ZEROS))
     return bits
+
+
+@lru_cache(maxsize=64)
+def _learn_pool(pool: tuple[str, ...]) -> None:
+    """Compute the missing letters of every secret of ``pool``, once per process and pool (a
+    few milliseconds, at the first make of a variant)."""
+    for secret in pool:
+        if secret not in _OTHERS:
+            _others(secret)
+
+
 def _texts(first: int, count: int) -> list[str]:
     """The text of every set of the ``count`` letters from ``first`` on, indexed by its bits:
     the letters in order, upper case, each followed by a space."""
@@ -247,6 +259,7 @@ class WordleEnv(TextEnv):
         super().__init__(max_turns=turns, max_invalid=max_invalid, max_obs_chars=4096, **kwargs)
         self._valid = words.guesses(length)  # looked up on every step
         self._pool = answer_pool(length, vocab, split)  # drawn from on every reset
+        _learn_pool(self._pool)
 
     def generate(self, rng: np.random.Generator) -> WordleTask:
         """A secret drawn uniformly from the variant's answer pool (as :func:`generate` draws,
