@@ -86,3 +86,16 @@ def test_made_as_reports_the_id_and_kwargs_of_gym_make():
     bare = type(env.unwrapped)()  # not made by gym.make: nothing to report
     with pytest.raises(ConfigError, match="gym.make"):
         bare.made_as()
+
+
+def test_step_info_starts_with_the_standard_keys():
+    """``core._record`` writes the standard keys as literals: they must be the constants."""
+    from textgyms.core import ERROR, MESSAGES, OBS_KIND, TASK_ID, TURN
+
+    env = gym.make("textgyms/Wordle-v0")
+    env.reset(seed=0)
+    guess = "slate" if env.unwrapped.task.secret == "crane" else "crane"
+    for action in (f"<guess>{guess}</guess>", "junk"):  # Wordle's quick path, then the general
+        *_, info = env.step(action)
+        assert list(info)[:5] == [TASK_ID, TURN, ERROR, OBS_KIND, MESSAGES]
+        assert set(info) - {TASK_ID, TURN, ERROR, OBS_KIND, MESSAGES} == {"guesses", "guesses_left"}

@@ -149,34 +149,72 @@ def small_words(n: int) -> st.SearchStrategy[str]:
     return st.text(alphabet="abc", min_size=n, max_size=n)
 
 
+def wordle_state_agrees_with_the_rules(secret: str, guesses: list[str]) -> None:
+    """Play ``guesses`` through ``WordleState.add`` and check everything it keeps against the
+    reference rules (``rules.feedback`` and ``verify.progress``), guess by guess."""
+    from textgyms.envs.wordle.env import WordleState, render_board
+    from textgyms.envs.wordle.generate import WordleTask
+    from textgyms.envs.wordle.rules import feedback
+    from textgyms.envs.wordle.verify import progress
+
+    state = WordleState(WordleTask(secret, length=len(secret), max_guesses=12))
+    lines, grays, found, greens = [], set(), set(), set()
+    for i, guess in enumerate(guesses, 1):
+        obs = state.add(guess)
+        fb = feedback.__wrapped__(guess, secret)
+        lines.append(f"{i}. {' '.join(guess.upper())}   {' '.join('_YG'[m] for m in fb)}\n")
+        grays |= {c for c, m in zip(guess, fb) if not m}
+        found |= {c for c, m in zip(guess, fb) if m}
+        greens |= {j for j, m in enumerate(fb) if m == 2}
+        assert state.history[-1] == (guess, fb)
+        assert state.board == "".join(lines)
+        # letters marked gray and never green or yellow: the board's absent letters
+        assert state.absent == grays - found
+        assert state.found == found and state.greens == greens
+        assert state.revealed() == progress(secret, state.history)
+        absent = " ".join(sorted(grays - found)).upper() or "-"
+        assert obs == render_board(state) == (
+            f"{''.join(lines)}Letters not in the word: {absent}. Guesses left: {12 - i}."
+        )
+
+
 @settings(max_examples=400, deadline=None)
 @given(data=st.data(), n=st.integers(4, 7))
-def test_fused_wordle_marking_equals_the_rules(data, n):
-    from textgyms.envs.wordle.env import scored_line
-    from textgyms.envs.wordle.rules import feedback
-
-    guess, secret = data.draw(small_words(n)), data.draw(small_words(n))
-    fb, line, found, grays, greens = scored_line(guess, secret)
-    assert fb == feedback.__wrapped__(guess, secret)
-    assert line == f"{' '.join(guess.upper())}   {' '.join('_YG'[m] for m in fb)}"
-    assert found == "".join(c for c, m in zip(guess, fb) if m)
-    assert grays == "".join(c for c, m in zip(guess, fb) if not m)
-    assert greens == tuple(i for i, m in enumerate(fb) if m == 2)
+def test_wordle_state_equals_the_rules(data, n):
+    secret = data.draw(small_words(n))
+    guesses = data.draw(st.lists(small_words(n), min_size=1, max_size=6))
+    wordle_state_agrees_with_the_rules(secret, guesses)
 
 
 @settings(max_examples=400, deadline=None)
 @given(data=st.data(), n=st.integers(4, 7))
-def test_fused_marking_of_a_guess_without_repeats_equals_the_rules(data, n):
-    """The shortcut for guesses whose letters are all different (any secret)."""
-    from textgyms.envs.wordle.env import scored_line
-    from textgyms.envs.wordle.rules import feedback
-
-    guess = "".join(data.draw(st.permutations("abcdefgh"))[:n])
+def test_wordle_state_of_guesses_without_repeats_equals_the_rules(data, n):
+    """The one-pass marking of guesses whose letters are all different (any secret)."""
     secret = data.draw(st.text(alphabet="abcdefgh", min_size=n, max_size=n))
-    fb, _, found, grays, _ = scored_line(guess, secret)
-    assert fb == feedback.__wrapped__(guess, secret)
-    assert found == "".join(c for c, m in zip(guess, fb) if m)
-    assert grays == "".join(c for c, m in zip(guess, fb) if not m)
+    guesses = data.draw(
+        st.lists(st.permutations("abcdefgh").map(lambda p: "".join(p[:n])), min_size=1,
+                 max_size=6)
+    )
+    wordle_state_agrees_with_the_rules(secret, guesses)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data(), n=st.integers(4, 7))
+def test_wordle_state_lists_absent_letters_of_the_whole_alphabet(data, n):
+    """The absent letters' text is looked up by parts of the alphabet: any letters, any set."""
+    letters = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=n, max_size=n)
+    secret = data.draw(letters)
+    wordle_state_agrees_with_the_rules(secret, data.draw(st.lists(letters, min_size=1, max_size=8)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_wordle_state_of_listed_words_equals_the_rules(data):
+    from textgyms.envs.wordle.generate import answer_pool
+
+    words = st.sampled_from(sorted(answer_pool(5, "common", "all"))[:400])
+    secret = data.draw(words)
+    wordle_state_agrees_with_the_rules(secret, data.draw(st.lists(words, min_size=1, max_size=6)))
 
 
 WORDLE_QUICK_ACTIONS = [
@@ -197,7 +235,7 @@ def test_wordle_respond_quick_is_respond(kwargs, seed, actions):
     import copy
 
     def fields(state):
-        return state.history, state.board, state.found, state.grays, state.greens
+        return state.history, state.board, state.absent, state.found, state.greens
 
     env = gym.make("textgyms/Wordle-v0", **kwargs).unwrapped
     env.reset(seed=seed)
@@ -210,9 +248,11 @@ def test_wordle_respond_quick_is_respond(kwargs, seed, actions):
         if quick is None:
             assert fields(state) == fields(untouched)
             env.respond(state, action)
-        else:
+        elif type(quick) is tuple:
             assert turn[:6] == (quick[0], 0.0, False, None, None, "tool") and turn.penalty == 0
             assert turn.info == quick[1]
+        else:
+            assert type(quick) is type(turn) and quick == turn
         assert fields(state) == fields(want)
 
 

@@ -200,16 +200,3 @@ def test_prompt_golden():
         "the last guess in your reply counts."
     )
 
-
-@settings(max_examples=300, deadline=None)
-@given(secret=words5, guess=words5)
-def test_fused_board_line_agrees_with_the_rules(secret, guess):
-    from textgyms.envs.wordle.env import scored_line
-    from textgyms.envs.wordle.rules import feedback
-
-    fb, line, found, grays, greens = scored_line(guess, secret)
-    assert greens == tuple(i for i, m in enumerate(fb) if m == 2)
-    assert fb == feedback(guess, secret)
-    assert line.split("   ")[1] == " ".join("_YG"[m] for m in fb)
-    assert set(found) == {c for c, m in zip(guess, fb) if m}
-    assert set(grays) == {c for c, m in zip(guess, fb) if not m}

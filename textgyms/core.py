@@ -308,14 +308,19 @@ class TextEnv(gym.Env[str, str]):
         """The verdict as things stand, when the episode is cut short."""
         raise NotImplementedError
 
-    def respond_quick(self, state: Any, action: str) -> tuple[str, Mapping[str, Any]] | None:
-        """Optional fast path of :meth:`respond` for a family's most common action: a valid
-        ``"tool"`` move that neither ends the episode nor earns shaping or a penalty. Return its
-        observation and info keys, having applied it to ``state`` (exactly what ``respond``
-        would return as ``Turn(obs, 0.0, False, None, None, "tool", info)``), or None, with
-        ``state`` untouched, to have ``respond`` take the action. Called only on steps the
-        turn limit does not end, and never for a class that overrides ``respond`` below the
-        class that wrote ``respond_quick`` (nor for the default, which is not overridden)."""
+    def respond_quick(
+        self, state: Any, action: str
+    ) -> tuple[str, Mapping[str, Any]] | Turn | None:
+        """Optional fast path of :meth:`respond` for a family's most common action. For a
+        valid ``"tool"`` move that neither ends the episode nor earns shaping or a penalty,
+        return the plain tuple ``(observation, info keys)``, having applied it to ``state``
+        (exactly what ``respond`` would return as ``Turn(obs, 0.0, False, None, None, "tool",
+        info)``): ``step`` then skips the Turn and its book-keeping. For another action it
+        recognised cheaply, return the Turn ``respond`` would return (so the action is not
+        read twice); for the rest, None, with ``state`` untouched, to have ``respond`` take
+        the action. Called only on steps the turn limit does not end, and never for a class
+        that overrides ``respond`` below the class that wrote ``respond_quick`` (nor for the
+        default, which is not overridden)."""
         return None
 
     def solve(self, task: Task) -> list[str]:
@@ -424,12 +429,12 @@ class TextEnv(gym.Env[str, str]):
             action = _clip_text(action, self.max_action_chars)  # the transcript stays in space
         elif self._quick and ep.turn < self.max_turns:  # see respond_quick
             quick = self.respond_quick(ep.state, action)
-            if quick is not None:
+            if type(quick) is tuple:  # the quick kind (a Turn is a tuple's subclass)
                 obs, extra = quick
                 if len(obs) > self.observation_space.max_length:
                     obs = self._clip(obs)
                 return obs, 0.0, False, False, _record(ep, action, obs, None, "tool", extra)
-            turn = self.respond(ep.state, action)
+            turn = self.respond(ep.state, action) if quick is None else quick
         else:
             turn = self.respond(ep.state, action)
         return self._advance(ep, action, turn)
@@ -538,14 +543,17 @@ def _record(
     extra: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     """Append the turn to the transcript and return the step's info: the standard keys (see
-    ``_info``), built inline because this runs on every step, then the family's ``extra``."""
+    ``_info``), then the family's ``extra``, in one dict display because this runs on every
+    step. The keys are written as literals (the values of TASK_ID, TURN, ERROR, OBS_KIND and
+    MESSAGES; tests/test_core.py checks them): a dict of constant keys is built in one
+    instruction, where names are loaded one by one."""
     messages = ep.messages
     messages += ({"role": "assistant", "content": action}, {"role": "user", "content": obs})
-    info = {TASK_ID: ep.task_id, TURN: ep.turn, ERROR: error, OBS_KIND: kind,
-            MESSAGES: list(messages)}
-    if extra:
-        info.update(extra)
-    return info
+    return {"task_id": ep.task_id, "turn": ep.turn, "error": error, "obs_kind": kind,
+            "messages": messages.copy(), **(extra or _NO_KEYS)}
+
+
+_NO_KEYS: Mapping[str, Any] = {}  # never written to: only read by **
 
 
 @functools.cache

@@ -23,6 +23,7 @@ Family info keys: ``guesses`` (valid guesses made so far) and ``guesses_left``.
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import repeat
 
 import numpy as np
 
@@ -47,110 +48,184 @@ _new_tuple = tuple.__new__
 class WordleState:
     """The task and the valid guesses played so far, with their feedback.
 
-    The board text and the letter sets are kept up to date by :meth:`add`, so rendering the
-    board after a guess costs one format instead of a pass over the whole game. (A slotted
-    class with a plain ``__init__``: one is built on every reset.)
+    The board text, the letters known absent and the green positions are kept up to date by
+    :meth:`add`, so the observation after a guess costs one format instead of a pass over the
+    whole game. (A slotted class with a plain ``__init__``: one is built on every reset.)
+
+    A fact of the two-pass rule keeps the book-keeping small: a guessed letter that is in the
+    secret is marked green or yellow at least once in that guess (if none of its copies is
+    green, the secret's copies are all unmatched and the first one is yellow). So the letters
+    marked gray and never green or yellow, which the board lists as absent, are exactly the
+    guessed letters the secret lacks, and the letters found are the guessed letters it has.
     """
 
-    __slots__ = ("task", "history", "grays", "found", "greens", "board", "_absent")
+    __slots__ = ("task", "history", "board", "_others", "_seen", "_absent", "_absent_text",
+                 "_greens")
 
     def __init__(self, task: WordleTask) -> None:
         self.task = task
         self.history: list[tuple[str, tuple[int, ...]]] = []
-        self.grays: set[str] = set()
-        self.found: set[str] = set()  # letters marked G or Y by some guess
-        self.greens: set[int] = set()  # positions marked G by some guess
         self.board = ""  # the lines so far, each ending in a newline
-        # (len(grays), len(found)) and the absent letters' text for them: the sets only
-        # grow, so equal sizes mean equal sets and the sorted text can be reused
-        self._absent = (0, 0, "-")
+        secret = task.secret
+        # the letters the secret lacks, as bits (bit 0 = "a", ..., bit 25 = "z")
+        self._others = _OTHERS.get(secret) or _others(secret)
+        self._seen = 0  # the guessed letters, as bits
+        self._absent = 0  # the guessed letters the secret lacks, as bits
+        self._absent_text = "-"  # the board's text for them: sorted, upper case, spaced
+        self._greens = 0  # bit i set: position i was marked G by some guess
 
     @property
     def guesses(self) -> list[str]:
         """The valid guesses played so far."""
         return [g for g, _ in self.history]
 
+    @property
+    def absent(self) -> set[str]:
+        """The guessed letters the secret lacks (marked gray, never green or yellow)."""
+        mask = self._absent
+        return {chr(97 + i) for i in range(26) if mask >> i & 1}
+
+    @property
+    def found(self) -> set[str]:
+        """The letters marked G or Y by some guess (the guessed letters the secret has)."""
+        mask = self._seen & ~self._others
+        return {chr(97 + i) for i in range(26) if mask >> i & 1}
+
+    @property
+    def greens(self) -> set[int]:
+        """The positions marked G by some guess."""
+        mask = self._greens
+        return {i for i in range(self.task.length) if mask >> i & 1}
+
+    def revealed(self) -> tuple[float, float]:
+        """The fractions of the secret's positions found green and of its distinct letters
+        found (``verify.progress`` of the history, from what :meth:`add` kept)."""
+        secret = self.task.secret
+        found = (self._seen & ~self._others).bit_count()
+        return self._greens.bit_count() / len(secret), found / len(set(secret))
+
     def add(self, guess: str) -> str:
-        """Record a valid guess; return the board (see :func:`render_board`)."""
+        """Record a valid guess (a listed word: lowercase ASCII letters); return the board
+        (see :func:`render_board`)."""
         task = self.task
-        fb, line, found, grays, greens = scored_line(guess, task.secret)
+        secret = task.secret
+        spaced, repeats, letters = _WORDS.get(guess) or _word(guess)
+        # The marks as a string ("GY__G"): all that depends on them alone comes from the table
+        # of patterns seen so far, so a guess costs one loop over its letters. (Not memoised
+        # per (guess, secret): in play most pairs are new, and a miss in a cache of pairs
+        # costs more than the loop saves on a hit.)
+        if letters & self._others == letters:  # no letter of the guess is in the secret
+            marks = "_" * len(guess)
+        elif repeats:
+            marks = _marks(guess, secret)
+        else:  # a letter played once: no green or earlier yellow took its copies
+            marks = ""
+            for g, s in zip(guess, secret):
+                if g == s:
+                    marks += "G"
+                elif g in secret:
+                    marks += "Y"
+                else:
+                    marks += "_"
+        fb, text, greens = _PATTERNS.get(marks) or _pattern(marks)
         history = self.history
         history.append((guess, fb))
-        self.board = board = f"{self.board}{len(history)}. {line}\n"
-        found_set, gray_set = self.found, self.grays
-        found_set.update(found)
-        if grays:
-            gray_set.update(grays)
+        n = len(history)
+        self.board = board = f"{self.board}{n}. {spaced}   {text}\n"
         if greens:
-            self.greens.update(greens)
-        # render_board, inlined: this runs on every valid guess
-        n_gray, n_found, absent = self._absent
-        if n_gray != len(gray_set) or n_found != len(found_set):
-            absent = " ".join(sorted(gray_set - found_set)).upper() or "-"
-            self._absent = (len(gray_set), len(found_set), absent)
-        return f"{board}Letters not in the word: {absent}. Guesses left: " \
-               f"{task.max_guesses - len(history)}."
+            self._greens |= greens
+        seen = self._seen | letters
+        if seen != self._seen:  # new letters, maybe absent ones
+            self._seen = seen
+            absent = seen & self._others
+            if absent != self._absent:
+                self._absent = absent
+                # its text from the tables of the three parts of the bits (a-i, j-r, s-z)
+                self._absent_text = (
+                    _A_TO_I[absent & 511] + _J_TO_R[absent >> 9 & 511] + _S_TO_Z[absent >> 18]
+                )[:-1]
+        return f"{board}Letters not in the word: {self._absent_text}. Guesses left: " \
+               f"{task.max_guesses - n}."
 
 
-def scored_line(guess: str, secret: str) -> tuple[tuple[int, ...], str, str, str, tuple[int, ...]]:
-    """The feedback of a guess, its board line (without its number), its found letters, its
-    gray letters and its green positions, in one pass (the two-pass rule of
-    :func:`rules.feedback`, fused with the rendering because an env step needs all of them).
-
-    The marks are built as a string ("GY__G"), and everything that depends on the marks
-    alone comes from a table of the patterns seen so far (at most 3**7), so a step spends one
-    loop over the letters. Not memoised per (guess, secret): in play most pairs are new, and
-    a miss in a cache of pairs costs more than this loop saves on a hit.
-    """
-    spaced, repeats = _WORDS.get(guess) or _word(guess)
-    spare = None  # the secret's letters left for yellows, listed once a letter may need them
-    marks = found = grays = ""
+def _marks(guess: str, secret: str) -> str:
+    """The marks ("GY__G") of ``guess`` by the two-pass rule of :func:`rules.feedback`."""
+    spare = [s for g, s in zip(guess, secret) if g != s]  # the copies left for yellows
+    marks = ""
     for g, s in zip(guess, secret):
         if g == s:
             marks += "G"
-            found += g
-        elif g not in secret:
-            marks += "_"
-            grays += g
-        elif not repeats:  # a letter played once: no green or earlier yellow took its copies
+        elif g in spare:
             marks += "Y"
-            found += g
+            spare.remove(g)
         else:
-            if spare is None:
-                spare = [b for a, b in zip(guess, secret) if a != b]
-            if g in spare:
-                marks += "Y"
-                found += g
-                spare.remove(g)
-            else:
-                marks += "_"
-                grays += g
-    fb, text, greens = _PATTERNS.get(marks) or _pattern(marks)
-    return fb, f"{spaced}   {text}", found, grays, greens
+            marks += "_"
+    return marks
 
 
-# marks ("GY__G") -> (feedback tuple, board text "G Y _ _ G", green positions)
-_PATTERNS: dict[str, tuple[tuple[int, ...], str, tuple[int, ...]]] = {}
+# marks ("GY__G") -> (feedback tuple, board text "G Y _ _ G", green positions as bits), for
+# the patterns seen so far (at most 3**7)
+_PATTERNS: dict[str, tuple[tuple[int, ...], str, int]] = {}
 _MARK_VALUES = {"G": GREEN, "Y": YELLOW, "_": GRAY}
 
 
-# guess -> (its letters upper-cased and spaced, "C R A N E"; whether a letter repeats);
-# guesses come from the word list
-_WORDS: dict[str, tuple[str, bool]] = {}
-
-
-def _word(guess: str) -> tuple[str, bool]:
-    if len(_WORDS) >= 1 << 16:  # more than any word list holds: bound it all the same
-        _WORDS.clear()
-    entry = _WORDS[guess] = (" ".join(guess.upper()), len(set(guess)) < len(guess))
-    return entry
-
-
-def _pattern(marks: str) -> tuple[tuple[int, ...], str, tuple[int, ...]]:
-    greens = tuple(i for i, m in enumerate(marks) if m == "G")
+def _pattern(marks: str) -> tuple[tuple[int, ...], str, int]:
+    greens = sum(1 << i for i, m in enumerate(marks) if m == "G")
     entry = (tuple(_MARK_VALUES[m] for m in marks), " ".join(marks), greens)
     _PATTERNS[marks] = entry
     return entry
+
+
+# guess -> (its letters upper-cased and spaced, "C R A N E"; whether a letter repeats; its
+# letters a-z as bits); guesses come from the word list
+_WORDS: dict[str, tuple[str, bool, int]] = {}
+
+
+def _word(word: str) -> tuple[str, bool, int]:
+    if len(_WORDS) >= 1 << 16:  # more than any word list holds: bound it all the same
+        _WORDS.clear()
+    letters = set(word)
+    bits = sum(map(_BITS.get, letters, _ZEROS))
+    entry = _WORDS[word] = (" ".join(word.upper()), len(letters) < len(word), bits)
+    return entry
+
+
+_BITS = {chr(97 + i): 1 << i for i in range(26)}  # a letter a-z -> its bit
+_ZEROS = repeat(0)  # the bit of any other character
+# secret -> the letters it lacks, as bits (negative, so never 0: the ~ of bits); looked up
+# on every reset, filled for a whole answer pool when an env on it is made (see _learn_pool):
+# computed at a reset on a new secret, they would cost a tenth of the reset
+_OTHERS: dict[str, int] = {}
+
+
+def _others(secret: str) -> int:
+    if len(_OTHERS) >= 1 << 17:  # more than all the answer pools together: bound it all the same
+        _OTHERS.clear()
+    bits = _OTHERS[secret] = ~sum(map(_BITS.get, set(secret), _ZEROS))
+    return bits
+
+
+@lru_cache(maxsize=64)
+def _learn_pool(pool: tuple[str, ...]) -> None:
+    """Compute the missing letters of every secret of ``pool``, once per process and pool (a
+    few milliseconds, at the first make of a variant)."""
+    for secret in pool:
+        if secret not in _OTHERS:
+            _others(secret)
+
+
+def _texts(first: int, count: int) -> list[str]:
+    """The text of every set of the ``count`` letters from ``first`` on, indexed by its bits:
+    the letters in order, upper case, each followed by a space."""
+    texts = [""]
+    for i in range(count):  # the sets with letter i are those without it, plus it (last)
+        texts += [f"{text}{chr(first + i)} " for text in texts]
+    return texts
+
+
+# the absent letters' texts by the three parts of their bits (3 * 512 texts in all, where one
+# table for all 26 letters would hold 2**26, and sorting the set at every step costs more)
+_A_TO_I, _J_TO_R, _S_TO_Z = _texts(65, 9), _texts(74, 9), _texts(83, 8)
 
 
 class WordleEnv(TextEnv):
@@ -184,6 +259,7 @@ class WordleEnv(TextEnv):
         super().__init__(max_turns=turns, max_invalid=max_invalid, max_obs_chars=4096, **kwargs)
         self._valid = words.guesses(length)  # looked up on every step
         self._pool = answer_pool(length, vocab, split)  # drawn from on every reset
+        _learn_pool(self._pool)
 
     def generate(self, rng: np.random.Generator) -> WordleTask:
         """A secret drawn uniformly from the variant's answer pool (as :func:`generate` draws,
@@ -200,16 +276,35 @@ class WordleEnv(TextEnv):
 
     def respond(self, state: WordleState, action: str) -> Turn:
         """Validate the guess, score it with the two-pass rule and report the board."""
-        task = state.task
         # What policies nearly always send, "<guess>word</guess>" with a listed word, needs no
         # parse: a listed word is lowercase letters only, so parse() would return that very
         # word. Anything else (and every hard-mode guess) takes the full path. (One slice and
         # one comparison: cheaper than comparing the two ends.)
         word = action[7:-8]
-        if action != f"<guess>{word}</guess>" or word not in self._valid or task.hard_mode:
+        if action != f"<guess>{word}</guess>" or word not in self._valid or state.task.hard_mode:
             word = self._checked_guess(state, action)
             if type(word) is not str:
                 return word
+        return self._played(state, word)
+
+    def respond_quick(self, state: WordleState, action: str) -> tuple[str, dict] | Turn | None:
+        """:meth:`respond` for a plain ``<guess>word</guess>`` with a listed word in normal
+        mode: the board and the info keys for a sparse-reward guess that does not end the
+        game, the Turn for any other; None for every other action."""
+        task = state.task
+        # The action is exactly "<guess>" + word + "</guess>" (never true of one shorter than
+        # the two tags, whose slice is then "" or a piece of a tag).
+        word = action[7:-8]
+        if action != f"<guess>{word}</guess>" or word not in self._valid or task.hard_mode:
+            return None
+        used = len(state.history) + 1  # the number of this guess
+        if word == task.secret or used >= task.max_guesses or self.reward_mode == "dense":
+            return self._played(state, word)
+        return state.add(word), {"guesses": used, "guesses_left": task.max_guesses - used}
+
+    def _played(self, state: WordleState, word: str) -> Turn:
+        """Play the legal guess ``word``: its Turn."""
+        task = state.task
         if self.reward_mode == "dense":  # the potential is only worth computing then
             before = partial_credit(task.secret, state.history)
             obs = state.add(word)
@@ -225,26 +320,6 @@ class WordleEnv(TextEnv):
         # Turn's fields in order, without its Python-level __new__ (one is built every step)
         return _new_tuple(Turn, (obs, shaping, verdict is not None, verdict, None, "tool", extra,
                                  0.0))
-
-    def respond_quick(self, state: WordleState, action: str) -> tuple[str, dict] | None:
-        """:meth:`respond` for the common move, a listed guess in normal mode with sparse
-        rewards that does not end the game: the board and the info keys; else None."""
-        task = state.task
-        # The action is exactly "<guess>" + word + "</guess>" (never true of one shorter than
-        # the two tags, whose slice is then "" or a piece of a tag).
-        word = action[7:-8]
-        if (
-            action != f"<guess>{word}</guess>"
-            or word not in self._valid
-            or task.hard_mode
-            or self.reward_mode == "dense"
-            or word == task.secret
-            or len(state.history) + 1 >= task.max_guesses
-        ):
-            return None
-        obs = state.add(word)
-        used = len(state.history)
-        return obs, {"guesses": used, "guesses_left": task.max_guesses - used}
 
     def _checked_guess(self, state: WordleState, action: str) -> str | Turn:
         """The guess ``action`` makes if it is a legal one, else the Turn that refuses it."""
@@ -269,10 +344,7 @@ class WordleEnv(TextEnv):
         return word
 
     def final_verdict(self, state: WordleState) -> Verdict:
-        secret = state.task.secret
-        # The state already knows what was revealed: no second pass over the game.
-        revealed = (len(state.greens) / len(secret), len(state.found) / len(set(secret)))
-        return score_history(state.task, state.history, self.scale_by_guesses, revealed)
+        return score_history(state.task, state.history, self.scale_by_guesses, state.revealed())
 
     def solve(self, task: WordleTask) -> list[str]:
         """The entropy solver's guesses for ``task``, as actions."""
@@ -337,7 +409,7 @@ def render_board(state: WordleState) -> str:
     """The board so far: one line per guess with its marks, and the guesses left."""
     left = state.task.max_guesses - len(state.history)
     # A gray letter that is also green/yellow elsewhere is a repeated letter, not an absent one.
-    absent = " ".join(sorted(state.grays - state.found)).upper() or "-"
+    absent = " ".join(sorted(state.absent)).upper() or "-"
     return f"{state.board}Letters not in the word: {absent}. Guesses left: {left}."
 
 

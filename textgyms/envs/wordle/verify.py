@@ -16,6 +16,7 @@ solved, else 0).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 
 from textgyms.core import Verdict
 from textgyms.envs.wordle.generate import WordleTask
@@ -25,6 +26,7 @@ GREEN_WEIGHT, LETTER_WEIGHT = 0.3, 0.2
 
 
 History = Sequence[tuple[str, Sequence[int]]]
+_first = itemgetter(0)  # a history entry's guess
 
 
 def history_of(secret: str, guesses: Sequence[str]) -> list[tuple[str, tuple[int, ...]]]:
@@ -64,23 +66,20 @@ def score_history(
     if len(history) > limit:
         history = history[:limit]  # guesses past the limit never count
     greens, letters = revealed or progress(secret, history)
-    n = 0  # the guess that solved it, counting from 1
-    for i, (guess, _) in enumerate(history, 1):
-        if guess == secret:
-            n = i
-            break
-    solved = n > 0
-    efficiency = 1 - (n - 1) / limit if solved else 0.0
-    if solved:
+    guesses = list(map(_first, history))  # C-level passes: this runs at the end of every game
+    n = guesses.index(secret) + 1 if secret in guesses else 0  # the solving guess, from 1
+    if n:
+        efficiency = 1 - (n - 1) / limit
         score = efficiency if scale_by_guesses else 1.0
         feedback_text = f"Solved in {n} guess{'es' * (n > 1)}: the word was {secret.upper()}."
     else:
+        efficiency = 0.0
         score = GREEN_WEIGHT * greens + LETTER_WEIGHT * letters
         feedback_text = f"Not solved: the word was {secret.upper()}."
     parts = {
-        "solved": float(solved),
+        "solved": float(n > 0),
         "greens": greens,
         "letters": letters,
         "efficiency": efficiency,
     }
-    return Verdict(score, solved, feedback_text, parts)
+    return Verdict(score, n > 0, feedback_text, parts)
