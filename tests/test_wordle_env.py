@@ -200,3 +200,22 @@ def test_prompt_golden():
         "the last guess in your reply counts."
     )
 
+
+
+def test_replayed_task_that_does_not_fit_the_env_raises_config_error():
+    """A task given through reset options whose secret length differs from its own length
+    field or from the env's length is API misuse: it says which length to use."""
+    import gymnasium as gym
+
+    from textgyms.envs.wordle.generate import WordleTask
+    from textgyms.errors import ConfigError
+
+    env = gym.make("textgyms/Wordle-v0")
+    for task in (WordleTask("cranes", length=5), WordleTask("cranes", length=6),
+                 WordleTask("cran", length=5)):
+        with pytest.raises(ConfigError, match="length="):
+            env.reset(seed=0, options={"task": task})
+    obs, _info = env.reset(seed=0, options={"task": WordleTask("crane")})
+    assert "5-letter" in obs
+    env6 = gym.make("textgyms/Wordle-v0", length=6)
+    env6.reset(seed=0, options={"task": WordleTask("cranes", length=6)})

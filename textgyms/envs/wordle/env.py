@@ -39,6 +39,7 @@ from textgyms.envs.wordle.generate import (
 )
 from textgyms.envs.wordle.rules import GRAY, GREEN, YELLOW, hard_mode_violation
 from textgyms.envs.wordle.verify import partial_credit, score_history
+from textgyms.errors import ConfigError
 
 GUESS = ToolSpec("guess", "Guess the secret word.", (Param("word", "string", "your guess"),))
 EXAMPLE = {4: "lion", 5: "crane", 6: "planet", 7: "example"}
@@ -272,6 +273,13 @@ class WordleEnv(TextEnv):
         return _prompt(task.length, task.max_guesses, task.hard_mode)
 
     def init_state(self, task: WordleTask) -> WordleState:
+        # A replayed task (reset options) must fit this env: its guesses are checked against
+        # the env's word list, and the board is scored position by position.
+        if task.length != self.length or len(task.secret) != task.length:
+            raise ConfigError(
+                f"task secret {task.secret!r} (length={task.length}) does not fit this env "
+                f"(length={self.length}): make the env with length={len(task.secret)} and "
+                f"give the task that length")
         return WordleState(task)
 
     def respond(self, state: WordleState, action: str) -> Turn:
