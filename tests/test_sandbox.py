@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from textgyms.errors import SandboxError
 from textgyms.sandbox import (
     Sandbox,
+    SandboxPool,
     bwrap,
     confine,
     protocol,
@@ -447,3 +448,45 @@ def test_no_bubblewrap_process_outlives_a_killed_server(monkeypatch):
         time.sleep(0.05)
     assert not any(os.path.exists(f"/proc/{c}") and _state(c) != "Z" for c in tree)
     sandbox.close()
+
+
+def test_a_closed_pool_refuses_runs_and_wakes_its_waiters():
+    """After close(), a pool starts no server: a new run and a run that was waiting for the
+    busy server both raise SandboxError (the waiter used to wait forever, a later run to start
+    a fresh server behind the closed pool's back)."""
+    pool = SandboxPool(1)
+    holder_started = threading.Event()
+    outcome: dict[str, str] = {}
+
+    def holder() -> None:
+        holder_started.set()
+        try:
+            pool.run("import time; time.sleep(30)", timeout=60)
+        except SandboxError as exc:
+            outcome["holder"] = str(exc)
+
+    def waiter() -> None:
+        try:
+            pool.run("print('late')", timeout=60)
+            outcome["waiter"] = "ran"
+        except SandboxError as exc:
+            outcome["waiter"] = str(exc)
+
+    first = threading.Thread(target=holder)
+    first.start()
+    holder_started.wait(10)
+    deadline = time.monotonic() + 60
+    while pool.pid is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    second = threading.Thread(target=waiter)
+    second.start()
+    time.sleep(0.5)  # queued behind the holder (a pool of one)
+    pool.close()
+    first.join(60)
+    second.join(60)
+    assert not second.is_alive(), "the queued run still waits on a closed pool"
+    assert "closed" in outcome["waiter"]
+    assert "killed" in outcome["holder"]
+    with pytest.raises(SandboxError, match="closed"):
+        pool.run("print(1)")
+    assert pool.pids == []

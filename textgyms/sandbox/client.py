@@ -308,7 +308,9 @@ class SandboxPool:
     The same methods as :class:`Sandbox`. Queueing rule: a run takes an idle server, else
     starts one while fewer than ``size`` exist, else waits its turn (first come, first served)
     for the first server another run gives back. A run waiting inside a :func:`cancel_scope`
-    whose event gets set raises :class:`RunCancelled` without running.
+    whose event gets set raises :class:`RunCancelled` without running. Once :meth:`close` is
+    called, every run (those still waiting too) raises :class:`SandboxError` instead of
+    starting a server.
     """
 
     def __init__(self, size: int = 1) -> None:
@@ -339,6 +341,10 @@ class SandboxPool:
             self._turns.append(turn)
             try:
                 while True:
+                    if self._closed:  # also wakes the runs still waiting when it closes
+                        raise SandboxError(
+                            "this SandboxPool is closed: make a new one, or use "
+                            "textgyms.sandbox.shared() for the process's pool")
                     if event is not None and event.is_set():
                         raise RunCancelled("sandbox run cancelled: its session ended")
                     if self._turns[0] is turn and (self._idle or len(self._all) < self.size):
