@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import pickle
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from netconfig_speed import export, in_subprocess  # benchmarks/, next to this script
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = "aff25ba"  # main before the parser's fast paths
@@ -72,16 +72,7 @@ def worker(path: str, passes: int) -> dict:
 
 
 def _measure(tree: Path, path: Path, passes: int) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", str(path),
-           "--passes", str(passes)]
-    out = subprocess.run(cmd, env=env, cwd=tree, capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise RuntimeError(f"worker for {tree} failed:\n{out.stderr[-3000:]}")
-    res = json.loads(out.stdout.strip().splitlines()[-1])
-    if not res["textgyms"].startswith(str(tree)):
-        raise RuntimeError(f"measured {res['textgyms']}, not the code under {tree}")
-    return res
+    return in_subprocess(tree, __file__, ["--worker", str(path), "--passes", str(passes)])
 
 
 def side_by_side(baseline: str, seeds: int, passes: int) -> dict:
@@ -91,12 +82,7 @@ def side_by_side(baseline: str, seeds: int, passes: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="netconfig-parse-") as tmp:
         path = Path(tmp) / "corpus.pkl"
         path.write_bytes(pickle.dumps(texts))
-        old_tree = Path(tmp) / baseline
-        old_tree.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", baseline, "textgyms"],
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(old_tree)], input=archive, check=True)
-        old = _measure(old_tree, path, passes)
+        old = _measure(export(baseline, Path(tmp) / baseline), path, passes)
         new = _measure(ROOT, path, passes)
     return {"texts": len(texts), "lines": lines, "baseline": baseline, "old": old, "new": new,
             "speedup": {k: old[k] / new[k] for k in ("cold_s", "warm_s")}}

@@ -88,7 +88,7 @@ def worker(env_id: str, rounds: int) -> dict:
     return res
 
 
-def _export(commit: str, dest: Path) -> Path:
+def export(commit: str, dest: Path) -> Path:
     """``textgyms/`` as it was at ``commit``, unpacked under ``dest``."""
     dest.mkdir(parents=True, exist_ok=True)
     tar = dest / "src.tar"
@@ -100,10 +100,11 @@ def _export(commit: str, dest: Path) -> Path:
     return dest
 
 
-def _measure(tree: Path, env_id: str, rounds: int) -> dict:
+def in_subprocess(tree: Path, script: str, args: list[str]) -> dict:
+    """Run ``script``'s worker with ``args`` on the ``textgyms`` under ``tree``; its last
+    stdout line, a JSON object naming the ``textgyms`` it imported, is returned."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", env_id,
-           "--rounds", str(rounds)]
+    cmd = [sys.executable, str(Path(script).resolve()), *args]
     out = subprocess.run(cmd, env=env, cwd=tree, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"worker for {tree} failed:\n{out.stderr[-3000:]}")
@@ -113,12 +114,16 @@ def _measure(tree: Path, env_id: str, rounds: int) -> dict:
     return res
 
 
+def _measure(tree: Path, env_id: str, rounds: int) -> dict:
+    return in_subprocess(tree, __file__, ["--worker", env_id, "--rounds", str(rounds)])
+
+
 def side_by_side(rounds: int) -> dict:
     """Every baseline and this checkout, the same tasks, in one run; with the ratios."""
     res: dict = {"group_size": GROUP, "target_ratio": TARGET, "versions": {}, "ratios": {}}
     with tempfile.TemporaryDirectory(prefix="netconfig-old-") as tmp:
         for commit, env_id in BASELINES:
-            tree = _export(commit, Path(tmp) / commit)
+            tree = export(commit, Path(tmp) / commit)
             res["versions"][commit] = {"id": env_id, **_measure(tree, env_id, rounds)}
     res["versions"]["new"] = {"id": NEW_ID, **_measure(ROOT, NEW_ID, rounds)}
     new = res["versions"]["new"]
