@@ -11,7 +11,8 @@ import pytest
 from textgyms.envs.netconfig import faults
 from textgyms.envs.netconfig.checks import normalize_item
 from textgyms.envs.netconfig.checks import run as run_checks
-from textgyms.envs.netconfig.generate import generate
+from textgyms.envs.netconfig.generate import FAMILIES, LEVELS, generate
+from textgyms.envs.netconfig.memo import parsed_config
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.scenario import build
 from textgyms.envs.netconfig.show import render_config
@@ -216,3 +217,69 @@ def test_round3_faults_repair_to_one_diagnose_and_show_up_in_show_commands(cause
                     {**dict(t.fixed), **dict(t.start)})
         routers = [d for d, k in kinds.items() if k == "router"]
         assert any(fn(ref, d) != fn(now, d) for d in routers), (cause, seed)
+
+
+def _mutable_dataclass(value) -> bool:
+    params = getattr(value, "__dataclass_params__", None)
+    return params is not None and not params.frozen
+
+
+def _shape(value):
+    """A config as nested tuples, dicts and lists in their order (sets sorted): what must
+    survive a clone exactly."""
+    if isinstance(value, dict):
+        return ("dict", [(k, _shape(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("list", [_shape(v) for v in value])
+    if isinstance(value, set):
+        return ("set", sorted(value, key=repr))
+    if _mutable_dataclass(value):
+        return (type(value).__name__, [(n, _shape(getattr(value, n))) for n in value.__slots__])
+    return value
+
+
+def _mutable_ids(value, out: set[int]) -> set[int]:
+    """The ids of every mutable object reachable from ``value``."""
+    if isinstance(value, dict):
+        out.add(id(value))
+        for v in value.values():
+            _mutable_ids(v, out)
+    elif isinstance(value, (list, set)):
+        out.add(id(value))
+        for v in value:
+            _mutable_ids(v, out)
+    elif _mutable_dataclass(value):
+        out.add(id(value))
+        for n in value.__slots__:
+            _mutable_ids(getattr(value, n), out)
+    return out
+
+
+def test_a_cloned_config_is_equal_in_order_and_shares_nothing_mutable():
+    """Fault injection edits clones of the shared parsed configs: a clone must be the same
+    config (dicts and lists in the same order) and editing it must never reach the
+    original."""
+    seen = 0
+    for family in FAMILIES:
+        for level in LEVELS:
+            t = generate(np.random.default_rng(5), family, level)
+            for d, text in (*t.reference, *t.start, *t.fixed):
+                cfg = parse_config(text, d)[0]
+                twin = cfg.clone()
+                assert twin == cfg and _shape(twin) == _shape(cfg), (family, level, d)
+                assert render_config(twin) == render_config(cfg)
+                assert not _mutable_ids(twin, set()) & _mutable_ids(cfg, set())
+                seen += 1
+    assert seen > 300
+
+
+@pytest.mark.parametrize("cause", faults.CAUSES)
+def test_fault_injection_never_changes_the_shared_parsed_reference(cause):
+    """The causes edit private clones: the memoized parse of every reference text (which the
+    reference network, the verifier and the env reuse) stays what the text says."""
+    rng = np.random.default_rng(21)
+    for level, count in (("easy", 1), ("hard", 3)):
+        _base, sc, _labels, _faulty, _symptoms = faults.inject(rng, level, count, cause)
+        for d, text in sc.reference.items():
+            shared = parsed_config(text, d)[0]
+            assert _shape(shared) == _shape(parse_config(text, d)[0]), (level, d)

@@ -31,8 +31,8 @@ from textgyms.envs.netconfig import (
 )
 from textgyms.envs.netconfig.acl import difference, overlap
 from textgyms.envs.netconfig.l3tasks import routing
+from textgyms.envs.netconfig.memo import parsed_config
 from textgyms.envs.netconfig.model import Acl, DeviceConfig, V6Addr
-from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.protofaults import PROTOCOL_FAULTS
 from textgyms.envs.netconfig.routing import ospf_area
 from textgyms.envs.netconfig.scenario import Scenario, build, fill_expectations
@@ -356,26 +356,29 @@ def _symptoms(sc: Scenario, configs: dict[str, str]) -> list[str]:
 class _Bench:
     """The reference configs of one scenario, parsed once for all its fault attempts.
 
-    A cause changes only the device its label names, and nothing when it returns None (the
-    contract every cause keeps; tests check it), so after an attempt only the labelled devices
-    are parsed again, and the other devices' rendered text is the pristine one, kept."""
+    The parse is the shared memoized one (the reference network compiled for the
+    expectations reuses it); the causes edit a private clone of it. A cause changes only the
+    device its label names, and nothing when it returns None (the contract every cause
+    keeps; tests check it), so after an attempt only the labelled devices are cloned again,
+    and the other devices' rendered text is the pristine one, kept."""
 
     def __init__(self, sc: Scenario) -> None:
         self.sc = sc
-        self.cfgs = {d: parse_config(t, d)[0] for d, t in sc.reference.items()}
+        self.shared = {d: parsed_config(t, d)[0] for d, t in sc.reference.items()}
+        self.cfgs = {d: c.clone() for d, c in self.shared.items()}
         self._pristine: dict[str, str] = {}
-        self._dirty: set[str] = set()  # changed by the last attempt, parsed again if another
+        self._dirty: set[str] = set()  # changed by the last attempt, cloned again if another
 
     def _render(self, device: str) -> str:
         text = self._pristine.get(device)
         if text is None:
-            text = self._pristine[device] = render_config(self.cfgs[device])
+            text = self._pristine[device] = render_config(self.shared[device])
         return text
 
     def attempt(self, rng, causes: list[str]):
         """Apply ``causes`` to the reference: (labels, faulty configs) or None."""
         for d in self._dirty:  # back to the reference (not done after the kept attempt)
-            self.cfgs[d] = parse_config(self.sc.reference[d], d)[0]
+            self.cfgs[d] = self.shared[d].clone()
         labels: list[dict] = []
         dirty = self._dirty = set()
         for name in causes:
