@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from textgyms.envs.netconfig import faults
-from textgyms.envs.netconfig.checks import normalize_item
+from textgyms.envs.netconfig.checks import CHECKS, normalize_item
 from textgyms.envs.netconfig.checks import run as run_checks
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS, generate
 from textgyms.envs.netconfig.memo import parsed_config
@@ -283,3 +283,17 @@ def test_fault_injection_never_changes_the_shared_parsed_reference(cause):
         for d, text in sc.reference.items():
             shared = parsed_config(text, d)[0]
             assert _shape(shared) == _shape(parse_config(text, d)[0]), (level, d)
+
+
+def test_the_symptom_search_skips_only_silent_read_only_checks():
+    """The symptoms equal those of running every check the old way (all groups but the two
+    left out, in order): the skipped groups never give a symptom and leave no NAT state."""
+    assert not faults._SILENT & set(faults.SYMPTOMS)
+    assert faults._SILENT <= set(CHECKS) and "nat_inside" not in faults._SILENT
+    for cause in faults.CAUSES:
+        rng = np.random.default_rng(7)
+        _base, sc, _labels, faulty, symptoms = faults.inject(rng, "hard", 1, cause)
+        net = build(sc.topo.kinds, sc.topo.links, {**sc.fixed_configs(), **faulty})
+        full = [msg for c, ok, msg in run_checks(net, sc.checks, None, ("collateral", "acl_equiv"))
+                if not ok and c["g"] in faults.SYMPTOMS]
+        assert symptoms == full[:faults.SHOWN], cause
