@@ -297,3 +297,18 @@ def test_the_symptom_search_skips_only_silent_read_only_checks():
         full = [msg for c, ok, msg in run_checks(net, sc.checks, None, ("collateral", "acl_equiv"))
                 if not ok and c["g"] in faults.SYMPTOMS]
         assert symptoms == full[:faults.SHOWN], cause
+
+
+def test_the_cheap_draws_are_the_ones_rng_choice_makes():
+    """Fault injection draws causes and bases with ``integers`` instead of ``rng.choice``
+    (which converts its list to an array each time): same items, same generator state."""
+    for seed in range(50):
+        for items in (("a",), ("a", "b", "c"), faults.CAUSES):
+            for size in (0, 1, 2):
+                a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+                assert [str(x) for x in a.choice(items, size=size)] == faults._choose(
+                    b, items, size)
+                assert a.bit_generator.state == b.bit_generator.state
+            a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+            assert str(a.choice(list(items))) == faults._pick(b, items)
+            assert a.bit_generator.state == b.bit_generator.state

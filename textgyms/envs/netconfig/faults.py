@@ -74,8 +74,15 @@ COMPONENT_HELP = ("an interface name, 'router ospf', 'router bgp', 'ip route', "
                   "'ipv6 router ospf'")
 
 
-def _pick(rng: np.random.Generator, items: list):
+def _pick(rng: np.random.Generator, items: list | tuple):
+    """One item drawn uniformly (the draw ``rng.choice(items)`` makes), or None if empty."""
     return items[int(rng.integers(len(items)))] if items else None
+
+
+def _choose(rng: np.random.Generator, items: tuple | list, size: int) -> list:
+    """``size`` items drawn with replacement: what ``rng.choice(items, size=size)`` draws (the
+    same generator calls), without turning ``items`` into a numpy array each time."""
+    return [items[int(i)] for i in rng.integers(len(items), size=size)]
 
 
 def _ifaces(cfgs: dict[str, DeviceConfig], pred) -> list[tuple[str, str]]:
@@ -303,9 +310,12 @@ BASES = {  # base scenario -> the faults that apply to it
 }
 
 
+_BASES_OF = {c: [b for b in sorted(BASES) if c in BASES[b]] for c in CAUSES}  # by name
+
+
 def _base(rng: np.random.Generator, level: str, cause: str) -> tuple[str, Scenario]:
     """A working scenario of a kind ``cause`` can break, sized by ``level``."""
-    name = str(rng.choice([b for b in sorted(BASES) if cause in BASES[b]]))
+    name = _pick(rng, _BASES_OF[cause])  # the one draw rng.choice would make
     if name in ("static", "ospf"):
         return name, routing(rng, level, name)
     if name == "vlan":
@@ -415,12 +425,12 @@ def inject(rng: np.random.Generator, level: str, count: int, cause: str | None =
     :data:`SHOWN` symptom messages)."""
     if cause is not None and cause not in CAUSES:
         raise ConfigError(f"unknown fault cause {cause!r}; choose one of: {', '.join(CAUSES)}")
-    first = str(rng.choice(CAUSES)) if cause is None else cause
+    first = _pick(rng, CAUSES) if cause is None else cause  # rng.choice's one draw
     for _attempt in range(1000):
         base, sc = _base(rng, level, first)
         bench, filled = _Bench(sc), False
         for _ in range(10):
-            rest = [str(x) for x in rng.choice(BASES[base], size=count - 1)]
+            rest = _choose(rng, BASES[base], count - 1)
             tried = bench.attempt(rng, [first, *rest])
             if tried is None:
                 continue
