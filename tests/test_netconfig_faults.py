@@ -312,3 +312,20 @@ def test_the_cheap_draws_are_the_ones_rng_choice_makes():
             a, b = np.random.default_rng(seed), np.random.default_rng(seed)
             assert str(a.choice(list(items))) == faults._pick(b, items)
             assert a.bit_generator.state == b.bit_generator.state
+
+
+def test_acl_order_swaps_only_where_the_order_decides_and_remembers_it():
+    """The memoized answer (asked again by each fault attempt) is the direct one: swapping
+    two adjacent entries matters exactly when some packet is decided differently."""
+    from textgyms.envs.netconfig.acl import difference
+
+    seen = 0
+    for seed in range(30):  # many of these ACLs have no pair whose order matters
+        _base, sc = faults._base(np.random.default_rng(seed), "hard", "acl_order")
+        for d, text in sc.reference.items():
+            for acl in parse_config(text, d)[0].acls.values():
+                for i in range(len(acl.entries) - 1):
+                    direct = difference(acl, faults._swapped(acl, i)) is not None
+                    assert faults._swap_matters(acl, i) == direct
+                    seen += direct
+    assert seen

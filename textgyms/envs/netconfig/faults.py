@@ -30,6 +30,7 @@ from textgyms.envs.netconfig import (
     redistribution,
 )
 from textgyms.envs.netconfig.acl import difference, overlap
+from textgyms.envs.netconfig.bounded import Memo
 from textgyms.envs.netconfig.l3tasks import routing
 from textgyms.envs.netconfig.memo import parsed_config
 from textgyms.envs.netconfig.model import Acl, DeviceConfig, V6Addr
@@ -142,21 +143,40 @@ def acl_order(rng, cfgs, kinds):
     for k in rng.permutation(len(options)):
         dev, name = options[int(k)]
         acl = cfgs[dev].acls[name]
+        matters = _SWAPS.get(tuple(acl.entries), dict)
         for i in rng.permutation(len(acl.entries) - 1):
-            es = list(acl.entries)
-            a, b = es[int(i)], es[int(i) + 1]
-            # Two entries with one action, or that no packet matches both, decide the same in
-            # either order: only otherwise can the swap matter (difference() then decides).
-            if a.permit == b.permit or not overlap(a, b):
-                continue
-            es[int(i)] = dataclasses.replace(b, seq=a.seq)
-            es[int(i) + 1] = dataclasses.replace(a, seq=b.seq)
-            swapped = Acl(acl.name, acl.kind, es, acl.remarks)
-            if difference(acl, swapped) is not None:
-                cfgs[dev].acls[name] = swapped
+            i = int(i)
+            if i not in matters:
+                matters[i] = _swap_matters(acl, i)
+            if matters[i]:
+                cfgs[dev].acls[name] = _swapped(acl, i)
                 return {"device": dev, "cause": "acl_order",
                         "components": [f"access-list {name}", name]}
     return None
+
+
+# An ACL's entries -> {i: whether swapping entries i and i+1 changes a decision}: the fault
+# attempts on one scenario (up to ten, several causes each) ask about the same ACLs again.
+_SWAPS = Memo(256)
+
+
+def _swap_matters(acl: Acl, i: int) -> bool:
+    """Whether swapping entries ``i`` and ``i + 1`` changes what ``acl`` decides for some
+    packet. Two entries with one action, or that no packet matches both, decide the same in
+    either order: only otherwise can the swap matter (:func:`difference` then decides)."""
+    a, b = acl.entries[i], acl.entries[i + 1]
+    if a.permit == b.permit or not overlap(a, b):
+        return False
+    return difference(acl, _swapped(acl, i)) is not None
+
+
+def _swapped(acl: Acl, i: int) -> Acl:
+    """``acl`` with entries ``i`` and ``i + 1`` swapped (each keeps its place's number)."""
+    es = list(acl.entries)
+    a, b = es[i], es[i + 1]
+    es[i] = dataclasses.replace(b, seq=a.seq)
+    es[i + 1] = dataclasses.replace(a, seq=b.seq)
+    return Acl(acl.name, acl.kind, es, acl.remarks)
 
 
 def _ospf_ifaces(cfgs, passive: bool):
