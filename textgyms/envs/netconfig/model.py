@@ -343,11 +343,13 @@ class DeviceConfig:
         return found
 
     def clone(self) -> DeviceConfig:
-        """An independent copy to edit (equal to this config, every dict and list in the
-        same order), several times cheaper than :func:`copy.deepcopy` or parsing the text
-        again: each mutable part (list, dict, set, slotted dataclass) is copied, the
-        immutable values (strings, numbers, addresses, tuples, frozensets, frozen
-        dataclasses) are shared."""
+        """An independent copy to edit, equal to this config with every dict and list in the
+        same order (a set's iteration order may differ: sets are only asked for membership
+        or sorted), several times cheaper than :func:`copy.deepcopy` or parsing the text
+        again. Each mutable part (list, dict, set, slotted dataclass) is copied; immutable
+        values (strings, numbers, addresses, frozensets, frozen dataclasses, and tuples,
+        which the model fills with immutable values only) are shared. A type the model does
+        not hold raises TypeError."""
         return _clone(self)
 
 
