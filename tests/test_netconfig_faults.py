@@ -39,7 +39,7 @@ def test_every_cause_breaks_its_network_and_is_labelled(cause):
 
 @pytest.mark.parametrize("cause", faults.CAUSES)
 def test_a_cause_changes_only_its_labelled_device(cause):
-    """The contract fault injection relies on to re-parse only labelled devices between
+    """The contract fault injection relies on to restore only labelled devices between
     attempts: a cause changes only the device its label names, and nothing when it returns
     None (checked on the whole parsed state, not just the rendered text)."""
     for seed in range(4):
