@@ -12,6 +12,7 @@ import re
 
 from textgyms.envs.netconfig import ospf_opts
 from textgyms.envs.netconfig.model import DeviceConfig, Interface, Ospf
+from textgyms.envs.netconfig.parse_addr import address4, interface4, span4
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID, IPV6_OFF, harmless
 
 IFACE_TYPES = (
@@ -75,7 +76,7 @@ def parse_mask(addr: str, mask: str) -> ipaddress.IPv4Interface | str:
         plen, host = _PLEN[m], a & ~m & 0xFFFFFFFF
         if plen < 31 and host in (0, ~m & 0xFFFFFFFF):  # the subnet's own or broadcast address
             return f"Bad mask /{plen} for address {addr}"
-        return ipaddress.IPv4Interface((a, plen))
+        return interface4(a, plen)
     try:
         iface = ipaddress.IPv4Interface(f"{addr}/{mask}")
     except ValueError:
@@ -106,7 +107,7 @@ def ip4(text: str) -> ipaddress.IPv4Address | None:
     """A dotted quad, or None (cached: addresses are immutable and configs repeat them)."""
     n = _quad(text)
     if n is not None:
-        return ipaddress.IPv4Address(n)
+        return address4(n)
     try:
         return ipaddress.IPv4Address(text)
     except ValueError:
@@ -143,20 +144,13 @@ def route_options(args: list[str]) -> dict | str:
 
 def _overlap(dev: DeviceConfig, name: str, addr: ipaddress.IPv4Interface) -> str | None:
     """IOS refuses a subnet that overlaps one on another enabled interface."""
-    lo, hi = _span(addr)
+    lo, hi = span4(addr)
     for other in dev.interfaces.values():
-        if other.name != name and other.ip is not None and not other.shutdown:
-            o_lo, o_hi = _span(other.ip)
+        if other.ip is not None and not other.shutdown and other.name != name:
+            o_lo, o_hi = span4(other.ip)
             if o_lo <= hi and lo <= o_hi:
                 return f"% {addr.network.network_address} overlaps with {other.name}"
     return None
-
-
-def _span(addr: ipaddress.IPv4Interface) -> tuple[int, int]:
-    """The first and last address of ``addr``'s subnet, as ints (no objects built)."""
-    mask = int(addr.netmask)
-    lo = int(addr) & mask
-    return lo, lo | (~mask & 0xFFFFFFFF)
 
 
 def _negation(words: list[str], mode: str, extra: list[str]):

@@ -1,0 +1,59 @@
+"""IPv4 address objects for the parser, built from ints without ``ipaddress``'s general
+constructors.
+
+Every ``ip address A M`` line of a generated configuration holds a fresh address, and
+``ipaddress.IPv4Interface((a, plen))`` re-parses its argument, builds a network through
+the network constructor and checks it again: about ten times the work of setting the
+handful of attributes it ends with. :func:`interface4` sets exactly those attributes (the
+same names, values, order and shared netmask objects, so the object compares, hashes,
+prints, pickles and copies as the constructor's would); tests/test_netconfig_parser.py
+checks it against the constructor for every prefix length, so a Python whose
+``ipaddress`` stores its state differently fails there rather than here.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+
+__all__ = ["address4", "interface4", "span4"]
+
+_Address = ipaddress.IPv4Address
+_Network = ipaddress.IPv4Network
+_Interface = ipaddress.IPv4Interface
+_new = object.__new__
+# ``ipaddress`` keeps one netmask object per prefix length and hands it to every network.
+_NETMASK = [_Network((0, plen)).netmask for plen in range(33)]
+_MASK = [(0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF for plen in range(33)]
+_HOST = [~m & 0xFFFFFFFF for m in _MASK]
+
+
+def address4(n: int) -> ipaddress.IPv4Address:
+    """``ipaddress.IPv4Address(n)`` for an int ``n`` in ``[0, 2**32)`` (the caller's check)."""
+    addr = _new(_Address)
+    addr._ip = n
+    return addr
+
+
+def interface4(a: int, plen: int) -> ipaddress.IPv4Interface:
+    """``ipaddress.IPv4Interface((a, plen))`` for an int address ``a`` in ``[0, 2**32)``
+    and a prefix length in ``[0, 32]`` (the caller's checks)."""
+    net = _new(_Network)
+    net.network_address = address4(a & _MASK[plen])
+    net.netmask = netmask = _NETMASK[plen]
+    net._prefixlen = plen
+    if plen == 31:  # as IPv4Network.__init__: /31 and /32 list their hosts differently
+        net.hosts = net.__iter__
+    elif plen == 32:
+        net.hosts = lambda: [_Address(a)]
+    itf = _new(_Interface)
+    itf._ip = a
+    itf.network = net
+    itf.netmask = netmask
+    itf._prefixlen = plen
+    return itf
+
+
+def span4(itf: ipaddress.IPv4Interface) -> tuple[int, int]:
+    """The first and last address of ``itf``'s subnet, as ints (no objects built)."""
+    lo = itf._ip & _MASK[itf._prefixlen]
+    return lo, lo | _HOST[itf._prefixlen]
