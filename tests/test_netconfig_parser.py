@@ -242,3 +242,19 @@ def test_interface4_is_the_constructors_object(a: int, plen: int) -> None:
     assert address4(a) == ipaddress.IPv4Address(a) and repr(address4(a)) == repr(
         ipaddress.IPv4Address(a))
     assert type(address4(a)) is ipaddress.IPv4Address
+
+
+_OCTETISH = st.one_of(st.integers(0, 300).map(str), st.sampled_from(
+    ["00", "01", "007", "", " 1", "1 ", "+1", "-1", "²", "१", "1e1", "0x1", "256", "2555"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_OCTETISH, min_size=1, max_size=5).map(".".join))
+def test_quad_reads_what_ipaddress_reads(text: str) -> None:
+    from textgyms.envs.netconfig.parse_if import _quad
+
+    try:
+        expected = int(ipaddress.IPv4Address(text))
+    except ValueError:
+        expected = None
+    assert _quad(text) == expected

@@ -14,8 +14,10 @@ checks it against the constructor for every prefix length, so a Python whose
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterable
+from typing import Any
 
-__all__ = ["address4", "interface4", "span4"]
+__all__ = ["address4", "clash4", "interface4", "span4"]
 
 _Address = ipaddress.IPv4Address
 _Network = ipaddress.IPv4Network
@@ -57,3 +59,19 @@ def span4(itf: ipaddress.IPv4Interface) -> tuple[int, int]:
     """The first and last address of ``itf``'s subnet, as ints (no objects built)."""
     lo = itf._ip & _MASK[itf._prefixlen]
     return lo, lo | _HOST[itf._prefixlen]
+
+
+def clash4(interfaces: Iterable[Any], name: str,
+           itf: ipaddress.IPv4Interface) -> Any | None:
+    """The first of ``interfaces`` (``model.Interface``) other than ``name``, enabled, whose
+    IPv4 subnet overlaps ``itf``'s; None if there is none."""
+    plen = itf._prefixlen
+    lo = itf._ip & _MASK[plen]
+    hi = lo | _HOST[plen]
+    for other in interfaces:
+        ip = other.ip
+        if ip is not None and not other.shutdown and other.name != name:
+            o_lo = ip._ip & _MASK[ip._prefixlen]
+            if o_lo <= hi and lo <= o_lo | _HOST[ip._prefixlen]:
+                return other
+    return None

@@ -1,6 +1,6 @@
 """Fast paths of the IOS-lite parser for the lines generated configurations are made of.
 
-A handler takes one line (split into words) in the mode at the top of the parser's stack.
+A mode handler takes one line (split into words) in the mode at the top of the parser's stack.
 It applies the line exactly as the general path in :mod:`parser` would, and returns None;
 or, for anything else (an abbreviation, odd case, a line IOS rejects, a rarer form), it
 returns :data:`SLOW` having changed nothing, and the general path decides. Each handler
@@ -9,18 +9,27 @@ and that the current mode accepts, so the mode stack stays as it was.
 
 :func:`outer_only` says when every mode on the stack would refuse a line with
 ``% Invalid input`` and change nothing, so that the parser may try global configuration
-straight away.
+straight away; :data:`GLOBAL_FAST` then takes the commonest global lines (``hostname``,
+``interface``, ``router ospf``, ``ip default-gateway``) as the general path would, returning
+the mode they enter, or :data:`SLOW` having changed nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from textgyms.envs.netconfig.model import DeviceConfig
-from textgyms.envs.netconfig.parse_if import iface_address, ospf_network, ospf_passive
+from textgyms.envs.netconfig.model import DeviceConfig, Ospf
+from textgyms.envs.netconfig.parse_if import (
+    iface_address,
+    ip4,
+    normalize_ifname,
+    number,
+    ospf_network,
+    ospf_passive,
+)
 from textgyms.envs.netconfig.vocab import INTERFACE, MODE_TREES
 
-__all__ = ["MODE_FAST", "SLOW", "outer_only"]
+__all__ = ["GLOBAL_FAST", "MODE_FAST", "SLOW", "outer_only"]
 
 SLOW = object()  # "not handled here, nothing changed": the general path decides
 
@@ -74,6 +83,48 @@ MODE_FAST: dict[tuple[str, str], Handler] = {
     ("if", "ip"): _ip, ("ospf", "network"): _network, ("ospf", "passive-interface"): _passive,
 }
 
+def _hostname(dev: DeviceConfig, words: list[str]):
+    if len(words) == 2:
+        dev.hostname = words[1]
+        return None
+    return SLOW
+
+
+def _interface(dev: DeviceConfig, words: list[str]):
+    """``interface NAME`` (a name written apart from its number goes the general way)."""
+    name = normalize_ifname(words[1]) if len(words) == 2 else None
+    if name is None:
+        return SLOW
+    dev.iface(name)
+    return ("if", name)
+
+
+def _router(dev: DeviceConfig, words: list[str]):
+    """``router ospf PID`` (``router bgp`` and the rest go the general way)."""
+    pid = number(words[2], 1, 65535) if len(words) == 3 and words[1] == "ospf" else None
+    if pid is None:
+        return SLOW
+    if dev.ospf is None or dev.ospf.pid != pid:
+        dev.ospf = Ospf(pid)
+    return ("ospf",)
+
+
+def _ip_global(dev: DeviceConfig, words: list[str]):
+    """``ip default-gateway A`` (the hosts' commonest line after their address)."""
+    gateway = ip4(words[2]) if len(words) == 3 and words[1] == "default-gateway" else None
+    if gateway is None:
+        return SLOW
+    dev.gateway = gateway
+    return None
+
+
+GlobalHandler = Callable[[DeviceConfig, list[str]], object]
+# First word -> the handler of a global line every mode on the stack refuses (outer_only):
+# the mode the line enters (None: global configuration), or SLOW.
+GLOBAL_FAST: dict[str, GlobalHandler] = {
+    "hostname": _hostname, "interface": _interface, "router": _router, "ip": _ip_global,
+}
+
 _REFUSED: dict[tuple[str, str], bool] = {}
 _IP_REFUSED: dict[str, bool] = {}  # word after ``ip`` -> no interface ``ip`` keyword starts with it
 
@@ -115,7 +166,11 @@ def outer_only(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> bool:
     global command, never ``exit``, ``end`` or ``no``)."""
     first = words[0]
     for mode in stack:
-        if not _refuses(mode[0], first) and not (
-                mode[0] == "if" and first == "ip" and _if_refuses_ip(dev, mode[1], words)):
+        kind = mode[0]
+        refused = _REFUSED.get((kind, first))
+        if refused is None:
+            refused = _refuses(kind, first)
+        if not refused and not (
+                kind == "if" and first == "ip" and _if_refuses_ip(dev, mode[1], words)):
             return False
     return True

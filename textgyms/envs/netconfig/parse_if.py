@@ -12,7 +12,7 @@ import re
 
 from textgyms.envs.netconfig import ospf_opts
 from textgyms.envs.netconfig.model import DeviceConfig, Interface, Ospf
-from textgyms.envs.netconfig.parse_addr import address4, interface4, span4
+from textgyms.envs.netconfig.parse_addr import address4, clash4, interface4
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID, IPV6_OFF, harmless
 
 IFACE_TYPES = (
@@ -44,10 +44,10 @@ def normalize_ifname(text: str) -> str | None:
     return hits[0] + m.group(2)
 
 
-# A dotted quad exactly as ``ipaddress`` accepts one (four decimal octets 0-255, no leading
-# zeros): such text is converted here, without ``ipaddress``'s slower general parser.
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-_QUAD = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
+# A dotted quad exactly as ``ipaddress`` accepts one is four decimal octets 0-255 without
+# leading zeros: exactly the keys of this table. Such text is converted here, without
+# ``ipaddress``'s slower general parser.
+_OCTETS = {str(n): n for n in range(256)}
 # A netmask's int -> its prefix length (``ipaddress`` reads a mask as a netmask first).
 _PLEN = {(0xFFFFFFFF << (32 - p)) & 0xFFFFFFFF: p for p in range(33)}
 
@@ -55,10 +55,14 @@ _PLEN = {(0xFFFFFFFF << (32 - p)) & 0xFFFFFFFF: p for p in range(33)}
 def _quad(text: str) -> int | None:
     """The int of a dotted quad ``ipaddress`` accepts; None for any other text (the caller
     then asks ``ipaddress``, which decides)."""
-    if _QUAD.fullmatch(text) is None:
+    parts = text.split(".")
+    if len(parts) != 4:
         return None
-    a, b, c, d = text.split(".")
-    return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
+    get = _OCTETS.get
+    a, b, c, d = get(parts[0]), get(parts[1]), get(parts[2]), get(parts[3])
+    if a is None or b is None or c is None or d is None:
+        return None
+    return (a << 24) | (b << 16) | (c << 8) | d
 
 
 _MASKS: dict[str, int] = {}  # netmask text -> its int
@@ -144,13 +148,9 @@ def route_options(args: list[str]) -> dict | str:
 
 def _overlap(dev: DeviceConfig, name: str, addr: ipaddress.IPv4Interface) -> str | None:
     """IOS refuses a subnet that overlaps one on another enabled interface."""
-    lo, hi = span4(addr)
-    for other in dev.interfaces.values():
-        if other.ip is not None and not other.shutdown and other.name != name:
-            o_lo, o_hi = span4(other.ip)
-            if o_lo <= hi and lo <= o_hi:
-                return f"% {addr.network.network_address} overlaps with {other.name}"
-    return None
+    other = clash4(dev.interfaces.values(), name, addr)
+    return None if other is None else \
+        f"% {addr.network.network_address} overlaps with {other.name}"
 
 
 def _negation(words: list[str], mode: str, extra: list[str]):

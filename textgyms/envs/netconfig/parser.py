@@ -27,7 +27,7 @@ from textgyms.envs.netconfig.model import (
     Ospf,
     StaticRoute,
 )
-from textgyms.envs.netconfig.parse_fast import MODE_FAST, SLOW, outer_only
+from textgyms.envs.netconfig.parse_fast import GLOBAL_FAST, MODE_FAST, SLOW, outer_only
 from textgyms.envs.netconfig.parse_if import (
     iface_cmd,
     ip4,
@@ -392,10 +392,11 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
     commands = 0
     for lineno, raw in enumerate(text.splitlines(), first_line):
         line = raw.strip()
-        if not line or line.startswith("!"):
+        if not line or line[0] == "!":
             continue
         commands += 1
-        if len(line) <= _NOOP_LEN:  # only short lines can be ``end`` or a no-op
+        # Only short lines starting with c or e can be ``end`` or a no-op.
+        if len(line) <= _NOOP_LEN and line[0] in "ceCE":
             low = line.lower()
             if low == "end":
                 stack.clear()
@@ -406,11 +407,22 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, INVALID))
             continue
         words = line.split()
+        first = words[0]
         if stack:  # the commonest lines of the current mode (see parse_fast)
-            handler = MODE_FAST.get((stack[-1][0], words[0]))
+            handler = MODE_FAST.get((stack[-1][0], first))
             if handler is not None and handler(dev, stack[-1], words) is not SLOW:
                 continue
-        reason = _apply(dev, stack, words)
+        if first in _GLOBAL_WORDS and outer_only(dev, stack, words):
+            fast = GLOBAL_FAST.get(first)
+            mode = SLOW if fast is None else fast(dev, words)
+            if mode is not SLOW:
+                stack.clear()
+                if mode is not None:
+                    stack.append(mode)
+                continue
+            reason = _global_only(dev, stack, words)
+        else:
+            reason = _apply(dev, stack, words)
         if reason is not None:
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, reason))
     return issues, commands
@@ -430,9 +442,8 @@ def _leaves_af(words: list[str]) -> bool:
 
 def _apply(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> str | None:
     """One line in the mode ``stack`` (changed in place): None, or IOS's message. (The
-    caller has tried the current mode's fast path, :data:`parse_fast.MODE_FAST`.)"""
-    if words[0] in _GLOBAL_WORDS and outer_only(dev, stack, words):
-        return _global_only(dev, stack, words)
+    caller has tried the current mode's fast path, :data:`parse_fast.MODE_FAST`, and the
+    direct route to global configuration, :func:`_global_only`.)"""
     if _is_exit(words) or (stack and stack[-1][0] == "af" and _leaves_af(words)):
         if stack:
             stack.pop()
