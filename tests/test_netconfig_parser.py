@@ -258,3 +258,35 @@ def test_quad_reads_what_ipaddress_reads(text: str) -> None:
     except ValueError:
         expected = None
     assert _quad(text) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**128 - 1), st.integers(0, 128))
+def test_interface6_is_the_constructors_object(a: int, plen: int) -> None:
+    from textgyms.envs.netconfig.parse_addr import address6, interface6
+
+    ours, theirs = interface6(a, plen), ipaddress.IPv6Interface((a, plen))
+    assert type(ours) is type(theirs) and ours == theirs and hash(ours) == hash(theirs)
+    assert (str(ours), repr(ours), ours.network, ours.scope_id) == (
+        str(theirs), repr(theirs), theirs.network, theirs.scope_id)
+    assert _state(ours) == _state(theirs)
+    assert _state(ours.network) == _state(theirs.network)
+    assert ours.network.network_address.scope_id is None
+    assert ours.netmask is theirs.netmask and ours.network.netmask is theirs.network.netmask
+    assert pickle.dumps(ours) == pickle.dumps(theirs)
+    assert address6(a) == ipaddress.IPv6Address(a) and type(address6(a)) is ipaddress.IPv6Address
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**128 - 1), st.integers(0, 128), st.integers(0, 2**128 - 1),
+       st.integers(0, 128))
+def test_clash6_is_ipaddress_overlaps(a: int, plen: int, b: int, blen: int) -> None:
+    from textgyms.envs.netconfig.model import Interface, V6Addr
+    from textgyms.envs.netconfig.parse_addr import clash6
+
+    other = Interface("Gi0/1")
+    other.ipv6 = [V6Addr(ipaddress.IPv6Interface((b, blen)))]
+    net = ipaddress.IPv6Interface((a, plen)).network
+    expected = other if other.ipv6[0].iface.network.overlaps(net) else None
+    assert clash6([other], "Gi0/0", net) is expected
+    assert clash6([other], "Gi0/1", net) is None

@@ -21,13 +21,15 @@ from collections.abc import Callable
 from textgyms.envs.netconfig.model import DeviceConfig, Ospf
 from textgyms.envs.netconfig.parse_if import (
     iface_address,
+    iface_ospf,
     ip4,
     normalize_ifname,
     number,
     ospf_network,
     ospf_passive,
 )
-from textgyms.envs.netconfig.vocab import INTERFACE, MODE_TREES
+from textgyms.envs.netconfig.parse_v6 import add_address
+from textgyms.envs.netconfig.vocab import INTERFACE, MODE_TREES, harmless
 
 __all__ = ["GLOBAL_FAST", "MODE_FAST", "SLOW", "outer_only"]
 
@@ -62,6 +64,17 @@ def _ip(dev: DeviceConfig, mode: tuple, words: list[str]):
     return SLOW
 
 
+def _ipv6(dev: DeviceConfig, mode: tuple, words: list[str]):
+    """``ipv6 address X/L`` and ``ipv6 ospf ...`` (what IOS rejects, and the rest, go the
+    general way; ``iface_ospf`` changes nothing when it rejects a line)."""
+    if len(words) == 3 and words[1] == "address":
+        return None if add_address(dev, dev.iface(mode[1]), words[2]) else SLOW
+    if len(words) >= 3 and words[1] == "ospf" and not harmless("if", words) and \
+            iface_ospf(dev, dev.iface(mode[1]), words[2:], False, v3=True) is None:
+        return None
+    return SLOW
+
+
 def _network(dev: DeviceConfig, mode: tuple, words: list[str]):
     """``network A WILDCARD area N`` under ``router ospf``."""
     if dev.ospf is not None and ospf_network(dev.ospf, words, False) is None:
@@ -80,7 +93,8 @@ Handler = Callable[[DeviceConfig, tuple, list[str]], object]
 # (mode, first word) -> its handler.
 MODE_FAST: dict[tuple[str, str], Handler] = {
     ("if", "no"): _no, ("if", "shutdown"): _shutdown, ("if", "description"): _description,
-    ("if", "ip"): _ip, ("ospf", "network"): _network, ("ospf", "passive-interface"): _passive,
+    ("if", "ip"): _ip, ("if", "ipv6"): _ipv6, ("ospf", "network"): _network,
+    ("ospf", "passive-interface"): _passive,
 }
 
 def _hostname(dev: DeviceConfig, words: list[str]):
