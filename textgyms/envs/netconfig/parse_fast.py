@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from textgyms.envs.netconfig.model import DeviceConfig, Ospf
+from textgyms.envs.netconfig.parse_bgp import bgp_cmd
+from textgyms.envs.netconfig.parse_fhrp import fhrp_cmd
 from textgyms.envs.netconfig.parse_if import (
     iface_address,
     iface_ospf,
@@ -75,6 +77,19 @@ def _ipv6(dev: DeviceConfig, mode: tuple, words: list[str]):
     return SLOW
 
 
+def _fhrp(dev: DeviceConfig, mode: tuple, words: list[str]):
+    """``standby ...`` and ``vrrp ...`` (``fhrp_cmd`` changes nothing when it rejects a
+    line, which then goes the general way for its message)."""
+    return None if fhrp_cmd(dev.iface(mode[1]), words, False) is None else SLOW
+
+
+def _bgp(dev: DeviceConfig, mode: tuple, words: list[str]):
+    """``neighbor ...``, ``network ...`` and ``bgp ...`` under ``router bgp`` (their
+    keyword tree leaves the words after the first as written; ``bgp_cmd`` changes nothing
+    when it rejects a line)."""
+    return None if dev.bgp is not None and bgp_cmd(dev, words) is None else SLOW
+
+
 def _network(dev: DeviceConfig, mode: tuple, words: list[str]):
     """``network A WILDCARD area N`` under ``router ospf``."""
     if dev.ospf is not None and ospf_network(dev.ospf, words, False) is None:
@@ -93,8 +108,9 @@ Handler = Callable[[DeviceConfig, tuple, list[str]], object]
 # (mode, first word) -> its handler.
 MODE_FAST: dict[tuple[str, str], Handler] = {
     ("if", "no"): _no, ("if", "shutdown"): _shutdown, ("if", "description"): _description,
-    ("if", "ip"): _ip, ("if", "ipv6"): _ipv6, ("ospf", "network"): _network,
-    ("ospf", "passive-interface"): _passive,
+    ("if", "ip"): _ip, ("if", "ipv6"): _ipv6, ("if", "standby"): _fhrp, ("if", "vrrp"): _fhrp,
+    ("ospf", "network"): _network, ("ospf", "passive-interface"): _passive,
+    ("bgp", "neighbor"): _bgp, ("bgp", "network"): _bgp, ("bgp", "bgp"): _bgp,
 }
 
 def _hostname(dev: DeviceConfig, words: list[str]):
