@@ -290,3 +290,42 @@ def test_clash6_is_ipaddress_overlaps(a: int, plen: int, b: int, blen: int) -> N
     expected = other if other.ipv6[0].iface.network.overlaps(net) else None
     assert clash6([other], "Gi0/0", net) is expected
     assert clash6([other], "Gi0/1", net) is None
+
+
+def test_line_memo_is_bounded() -> None:
+    from textgyms.envs.netconfig.parse_fast import LineMemo
+
+    memo = LineMemo(size=4, longest=12)
+    table = memo.table({})
+    for k in range(10):
+        memo.learn(table, f"line {k}", ["line", str(k)])
+    assert 0 < len(table) <= 4
+    memo.learn(table, "x" * 13, ["x" * 13])
+    assert "x" * 13 not in table
+    assert memo.table({}) == {}  # another handler table: nothing learnt under the old one
+
+
+_SHARED_LINES = [  # the same lines in different modes, and in modes that refuse them
+    "router ospf 1\n network 10.0.0.0 0.0.0.255 area 0\n no shutdown\n",
+    "router bgp 65001\n network 10.0.0.0 0.0.0.255 area 0\n neighbor 10.0.0.2 remote-as 2\n",
+    "interface Gi0/0\n no shutdown\n network 10.0.0.0 0.0.0.255 area 0\n"
+    " ip address 10.0.0.1 255.255.255.0\n",
+    " ip address 10.0.0.1 255.255.255.0\n no shutdown\n neighbor 10.0.0.2 remote-as 2\n",
+    "interface Gi0/1\n ip address 10.0.0.1 255.255.255.0\n standby 1 ip 10.0.0.9\n"
+    "vlan 10\n no shutdown\n standby 1 ip 10.0.0.9\n",
+]
+
+
+def test_memoized_lines_parse_as_fresh_ones() -> None:
+    from textgyms.envs.netconfig.parse_fast import LINES
+
+    def run(clear: bool) -> list[str]:
+        out = []
+        for text in _SHARED_LINES * 2:
+            if clear:
+                LINES.clear()
+            cfg, issues, accepted = parse_config(text, "R1")
+            out.append(repr((cfg, issues, accepted)))
+        return out
+
+    assert run(clear=False) == run(clear=True)
