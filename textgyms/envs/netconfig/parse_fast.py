@@ -11,8 +11,7 @@ and that the current mode accepts, so the mode stack stays as it was.
 ``% Invalid input`` and change nothing, so that the parser may try global configuration
 straight away; :data:`GLOBAL_FAST` then takes the commonest global lines (``hostname``,
 ``interface``, ``router ospf``, ``ip default-gateway``) as the general path would, returning
-the mode they enter, or :data:`SLOW` having changed nothing. :data:`LINES` remembers, for
-each line seen, its words and its handler in each mode.
+the mode they enter, or :data:`SLOW` having changed nothing.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from textgyms.envs.netconfig.parse_if import (
 from textgyms.envs.netconfig.parse_v6 import add_address
 from textgyms.envs.netconfig.vocab import INTERFACE, MODE_TREES, harmless
 
-__all__ = ["GLOBAL_FAST", "LINES", "MODE_FAST", "SLOW", "UNSEEN", "LineMemo", "outer_only"]
+__all__ = ["GLOBAL_FAST", "MODE_FAST", "SLOW", "outer_only"]
 
 SLOW = object()  # "not handled here, nothing changed": the general path decides
 
@@ -156,47 +155,6 @@ GLOBAL_FAST: dict[str, GlobalHandler] = {
     "hostname": _hostname, "interface": _interface, "router": _router, "ip": _ip_global,
 }
 
-UNSEEN = object()  # a mode a memoized line has not met yet
-
-
-class LineMemo:
-    """Lines seen before, as the parser's loop needs them: raw command line -> (its words,
-    mode kind -> :data:`MODE_FAST`'s handler for it there, or None). Generated
-    configurations repeat most of their lines (``no shutdown``, ``interface ...``,
-    descriptions, ``router ospf 1``), so each is split and its handlers looked up once. The
-    words are shared between texts: nothing may change them (the parser's general path gets
-    a copy). Bounded: only short lines are kept, and the memo is emptied when full."""
-
-    def __init__(self, size: int = 8192, longest: int = 120) -> None:
-        self.size, self.longest = size, longest
-        self._handlers: object = None
-        self._lines: dict[str, tuple[list[str], dict]] = {}
-        # The name ``functools`` caches clear by, on the instance only (not the class), so
-        # that whatever clears every cache of these modules (benchmarks) clears this too.
-        self.cache_clear = self.clear
-
-    def table(self, handlers: dict) -> dict[str, tuple[list[str], dict]]:
-        """The memo, emptied first if its handlers came from another table than
-        ``handlers`` (tests switch the fast paths off by replacing the parser's table)."""
-        if self._handlers is not handlers:
-            self._handlers, self._lines = handlers, {}
-        return self._lines
-
-    def learn(self, lines: dict, raw: str, words: list[str]) -> tuple[list[str], dict]:
-        """The entry of a command line ``raw`` (split into ``words``), kept if it is short."""
-        known: tuple[list[str], dict] = (words, {})
-        if len(raw) <= self.longest:
-            if len(lines) >= self.size:
-                lines.clear()
-            lines[raw] = known
-        return known
-
-    def clear(self) -> None:
-        """Forget every line."""
-        self._lines.clear()
-
-
-LINES = LineMemo()
 _REFUSED: dict[tuple[str, str], bool] = {}
 _IP_REFUSED: dict[str, bool] = {}  # word after ``ip`` -> no interface ``ip`` keyword starts with it
 

@@ -27,14 +27,7 @@ from textgyms.envs.netconfig.model import (
     Ospf,
     StaticRoute,
 )
-from textgyms.envs.netconfig.parse_fast import (
-    GLOBAL_FAST,
-    LINES,
-    MODE_FAST,
-    SLOW,
-    UNSEEN,
-    outer_only,
-)
+from textgyms.envs.netconfig.parse_fast import GLOBAL_FAST, MODE_FAST, SLOW, outer_only
 from textgyms.envs.netconfig.parse_if import (
     iface_cmd,
     ip4,
@@ -397,65 +390,42 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
     issues: list[Issue] = []
     stack: list[tuple] = []
     commands = 0
-    lines = LINES.table(MODE_FAST)
     for lineno, raw in enumerate(text.splitlines(), first_line):
-        known = lines.get(raw)
-        if known is None:
-            line = raw.strip()
-            if not line or line[0] == "!":
+        line = raw.strip()
+        if not line or line[0] == "!":
+            continue
+        commands += 1
+        # Only short lines starting with c or e can be ``end`` or a no-op.
+        if len(line) <= _NOOP_LEN and line[0] in "ceCE":
+            low = line.lower()
+            if low == "end":
+                stack.clear()
                 continue
-            commands += 1
-            reason = _not_a_command(line)
-            if reason is not None:
-                if reason is _END:
-                    stack.clear()
-                elif reason is not _NOOP:
-                    issues.append(Issue(device or dev.hostname or "?", lineno, raw, reason))
+            if low in _NOOPS:
                 continue
-            known = LINES.learn(lines, raw, line.split())
-        else:
-            commands += 1
-        words, fast = known
-        if stack:  # the commonest lines of the current mode (see parse_fast)
-            top = stack[-1]
-            handler = fast.get(top[0], UNSEEN)
-            if handler is UNSEEN:
-                handler = fast[top[0]] = MODE_FAST.get((top[0], words[0]))
-            if handler is not None and handler(dev, top, words) is not SLOW:
-                continue
+        if (len(line) >= 100 or not line.isascii()) and _bad_number(line):
+            issues.append(Issue(device or dev.hostname or "?", lineno, raw, INVALID))
+            continue
+        words = line.split()
         first = words[0]
+        if stack:  # the commonest lines of the current mode (see parse_fast)
+            handler = MODE_FAST.get((stack[-1][0], first))
+            if handler is not None and handler(dev, stack[-1], words) is not SLOW:
+                continue
         if first in _GLOBAL_WORDS and outer_only(dev, stack, words):
-            gfast = GLOBAL_FAST.get(first)
-            mode = SLOW if gfast is None else gfast(dev, words)
+            fast = GLOBAL_FAST.get(first)
+            mode = SLOW if fast is None else fast(dev, words)
             if mode is not SLOW:
                 stack.clear()
                 if mode is not None:
                     stack.append(mode)
                 continue
-            reason = _global_only(dev, stack, list(words))
+            reason = _global_only(dev, stack, words)
         else:
-            reason = _apply(dev, stack, list(words))
+            reason = _apply(dev, stack, words)
         if reason is not None:
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, reason))
     return issues, commands
-
-
-_END, _NOOP = "end", "no-op"
-
-
-def _not_a_command(line: str) -> str | None:
-    """For a stripped line that is no comment: ``_END``, ``_NOOP`` (``conf t``, ``enable``),
-    IOS's message for a number :func:`int` refuses, or None (a command to apply)."""
-    # Only short lines starting with c or e can be ``end`` or a no-op.
-    if len(line) <= _NOOP_LEN and line[0] in "ceCE":
-        low = line.lower()
-        if low == "end":
-            return _END
-        if low in _NOOPS:
-            return _NOOP
-    if (len(line) >= 100 or not line.isascii()) and _bad_number(line):
-        return INVALID
-    return None
 
 
 def _is_exit(words: list[str]) -> bool:
