@@ -146,13 +146,6 @@ def route_options(args: list[str]) -> dict | str:
     return out
 
 
-def _overlap(dev: DeviceConfig, name: str, addr: ipaddress.IPv4Interface) -> str | None:
-    """IOS refuses a subnet that overlaps one on another enabled interface."""
-    other = clash4(dev.interfaces.values(), name, addr)
-    return None if other is None else \
-        f"% {addr.network.network_address} overlaps with {other.name}"
-
-
 def _negation(words: list[str], mode: str, extra: list[str]):
     """(negated, the words after ``no``, outcome): outcome ``""`` when the line is a harmless
     one (kept verbatim in ``extra``), IOS's message for a bare ``no``, else None."""
@@ -218,9 +211,10 @@ def iface_address(dev: DeviceConfig, itf: Interface, addr: str, mask: str) -> st
     parsed = parse_mask(addr, mask)
     if isinstance(parsed, str):
         return parsed
-    clash = _overlap(dev, itf.name, parsed)
-    if clash is not None:
-        return clash
+    # IOS refuses a subnet that overlaps one on another enabled interface.
+    other = clash4(dev.interfaces.values(), itf.name, parsed)
+    if other is not None:
+        return f"% {parsed.network.network_address} overlaps with {other.name}"
     itf.ip = parsed
     return None
 
@@ -259,6 +253,9 @@ def iface_ospf(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool,
 
 def parse_area(text: str) -> int | None:
     """An OSPF area as a decimal or dotted quad (``0`` and ``0.0.0.0`` are the backbone)."""
+    small = _OCTETS.get(text)  # the usual case: a small number as written
+    if small is not None:
+        return small
     if text.isdigit():
         return number(text, 0, 2**32 - 1)
     a = ip4(text)

@@ -412,7 +412,7 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
             handler = MODE_FAST.get((stack[-1][0], first))
             if handler is not None and handler(dev, stack[-1], words) is not SLOW:
                 continue
-        if first in _GLOBAL_WORDS and outer_only(dev, stack, words):
+        if first in _GLOBAL_WORDS and (not stack or outer_only(dev, stack, words)):
             fast = GLOBAL_FAST.get(first)
             mode = SLOW if fast is None else fast(dev, words)
             if mode is not SLOW:
