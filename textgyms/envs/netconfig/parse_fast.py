@@ -10,7 +10,8 @@ and that the current mode accepts, so the mode stack stays as it was.
 :func:`outer_only` says when every mode on the stack would refuse a line with
 ``% Invalid input`` and change nothing, so that the parser may try global configuration
 straight away; :data:`GLOBAL_FAST` then takes the commonest global lines (``hostname``,
-``interface``, ``router ospf``, ``ip default-gateway``) as the general path would, returning
+``interface``, ``router ospf``, ``ip default-gateway``, ``ipv6 unicast-routing``) as the
+general path would, returning
 the mode they enter, or :data:`SLOW` having changed nothing.
 """
 
@@ -39,9 +40,12 @@ SLOW = object()  # "not handled here, nothing changed": the general path decides
 
 
 def _no(dev: DeviceConfig, mode: tuple, words: list[str]):
-    """``no shutdown``."""
+    """``no shutdown`` and ``no ip address``."""
     if len(words) == 2 and words[1] == "shutdown":
         dev.iface(mode[1]).shutdown = False
+        return None
+    if len(words) == 3 and words[1] == "ip" and words[2] == "address":
+        dev.iface(mode[1]).ip = None
         return None
     return SLOW
 
@@ -139,6 +143,14 @@ def _router(dev: DeviceConfig, words: list[str]):
     return ("ospf",)
 
 
+def _ipv6_global(dev: DeviceConfig, words: list[str]):
+    """``ipv6 unicast-routing``."""
+    if len(words) == 2 and words[1] == "unicast-routing":
+        dev.ipv6_routing = True
+        return None
+    return SLOW
+
+
 def _ip_global(dev: DeviceConfig, words: list[str]):
     """``ip default-gateway A`` (the hosts' commonest line after their address)."""
     gateway = ip4(words[2]) if len(words) == 3 and words[1] == "default-gateway" else None
@@ -153,6 +165,7 @@ GlobalHandler = Callable[[DeviceConfig, list[str]], object]
 # the mode the line enters (None: global configuration), or SLOW.
 GLOBAL_FAST: dict[str, GlobalHandler] = {
     "hostname": _hostname, "interface": _interface, "router": _router, "ip": _ip_global,
+    "ipv6": _ipv6_global,
 }
 
 _REFUSED: dict[tuple[str, str], bool] = {}

@@ -389,28 +389,33 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
     """:func:`apply_lines`, and how many lines were commands (neither blank nor comments)."""
     issues: list[Issue] = []
     stack: list[tuple] = []
-    commands = 0
-    for lineno, raw in enumerate(text.splitlines(), first_line):
+    lines = text.splitlines()
+    skipped = 0  # blank lines and comments: every other line counts as a command
+    # Whether any line may hold a number int() refuses (see _bad_number): asked of the whole
+    # text at once, so that the lines of a plain one are not each asked.
+    odd = not text.isascii() or _LONG_NUMBER.search(text) is not None
+    for lineno, raw in enumerate(lines, first_line):
         line = raw.strip()
         if not line or line[0] == "!":
+            skipped += 1
             continue
-        commands += 1
         # Only short lines starting with c or e can be ``end`` or a no-op.
-        if len(line) <= _NOOP_LEN and line[0] in "ceCE":
+        if line[0] in "ceCE" and len(line) <= _NOOP_LEN:
             low = line.lower()
             if low == "end":
                 stack.clear()
                 continue
             if low in _NOOPS:
                 continue
-        if (len(line) >= 100 or not line.isascii()) and _bad_number(line):
+        if odd and (len(line) >= 100 or not line.isascii()) and _bad_number(line):
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, INVALID))
             continue
         words = line.split()
         first = words[0]
         if stack:  # the commonest lines of the current mode (see parse_fast)
-            handler = MODE_FAST.get((stack[-1][0], first))
-            if handler is not None and handler(dev, stack[-1], words) is not SLOW:
+            top = stack[-1]
+            handler = MODE_FAST.get((top[0], first))
+            if handler is not None and handler(dev, top, words) is not SLOW:
                 continue
         if first in _GLOBAL_WORDS and (not stack or outer_only(dev, stack, words)):
             fast = GLOBAL_FAST.get(first)
@@ -425,7 +430,7 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
             reason = _apply(dev, stack, words)
         if reason is not None:
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, reason))
-    return issues, commands
+    return issues, len(lines) - skipped
 
 
 def _is_exit(words: list[str]) -> bool:
