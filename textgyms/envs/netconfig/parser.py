@@ -392,8 +392,8 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
     lines = text.splitlines()
     skipped = 0  # blank lines and comments: every other line counts as a command
     # Whether any line may hold a number int() refuses (see _bad_number): asked of the whole
-    # text at once, so that the lines of a plain one are not each asked.
-    odd = not text.isascii() or _LONG_NUMBER.search(text) is not None
+    # text at once (in C), so that the lines of a plain one are not each asked.
+    odd = not text.isascii() or max(map(len, lines), default=0) >= 100
     for lineno, raw in enumerate(lines, first_line):
         line = raw.strip()
         if not line or line[0] == "!":
