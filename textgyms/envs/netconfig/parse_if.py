@@ -58,8 +58,7 @@ def _quad(text: str) -> int | None:
     parts = text.split(".")
     if len(parts) != 4:
         return None
-    get = _OCTETS.get
-    a, b, c, d = get(parts[0]), get(parts[1]), get(parts[2]), get(parts[3])
+    a, b, c, d = map(_OCTETS.get, parts)
     if a is None or b is None or c is None or d is None:
         return None
     return (a << 24) | (b << 16) | (c << 8) | d
