@@ -10,9 +10,9 @@ and that the current mode accepts, so the mode stack stays as it was.
 :func:`outer_only` says when every mode on the stack would refuse a line with
 ``% Invalid input`` and change nothing, so that the parser may try global configuration
 straight away; :data:`GLOBAL_FAST` then takes the commonest global lines (``hostname``,
-``interface``, ``router ospf``, ``ip default-gateway``, ``ipv6 unicast-routing``) as the
-general path would, returning
-the mode they enter, or :data:`SLOW` having changed nothing.
+``interface``, ``router ospf``, ``ip default-gateway``, ``ip route``, ``ipv6
+unicast-routing``) as the general path would, returning the mode they enter, or
+:data:`SLOW` having changed nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from textgyms.envs.netconfig.parse_if import (
     ospf_network,
     ospf_passive,
 )
+from textgyms.envs.netconfig.parse_route import static_route
 from textgyms.envs.netconfig.parse_v6 import add_address
 from textgyms.envs.netconfig.vocab import INTERFACE, MODE_TREES, harmless
 
@@ -152,7 +153,10 @@ def _ipv6_global(dev: DeviceConfig, words: list[str]):
 
 
 def _ip_global(dev: DeviceConfig, words: list[str]):
-    """``ip default-gateway A`` (the hosts' commonest line after their address)."""
+    """``ip default-gateway A`` (the hosts' commonest line after their address) and ``ip
+    route ...`` (``static_route`` changes nothing when it rejects a line)."""
+    if len(words) > 1 and words[1] == "route":
+        return None if static_route(dev, words, False) is None else SLOW
     gateway = ip4(words[2]) if len(words) == 3 and words[1] == "default-gateway" else None
     if gateway is None:
         return SLOW

@@ -25,19 +25,17 @@ from textgyms.envs.netconfig.model import (
     NatPool,
     NatRule,
     Ospf,
-    StaticRoute,
 )
 from textgyms.envs.netconfig.parse_fast import GLOBAL_FAST, MODE_FAST, SLOW, outer_only
 from textgyms.envs.netconfig.parse_if import (
     iface_cmd,
     ip4,
-    network4,
     normalize_ifname,
     number,
     ospf_cmd,
     parse_mask,
-    route_options,
 )
+from textgyms.envs.netconfig.parse_route import static_route
 from textgyms.envs.netconfig.vocab import (
     ACL,
     GLOBAL,
@@ -131,36 +129,6 @@ def _numbered_acl(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
     if reason is None:
         dev.acls[w[1]] = acl
     return reason
-
-
-def _own_address(dev: DeviceConfig, addr: ipaddress.IPv4Address) -> bool:
-    return any(i.ip is not None and i.ip.ip == addr for i in dev.interfaces.values())
-
-
-def _static_route(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
-    """``ip route PREFIX MASK {NEXTHOP | INTERFACE [NEXTHOP]} [AD] [name N] [permanent]``."""
-    if len(w) < 5:
-        return INCOMPLETE
-    prefix = network4(w[2], w[3])
-    if prefix is None:
-        return "%Inconsistent address and mask" if ip4(w[2]) and ip4(w[3]) else INVALID
-    ifname = normalize_ifname(w[4])
-    nh = ip4(w[4]) if ifname is None else (ip4(w[5]) if len(w) > 5 else None)
-    if nh is None and ifname is None:
-        return INVALID
-    rest = w[5 + (ifname is not None and nh is not None):]
-    opts = route_options(rest)
-    if isinstance(opts, str):
-        return opts
-    if nh is not None and _own_address(dev, nh) and not neg:
-        return "%Invalid next hop address (it's this router)"
-    route = StaticRoute(prefix, nh, ifname, opts.get("ad", 1), opts.get("name", ""),
-                        opts.get("permanent", False), opts.get("tag"))
-    for r in [r for r in dev.routes if (r.prefix, r.nexthop, r.iface) == (prefix, nh, ifname)]:
-        dev.routes.remove(r)
-    if not neg:
-        dev.routes.append(route)
-    return None
 
 
 def _nat_pool(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
@@ -338,7 +306,7 @@ def _vlan(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, tuple
 
 def _ip_global(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, tuple | None]:
     if w[1] == "route":
-        return _static_route(dev, w, neg), None
+        return static_route(dev, w, neg), None
     if w[1] == "nat":
         return _nat(dev, w, neg), None
     if w[1] == "prefix-list":
