@@ -24,6 +24,7 @@ from textgyms.envs.netconfig.parse_bgp import bgp_cmd
 from textgyms.envs.netconfig.parse_fhrp import fhrp_cmd
 from textgyms.envs.netconfig.parse_if import (
     iface_address,
+    iface_cmd,
     iface_ospf,
     ip4,
     normalize_ifname,
@@ -64,10 +65,35 @@ def _description(dev: DeviceConfig, mode: tuple, words: list[str]):
 
 
 def _ip(dev: DeviceConfig, mode: tuple, words: list[str]):
-    """``ip address A M`` (a rejected address goes the general way for its message)."""
-    if len(words) == 4 and words[1] == "address" and \
-            iface_address(dev, dev.iface(mode[1]), words[2], words[3]) is None:
+    """``ip address A M`` (a rejected address goes the general way for its message), ``ip
+    nat inside|outside`` and ``ip access-group ACL in|out``."""
+    n, key = len(words), words[1] if len(words) > 1 else ""
+    if n == 4 and key == "address":
+        return None if iface_address(dev, dev.iface(mode[1]), words[2], words[3]) is None \
+            else SLOW
+    if n == 3 and key == "nat" and words[2] in ("inside", "outside"):
+        dev.iface(mode[1]).nat = words[2]
         return None
+    if n == 4 and key == "access-group" and words[3] in ("in", "out"):
+        itf = dev.iface(mode[1])
+        if words[3] == "in":
+            itf.acl_in = words[2]
+        else:
+            itf.acl_out = words[2]
+        return None
+    return SLOW
+
+
+def _switchport(dev: DeviceConfig, mode: tuple, words: list[str]):
+    """``switchport mode access|trunk``, ``switchport access vlan N`` and ``switchport trunk
+    allowed|native vlan ...`` (keywords as written, which the keyword tree leaves alone;
+    ``iface_cmd`` changes nothing when it rejects a line)."""
+    n = len(words)
+    if (n == 3 and words[1] == "mode" and words[2] in ("access", "trunk")) or \
+            (n == 4 and words[1] == "access" and words[2] == "vlan") or \
+            (n == 5 and words[1] == "trunk" and words[2] in ("allowed", "native")
+             and words[3] == "vlan"):
+        return None if iface_cmd(dev, mode[1], words) is None else SLOW
     return SLOW
 
 
@@ -114,6 +140,7 @@ Handler = Callable[[DeviceConfig, tuple, list[str]], object]
 MODE_FAST: dict[tuple[str, str], Handler] = {
     ("if", "no"): _no, ("if", "shutdown"): _shutdown, ("if", "description"): _description,
     ("if", "ip"): _ip, ("if", "ipv6"): _ipv6, ("if", "standby"): _fhrp, ("if", "vrrp"): _fhrp,
+    ("if", "switchport"): _switchport,
     ("ospf", "network"): _network, ("ospf", "passive-interface"): _passive,
     ("bgp", "neighbor"): _bgp, ("bgp", "network"): _bgp, ("bgp", "bgp"): _bgp,
 }
