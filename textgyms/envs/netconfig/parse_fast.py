@@ -67,14 +67,14 @@ def _description(dev: DeviceConfig, mode: tuple, words: list[str]):
 def _ip(dev: DeviceConfig, mode: tuple, words: list[str]):
     """``ip address A M`` (a rejected address goes the general way for its message), ``ip
     nat inside|outside`` and ``ip access-group ACL in|out``."""
-    n, key = len(words), words[1] if len(words) > 1 else ""
-    if n == 4 and key == "address":
+    n = len(words)
+    if n == 4 and words[1] == "address":
         return None if iface_address(dev, dev.iface(mode[1]), words[2], words[3]) is None \
             else SLOW
-    if n == 3 and key == "nat" and words[2] in ("inside", "outside"):
+    if n == 3 and words[1] == "nat" and words[2] in ("inside", "outside"):
         dev.iface(mode[1]).nat = words[2]
         return None
-    if n == 4 and key == "access-group" and words[3] in ("in", "out"):
+    if n == 4 and words[1] == "access-group" and words[3] in ("in", "out"):
         itf = dev.iface(mode[1])
         if words[3] == "in":
             itf.acl_in = words[2]
