@@ -25,6 +25,7 @@ from textgyms.envs.netconfig.topologies import (
     Topo,
     base_config,
     dotted,
+    host_ints,
     hostnames,
     star,
 )
@@ -437,11 +438,12 @@ def _nat_reqs(sc, fw, users, srv_if, out_if, acl_name, glob, web: str) -> None:
         if h.startswith("PC"):
             sc.checks.append({"g": "nat", "src": h, "dst": web, "ok": True, "seen": fw_out})
             sc.checks.append(flow_check("collateral", web, dotted(int(t.hosts[h][0])), "tcp", 22))
-    taken = {a.ip for a in t.addr.values()} | {a.ip for a, _gw in t.hosts.values()}
+    taken = {int(a) for a in t.addr.values()} | {int(a) for a, _gw in t.hosts.values()}
     for iface, lan in users:  # the whole LAN translates: its lowest and highest free hosts
-        free = [a for a in lan.hosts() if a not in taken]
-        for a in (free[0], free[-1]):
-            sc.checks.append({"g": "nat_inside", "src": str(a), "dst": web,
+        ints = host_ints(int(lan.network_address), lan.prefixlen)
+        for a in (next(x for x in ints if x not in taken),
+                  next(x for x in reversed(ints) if x not in taken)):
+            sc.checks.append({"g": "nat_inside", "src": dotted(a), "dst": web,
                               "inject": [fw, iface], "seen": fw_out})
     srv = dotted(int(t.hosts["SRV1"][0]))
     if glob is not None:
