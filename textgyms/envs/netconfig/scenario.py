@@ -53,8 +53,10 @@ def build(kinds: dict[str, str], links, configs: dict[str, str]) -> Network:
     return compiled(texts, tuple(links))
 
 
-def reference_network(sc: Scenario) -> Network:
-    return build(sc.topo.kinds, sc.topo.links, {**sc.fixed_configs(), **sc.reference})
+def reference_network(sc: Scenario, fixed: dict[str, str] | None = None) -> Network:
+    """The reference network; ``fixed`` is ``sc.fixed_configs()`` when the caller has it."""
+    fixed = sc.fixed_configs() if fixed is None else fixed
+    return build(sc.topo.kinds, sc.topo.links, {**fixed, **sc.reference})
 
 
 def flow_check(
@@ -92,9 +94,10 @@ def run_flow(net: Network, c: dict):
     return net.walk(pkt, dev)
 
 
-def fill_expectations(sc: Scenario) -> None:
-    """Set every flow check's expected status from the reference network."""
-    net = reference_network(sc)
+def fill_expectations(sc: Scenario, fixed: dict[str, str] | None = None) -> None:
+    """Set every flow check's expected status from the reference network (``fixed`` as for
+    :func:`reference_network`)."""
+    net = reference_network(sc, fixed)
     for c in sc.checks:
         if c["g"] in ("flows", "boundary", "collateral"):
             w = run_flow(net, c)

@@ -1,0 +1,84 @@
+"""Typed twins of configuration texts the generator renders from a :class:`Topo`.
+
+A host's configuration (:func:`topologies.host_config`) and a router's addressing-only one
+(:func:`topologies.base_config` without extra interface lines) are rendered from typed data,
+so the :class:`DeviceConfig` they parse to can be built from that data directly. :func:`seed`
+puts those configs into the shared parse memo under exactly the text they stand for, so the
+compile of the reference network and the episode's candidate find them there instead of
+parsing the text. tests/test_netconfig_twins.py checks every twin against the parser over
+all families and levels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textgyms.envs.netconfig.bounded import share
+from textgyms.envs.netconfig.memo import PARSED
+from textgyms.envs.netconfig.model import DeviceConfig, Interface
+from textgyms.envs.netconfig.parse_if import normalize_ifname
+from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.scenario import Scenario
+from textgyms.envs.netconfig.topologies import ETH, Topo, base_config
+
+# (port, description, IPv4Interface or None) of each interface, in rendering order
+Ports = tuple[tuple[str, str, object], ...]
+
+
+def plain(name: str, desc: str) -> bool:
+    """Whether ``interface NAME`` and ``description DESC`` read back as exactly these
+    strings (a canonical interface name; no runs of blanks the parser would collapse)."""
+    return normalize_ifname(name) == name and desc == " ".join(desc.split()) and desc != ""
+
+
+def base_twin(dev: str, ports: Ports) -> tuple[DeviceConfig, int]:
+    """The config :func:`topologies.base_config` text of ``dev`` with ``ports`` parses to,
+    and its number of command lines."""
+    cfg = DeviceConfig(hostname=dev)
+    lines = 1
+    for name, desc, addr in ports:
+        cfg.interfaces[name] = Interface(name, addr, False, desc)
+        lines += 3 if addr is None else 4
+    return cfg, lines
+
+
+def host_twin(t: Topo, name: str) -> DeviceConfig:
+    """The config :func:`topologies.host_config` text of host ``name`` parses to."""
+    ip, gw = t.hosts[name]
+    return DeviceConfig(hostname=name, interfaces={ETH: Interface(ETH, ip)}, gateway=gw)
+
+
+def parsed_base(t: Topo, dev: str) -> DeviceConfig:
+    """``parse_config(base_config(t, dev), dev)[0]``, a fresh config the caller may edit,
+    built from ``t`` without parsing where every port reads back as written."""
+    text = base_config(t, dev)
+    ports = t.rendered[text][1]
+    if all(plain(p, d) for p, d, _a in ports):
+        return base_twin(dev, ports)[0]
+    return parse_config(text, dev)[0]
+
+
+def _put(text: str, device: str, make: Callable[[], tuple[DeviceConfig, int]]) -> None:
+    """parsed_config's entry for ``text``: the shared twin ``make`` builds, no rejected
+    lines (built only when the memo does not hold the text already)."""
+
+    def entry():
+        cfg, lines = make()
+        return share(cfg), (), lines
+
+    PARSED.get((text, device), entry)
+
+
+def seed(sc: Scenario, fixed: dict[str, str]) -> None:
+    """Seed the parse memo with the twins of ``sc``'s texts that were rendered from its
+    topology: whole :func:`topologies.base_config` texts among its start, reference and
+    provider configs, and the host configs in ``fixed`` (:meth:`Scenario.fixed_configs`)."""
+    t = sc.topo
+    for configs in (sc.start, sc.reference, sc.fixed):
+        for dev, text in configs.items():
+            got = t.rendered.get(text)
+            if got is not None and got[0] == dev and all(plain(p, d) for p, d, _a in got[1]):
+                _put(text, dev, lambda dev=dev, ports=got[1]: base_twin(dev, ports))
+    for h in t.hosts:
+        if h not in sc.fixed:  # else fixed holds the provider's own text, not host_config's
+            _put(fixed[h], h, lambda h=h: (host_twin(t, h), 5))
