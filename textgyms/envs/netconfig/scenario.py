@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from textgyms.envs.netconfig import twins
 from textgyms.envs.netconfig.memo import Memo, compiled
 from textgyms.envs.netconfig.model import PROTO_NUM
 from textgyms.envs.netconfig.sim import Network
@@ -32,9 +33,13 @@ class Scenario:
     fixed: dict[str, str] = field(default_factory=dict)  # provider devices (not hosts)
 
     def fixed_configs(self) -> dict[str, str]:
-        """Configurations the agent cannot change: hosts and provider devices."""
+        """Configurations the agent cannot change: hosts and provider devices. The parse memo
+        gets the typed twins of these and of the start and reference texts rendered from
+        the topology (:func:`twins.seed`)."""
         out = {h: host_config(self.topo, h) for h in self.topo.hosts}
         out.update(self.fixed)
+        # before anything parses these texts
+        twins.seed(self.topo, (self.start, self.reference, self.fixed), out, self.fixed)
         return out
 
 

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 
 from textgyms.core import Task
-from textgyms.envs.netconfig import requirements, twins
+from textgyms.envs.netconfig import requirements
 from textgyms.envs.netconfig.scenario import Scenario, fill_expectations
 
 
@@ -37,7 +37,6 @@ def freeze(
 ) -> NetTask:
     """Fill flow expectations from the reference network and freeze the scenario."""
     fixed = sc.fixed_configs()
-    twins.seed(sc, fixed)  # before anything parses these texts
     fill_expectations(sc, fixed)
     links = tuple((a[0], a[1], b[0], b[1]) for a, b in sc.topo.links)
     return NetTask(

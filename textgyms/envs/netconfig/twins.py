@@ -11,14 +11,13 @@ all families and levels.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterable
 
 from textgyms.envs.netconfig.bounded import share
 from textgyms.envs.netconfig.memo import PARSED
 from textgyms.envs.netconfig.model import DeviceConfig, Interface
 from textgyms.envs.netconfig.parse_if import normalize_ifname
 from textgyms.envs.netconfig.parser import parse_config
-from textgyms.envs.netconfig.scenario import Scenario
 from textgyms.envs.netconfig.topologies import ETH, Topo, base_config
 
 # (port, description, IPv4Interface or None) of each interface, in rendering order
@@ -69,16 +68,23 @@ def _put(text: str, device: str, make: Callable[[], tuple[DeviceConfig, int]]) -
     PARSED.get((text, device), entry)
 
 
-def seed(sc: Scenario, fixed: dict[str, str]) -> None:
-    """Seed the parse memo with the twins of ``sc``'s texts that were rendered from its
-    topology: whole :func:`topologies.base_config` texts among its start, reference and
-    provider configs, and the host configs in ``fixed`` (:meth:`Scenario.fixed_configs`)."""
-    t = sc.topo
-    for configs in (sc.start, sc.reference, sc.fixed):
-        for dev, text in configs.items():
+def seed(t: Topo, configs: Iterable[dict[str, str]], fixed: dict[str, str],
+         own: Container[str]) -> None:
+    """Seed the parse memo with the twins of texts rendered from ``t``: the whole
+    :func:`topologies.base_config` texts among ``configs`` (device -> text dicts), and the
+    host configs in ``fixed`` (:meth:`Scenario.fixed_configs`) of hosts not in ``own`` (the
+    devices whose fixed text the family wrote itself)."""
+    for texts in configs:
+        for dev, text in texts.items():
             got = t.rendered.get(text)
-            if got is not None and got[0] == dev and all(plain(p, d) for p, d, _a in got[1]):
+            if got is not None and got[0] == dev and _word(dev) \
+                    and all(plain(p, d) for p, d, _a in got[1]):
                 _put(text, dev, lambda dev=dev, ports=got[1]: base_twin(dev, ports))
     for h in t.hosts:
-        if h not in sc.fixed:  # else fixed holds the provider's own text, not host_config's
+        if h not in own and _word(h):
             _put(fixed[h], h, lambda h=h: (host_twin(t, h), 5))
+
+
+def _word(name: str) -> bool:
+    """Whether ``hostname NAME`` reads back as ``NAME`` (a single word)."""
+    return name.split() == [name]
