@@ -20,6 +20,7 @@ from textgyms.envs.netconfig.topologies import (
     add_wan,
     base_config,
     dotted,
+    own_addrs,
     wan,
     wildcard,
 )
@@ -63,17 +64,16 @@ def _loopbacks(t: Topo, areas: dict) -> dict[str, str]:
     return rids
 
 
-def _config(t: Topo, r: str, areas: dict, passive: bool, rid: str | None) -> str:
+def _config(t: Topo, r: str, areas: dict, passive: bool, rid: str | None, base: str) -> str:
+    """``base`` (``r``'s base_config) and its OSPF process with the interfaces' areas."""
     lines = ["router ospf 1"]
     if rid:
         lines.append(f" router-id {rid}")
     if passive:
         lines += [f" passive-interface {i}" for o, i, _ in t.lans if o == r]
-    for (dev, iface), addr in sorted(t.addr.items()):
-        if dev == r:
-            net, area = addr.network, areas[(dev, iface)]
-            lines.append(f" network {wildcard(net)} area {area}")
-    return base_config(t, r) + "\n" + "\n".join(lines)
+    for iface, addr in own_addrs(t, r):
+        lines.append(f" network {wildcard(addr.network)} area {areas[(r, iface)]}")
+    return base + "\n" + "\n".join(lines)
 
 
 def ospf_areas(rng: np.random.Generator, level: str) -> Scenario:
@@ -83,8 +83,8 @@ def ospf_areas(rng: np.random.Generator, level: str) -> Scenario:
     areas = _branches(rng, t, n_areas)
     passive = level != "easy"
     rids = _loopbacks(t, areas) if level == "hard" else {}
-    reference = {r: _config(t, r, areas, passive, rids.get(r)) for r in t.routers()}
     start = {r: base_config(t, r) for r in t.routers()}
+    reference = {r: _config(t, r, areas, passive, rids.get(r), start[r]) for r in start}
     reqs: list[dict] = [{"type": "ospf_areas", "passive": passive, "areas": sorted(
         {a for a in areas.values()}), "links": area_text(t, areas)}]
     checks: list[dict] = []
@@ -166,8 +166,9 @@ def nssa(rng: np.random.Generator, level: str) -> Scenario:
     add[edge] += [f"ip route 198.51.100.0 255.255.255.0 {isp_ip}",
                   "router ospf 1\n redistribute static subnets"]
     for d in own:
-        sc.start[d] = base_config(t, d) + sc.start[d][len(base_config_prefix(sc.start[d])):]
-        sc.reference[d] = base_config(t, d) + sc.reference[d][
+        base = base_config(t, d)
+        sc.start[d] = base + sc.start[d][len(base_config_prefix(sc.start[d])):]
+        sc.reference[d] = base + sc.reference[d][
             len(base_config_prefix(sc.reference[d])):] + "".join(f"\n{x}" for x in add[d])
     sc.reqs.append({"type": "nssa", "area": area, "device": "BR1", "lan": str(lan),
                     "via": str(far), "edge": edge, "external": web_lan})

@@ -29,6 +29,7 @@ from textgyms.envs.netconfig.topologies import (
     Topo,
     base_config,
     dotted,
+    own_addrs,
     wildcard,
 )
 
@@ -46,7 +47,7 @@ def _lan(t: Topo, plan: Plan, rng, sw: str, idx: int, port: str, owner: bool = F
         t.addr[(r, port)] = I((int(addrs[1 + k]), net.prefixlen))
         t.link(r, port, sw, GI.format(1 + k))
     hosts = []
-    picks = rng.choice(np.arange(20, 200), size=2, replace=False)
+    picks = rng.choice(180, size=2, replace=False) + 20  # the draws of arange(20, 200)
     for k in range(2):
         h = f"PC{2 * idx + k + 1}"
         t.kinds[h] = "host"
@@ -81,9 +82,8 @@ def _core(t: Topo, plan: Plan, rng) -> tuple[str, str]:
 def _ospf(t: Topo, r: str, extra: dict[str, list[str]] | None = None) -> str:
     lans = [i for o, i, _n in t.lans if o == r]
     lines = ["router ospf 1", *(f" passive-interface {i}" for i in lans)]
-    for (dev, _i), addr in sorted(t.addr.items()):
-        if dev == r:
-            lines.append(f" network {wildcard(addr.network)} area 0")
+    for _i, addr in own_addrs(t, r):
+        lines.append(f" network {wildcard(addr.network)} area 0")
     return base_config(t, r, extra) + "\n" + "\n".join(lines)
 
 

@@ -32,6 +32,7 @@ from textgyms.envs.netconfig.topologies import (
     base_config,
     chain,
     dotted,
+    own_addrs,
     wildcard,
 )
 
@@ -62,10 +63,9 @@ def _provider(rng: np.random.Generator, t: Topo, edge: str, name: str, lans: int
 def _ospf(t: Topo, r: str, extra: str = "") -> str:
     """OSPF area 0 on every interface of ``r`` but the edge port, LANs passive."""
     lines = ["router ospf 1", *(f" passive-interface {i}" for o, i, _n in t.lans if o == r)]
-    for (dev, iface), addr in sorted(t.addr.items()):
-        if dev == r and iface != EDGE_PORT:
-            net = addr.network
-            lines.append(f" network {wildcard(net)} area 0")
+    for iface, addr in own_addrs(t, r):
+        if iface != EDGE_PORT:
+            lines.append(f" network {wildcard(addr.network)} area 0")
     return base_config(t, r) + "\n" + "\n".join(lines) + extra
 
 

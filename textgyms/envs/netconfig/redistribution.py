@@ -27,6 +27,7 @@ from textgyms.envs.netconfig.topologies import (
     base_config,
     chain,
     dotted,
+    own_addrs,
     wildcard,
 )
 
@@ -35,8 +36,8 @@ PORT = GI.format(3)
 
 def _ospf(t, r: str) -> str:
     lines = ["router ospf 1", *(f" passive-interface {i}" for o, i, _n in t.lans if o == r)]
-    for (dev, iface), addr in sorted(t.addr.items()):
-        if dev == r and iface != PORT:
+    for iface, addr in own_addrs(t, r):
+        if iface != PORT:
             lines.append(f" network {wildcard(addr.network)} area 0")
     return base_config(t, r) + "\n" + "\n".join(lines)
 

@@ -12,8 +12,6 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from textgyms.envs.netconfig import twins
 from textgyms.envs.netconfig.memo import Memo, compiled
 from textgyms.envs.netconfig.model import PROTO_NUM
@@ -116,10 +114,10 @@ SERVICES = (("tcp", 80), ("tcp", 443), ("tcp", 22), ("udp", 53), ("tcp", 25), ("
 def host_collateral(rng, hosts: dict, n: int = 4) -> list[dict]:
     """A hidden sample of ``n`` unmentioned host-to-host flows (random services): whatever
     the reference does with them, a submission must do too."""
-    names = np.array(sorted(hosts))  # what rng.choice makes of the list, made once
+    names = sorted(hosts)
     out = []
-    for _ in range(n):
-        a, b = (str(x) for x in rng.choice(names, size=2, replace=False))
+    for _ in range(n):  # indices into the list: the draws of choosing from the list itself
+        a, b = (names[k] for k in rng.choice(len(names), size=2, replace=False).tolist())
         proto, port = SERVICES[int(rng.integers(len(SERVICES)))]
         out.append(flow_check("collateral", dotted(int(hosts[a][0])), dotted(int(hosts[b][0])),
                               proto, port))

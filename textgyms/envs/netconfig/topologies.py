@@ -79,16 +79,23 @@ def dotted(x: int) -> str:
 def wildcard(net: N) -> str:
     """``A.B.C.D W.X.Y.Z``: a network's address and wildcard (host) mask, as OSPF ``network``
     and ACL lines write them (by arithmetic, no address objects)."""
-    return f"{dotted(int(net.network_address))} {dotted((1 << (32 - net.prefixlen)) - 1)}"
+    return f"{dotted(int(net.network_address))} {_WILD_TEXT[net.prefixlen]}"
 
 
 _MASK_TEXT = tuple(dotted(m) for m in _MASKS)  # the dotted netmask of each prefix length
+_WILD_TEXT = tuple(dotted(m ^ 0xFFFFFFFF) for m in _MASKS)  # and wildcard mask
 
 
 def _base_int(base: str) -> int:
     """A plan's ``base`` (the first two octets, "10.45") as the int of ``base.0.0``."""
     a, b = base.split(".")
     return (int(a) << 24) | (int(b) << 16)
+
+
+def own_addrs(t: Topo, dev: str) -> list[tuple[str, I]]:
+    """``dev``'s (interface, address) pairs by interface name: the order of
+    ``sorted(t.addr.items())`` restricted to ``dev``, without sorting every device's."""
+    return sorted((i, a) for (d, i), a in t.addr.items() if d == dev)
 
 
 def host_ints(x: int, plen: int) -> range:
