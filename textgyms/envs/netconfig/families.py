@@ -27,6 +27,7 @@ from textgyms.envs.netconfig.topologies import (
     dotted,
     host_ints,
     hostnames,
+    iface4,
     star,
 )
 
@@ -230,7 +231,8 @@ def _campus(rng: np.random.Generator, level: str):
     t, plan = Topo("two-tier-campus"), Plan(rng)
     nvl = 2 if level == "easy" else 3
     vids = list(VLAN_SETS[int(rng.integers(len(VLAN_SETS)))][:nvl])
-    names = [str(x) for x in rng.permutation(VLAN_NAMES)[:nvl]]
+    # permuting the indices draws what permuting the names does
+    names = [VLAN_NAMES[k] for k in rng.permutation(len(VLAN_NAMES))[:nvl].tolist()]
     sws = hostnames(rng, 2 if level == "hard" else 1, "SW")
     gw_dev = sws[0] if level == "medium" else hostnames(rng, 1, "R")[0]
     t.kinds[gw_dev] = "l3switch" if level == "medium" else "router"
@@ -248,9 +250,9 @@ def _campus(rng: np.random.Generator, level: str):
         sw = sws[k % len(sws)]
         h = f"PC{k + 1}"
         net = subnets[v]
-        hosts = Hosts(net)
+        hosts = Hosts(net).ints
         t.kinds[h] = "host"
-        t.hosts[h] = (I((int(hosts[10 + 7 * k]), net.prefixlen)), hosts[0])
+        t.hosts[h] = (iface4(hosts[10 + 7 * k], net.prefixlen), ipaddress.IPv4Address(hosts[0]))
         t.link(sw, FA.format(port[sw]), h, ETH)
         placement[h] = (sw, FA.format(port[sw]), v)
         port[sw] += 1

@@ -37,7 +37,7 @@ def site_prefix(rng: np.random.Generator) -> ipaddress.IPv6Network:
 def plan6(rng: np.random.Generator, t: Topo) -> tuple[dict, dict]:
     """IPv6 addresses for every addressed router interface and every host of ``t``."""
     site = int(site_prefix(rng).network_address)
-    sids = [int(x) for x in rng.permutation(np.arange(1, 0x100))[:len(t.lans)]]
+    sids = (rng.permutation(0xFF)[:len(t.lans)] + 1).tolist()  # the draws of arange(1, 0x100)
     addr: dict[tuple[str, str], I6] = {}
     hosts: dict[str, I6] = {}
     for (router, iface, net), sid in zip(t.lans, sids):

@@ -14,6 +14,7 @@ from textgyms.envs.netconfig.topologies import (
     Topo,
     base_config,
     chain,
+    choose,
     dotted,
     hub_spoke,
     own_addrs,
@@ -103,7 +104,7 @@ def _waypoint(rng: np.random.Generator, t: Topo, g: nx.Graph) -> tuple[str, str,
     routers = sorted(g.nodes)
     for _attempt in range(1000):
         # indices into the list: the draws of choosing from the list itself
-        a, b, c = (routers[k] for k in rng.choice(len(routers), size=3, replace=False).tolist())
+        a, b, c = (routers[k] for k in choose(rng, len(routers), 3))
         path = nx.shortest_path(g, a, c) + nx.shortest_path(g, c, b)[1:]
         if len(set(path)) == len(path) and len(path) >= 3:
             break

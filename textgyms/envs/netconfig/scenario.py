@@ -16,7 +16,7 @@ from textgyms.envs.netconfig import twins
 from textgyms.envs.netconfig.memo import Memo, compiled
 from textgyms.envs.netconfig.model import PROTO_NUM
 from textgyms.envs.netconfig.sim import Network
-from textgyms.envs.netconfig.topologies import Topo, dotted, host_config
+from textgyms.envs.netconfig.topologies import Topo, choose, dotted, host_config
 
 
 @dataclass
@@ -117,7 +117,7 @@ def host_collateral(rng, hosts: dict, n: int = 4) -> list[dict]:
     names = sorted(hosts)
     out = []
     for _ in range(n):  # indices into the list: the draws of choosing from the list itself
-        a, b = (names[k] for k in rng.choice(len(names), size=2, replace=False).tolist())
+        a, b = (names[k] for k in choose(rng, len(names), 2))
         proto, port = SERVICES[int(rng.integers(len(SERVICES)))]
         out.append(flow_check("collateral", dotted(int(hosts[a][0])), dotted(int(hosts[b][0])),
                               proto, port))
