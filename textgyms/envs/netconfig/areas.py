@@ -96,17 +96,19 @@ def ospf_areas(rng: np.random.Generator, level: str) -> Scenario:
     for r, rid in sorted(rids.items()):
         reqs.append({"type": "router_id", "device": r, "rid": rid})
         checks.append({"g": "router_id", "dev": r, "rid": rid})
+    prefixes = [str(net) for _o, _i, net in t.lans]
     for r in t.routers():
-        for owner, iface, net in t.lans:
+        for (owner, iface, _net), prefix in zip(t.lans, prefixes):
             if owner != r:
-                checks.append({"g": "routing", "dev": r, "prefix": str(net), "proto": "O"})
+                checks.append({"g": "routing", "dev": r, "prefix": prefix, "proto": "O"})
             elif passive:
                 checks.append({"g": "passive", "dev": r, "if": iface})
     hosts = sorted(t.hosts)
+    text = {h: dotted(int(t.hosts[h][0])) for h in hosts}  # written once, read n - 1 times
     for h in hosts:
         for other in hosts:
             if other != h:
-                checks.append({"g": "reach", "src": h, "dst": dotted(int(t.hosts[other][0]))})
+                checks.append({"g": "reach", "src": h, "dst": text[other]})
     reqs.append({"type": "reach", "src": ", ".join(hosts), "dst": "every other host"})
     checks += host_collateral(rng, t.hosts)
     return Scenario(t, reference, start, reqs, checks)

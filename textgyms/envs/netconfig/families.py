@@ -26,8 +26,10 @@ from textgyms.envs.netconfig.topologies import (
     base_config,
     dotted,
     host_ints,
+    hostmask_text,
     hostnames,
     iface4,
+    quad_int,
     star,
 )
 
@@ -42,8 +44,8 @@ def _acl_addr(spec: str) -> str:
     """Rule address (``any``, ``host A``, ``A/len``) -> ACL syntax."""
     if spec in ("any",) or spec.startswith("host "):
         return spec
-    net = ipaddress.IPv4Network(spec)
-    return f"{net.network_address} {net.hostmask}"
+    addr, plen = spec.split("/")  # a network as str() writes it: its address is canonical
+    return f"{addr} {hostmask_text(int(plen))}"
 
 
 def _acl_line(rule: dict, standard: bool) -> str:
@@ -89,8 +91,9 @@ def _rule_flows(rule: dict, lans: list, srv: str, inject_for) -> list[dict]:
     elif src_spec == "any":
         srcs = [str(lans[0][2])]
     else:
-        hosts = Hosts(ipaddress.IPv4Network(src_spec))
-        srcs = [str(hosts[0]), str(hosts[-1])]
+        addr, plen = src_spec.split("/")
+        hosts = host_ints(quad_int(addr), int(plen))
+        srcs = [dotted(hosts[0]), dotted(hosts[-1])]
     proto = rule["proto"] if rule["proto"] != "ip" else "tcp"
     port = rule.get("port") or ["eq", 80]
     ports = {

@@ -162,18 +162,20 @@ def _routing_checks(t: Topo, proto: str, passive: bool, reqs: list, checks: list
     unique router IDs and (when asked) passive LAN interfaces."""
     code = "S" if proto == "static" else "O"
     hosts = sorted(t.hosts)
+    text = {h: dotted(int(t.hosts[h][0])) for h in hosts}  # written once, read n - 1 times
     for h in hosts:
         for other in hosts:
             if other != h:
-                checks.append({"g": "reach", "src": h, "dst": dotted(int(t.hosts[other][0]))})
+                checks.append({"g": "reach", "src": h, "dst": text[other]})
         if h != hosts[0]:
             reqs.append({"type": "reach", "src": hosts[0], "dst": f"{h} ({t.hosts[h][0].ip})"})
+    prefixes = [str(net) for _o, _i, net in t.lans]
     for r in t.routers():
         if proto == "static":
             checks.append({"g": "static_only", "dev": r})
-        for owner, iface, net in t.lans:
+        for (owner, iface, _net), prefix in zip(t.lans, prefixes):
             if owner != r:
-                checks.append({"g": "routing", "dev": r, "prefix": str(net), "proto": code})
+                checks.append({"g": "routing", "dev": r, "prefix": prefix, "proto": code})
             elif passive:
                 checks.append({"g": "passive", "dev": r, "if": iface})
     if proto == "ospf":

@@ -125,6 +125,18 @@ _MASK_TEXT = tuple(dotted(m) for m in _MASKS)  # the dotted netmask of each pref
 _WILD_TEXT = tuple(dotted(m ^ 0xFFFFFFFF) for m in _MASKS)  # and wildcard mask
 
 
+def quad_int(text: str) -> int:
+    """A dotted quad the generator wrote (:func:`dotted`) as an int, without ipaddress's
+    general parser."""
+    a, b, c, d = text.split(".")
+    return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
+
+
+def hostmask_text(plen: int) -> str:
+    """The wildcard (host) mask of a prefix length as a dotted quad."""
+    return _WILD_TEXT[plen]
+
+
 def _base_int(base: str) -> int:
     """A plan's ``base`` (the first two octets, "10.45") as the int of ``base.0.0``."""
     a, b = base.split(".")
