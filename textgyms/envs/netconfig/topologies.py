@@ -132,6 +132,11 @@ def quad_int(text: str) -> int:
     return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
 
 
+def netmask_text(plen: int) -> str:
+    """The netmask of a prefix length as a dotted quad, as the generator writes it."""
+    return _MASK_TEXT[plen]
+
+
 def hostmask_text(plen: int) -> str:
     """The wildcard (host) mask of a prefix length as a dotted quad."""
     return _WILD_TEXT[plen]

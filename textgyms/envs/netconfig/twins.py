@@ -12,13 +12,14 @@ all families and levels.
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Iterable
+from ipaddress import IPv4Interface
 
 from textgyms.envs.netconfig.bounded import share
 from textgyms.envs.netconfig.memo import PARSED
 from textgyms.envs.netconfig.model import DeviceConfig, Interface
-from textgyms.envs.netconfig.parse_if import normalize_ifname
+from textgyms.envs.netconfig.parse_if import ip4, normalize_ifname, parse_mask
 from textgyms.envs.netconfig.parser import parse_config
-from textgyms.envs.netconfig.topologies import ETH, Topo, base_config
+from textgyms.envs.netconfig.topologies import ETH, Topo, base_config, dotted, netmask_text
 
 # (port, description, IPv4Interface or None) of each interface, in rendering order
 Ports = tuple[tuple[str, str, object], ...]
@@ -30,21 +31,38 @@ def plain(name: str, desc: str) -> bool:
     return normalize_ifname(name) == name and desc == " ".join(desc.split()) and desc != ""
 
 
-def base_twin(dev: str, ports: Ports) -> tuple[DeviceConfig, int]:
+def _address(a: IPv4Interface) -> IPv4Interface | None:
+    """The object the parser makes of ``a``'s ``ip address`` line: its memoized one, so a
+    twin shares address objects with every parsed config that names the same address (and
+    compares by identity with them, as parsed configs do); None if the line is refused."""
+    got = parse_mask(dotted(int(a)), netmask_text(a.network.prefixlen))
+    return None if isinstance(got, str) else got
+
+
+def base_twin(dev: str, ports: Ports) -> tuple[DeviceConfig, int] | None:
     """The config :func:`topologies.base_config` text of ``dev`` with ``ports`` parses to,
-    and its number of command lines."""
+    and its number of command lines (None: an address the parser refuses; parse it)."""
     cfg = DeviceConfig(hostname=dev)
     lines = 1
     for name, desc, addr in ports:
-        cfg.interfaces[name] = Interface(name, addr, False, desc)
+        ip = None if addr is None else _address(addr)
+        if addr is not None and ip is None:
+            return None
+        cfg.interfaces[name] = Interface(name, ip, False, desc)
         lines += 3 if addr is None else 4
     return cfg, lines
 
 
-def host_twin(t: Topo, name: str) -> DeviceConfig:
-    """The config :func:`topologies.host_config` text of host ``name`` parses to."""
+def host_twin(t: Topo, name: str) -> tuple[DeviceConfig, int] | None:
+    """The config :func:`topologies.host_config` text of host ``name`` parses to, and its
+    number of command lines (None: an address the parser refuses; parse it)."""
     ip, gw = t.hosts[name]
-    return DeviceConfig(hostname=name, interfaces={ETH: Interface(ETH, ip)}, gateway=gw)
+    addr = _address(ip)
+    if addr is None:
+        return None
+    cfg = DeviceConfig(hostname=name, interfaces={ETH: Interface(ETH, addr)},
+                       gateway=ip4(dotted(int(gw))))
+    return cfg, 5
 
 
 def parsed_base(t: Topo, dev: str) -> DeviceConfig:
@@ -52,18 +70,21 @@ def parsed_base(t: Topo, dev: str) -> DeviceConfig:
     built from ``t`` without parsing where every port reads back as written."""
     text = base_config(t, dev)
     ports = t.rendered[text][1]
-    if all(plain(p, d) for p, d, _a in ports):
-        return base_twin(dev, ports)[0]
-    return parse_config(text, dev)[0]
+    twin = base_twin(dev, ports) if all(plain(p, d) for p, d, _a in ports) else None
+    return parse_config(text, dev)[0] if twin is None else twin[0]
 
 
-def _put(text: str, device: str, make: Callable[[], tuple[DeviceConfig, int]]) -> None:
+def _put(text: str, device: str, make: Callable[[], tuple[DeviceConfig, int] | None]) -> None:
     """parsed_config's entry for ``text``: the shared twin ``make`` builds, no rejected
-    lines (built only when the memo does not hold the text already)."""
+    lines (built only when the memo does not hold the text already; parsed if ``make``
+    finds the text is not one a twin stands for)."""
 
     def entry():
-        cfg, lines = make()
-        return share(cfg), (), lines
+        twin = make()
+        if twin is None:
+            cfg, issues, lines = parse_config(text, device)
+            return share(cfg), tuple(issues), lines
+        return share(twin[0]), (), twin[1]
 
     PARSED.get((text, device), entry)
 
@@ -82,7 +103,7 @@ def seed(t: Topo, configs: Iterable[dict[str, str]], fixed: dict[str, str],
                 _put(text, dev, lambda dev=dev, ports=got[1]: base_twin(dev, ports))
     for h in t.hosts:
         if h not in own and _word(h):
-            _put(fixed[h], h, lambda h=h: (host_twin(t, h), 5))
+            _put(fixed[h], h, lambda h=h: host_twin(t, h))
 
 
 def _word(name: str) -> bool:
