@@ -16,12 +16,12 @@ import ipaddress
 import networkx as nx
 import numpy as np
 
-from textgyms.envs.netconfig import areas, twins
+from textgyms.envs.netconfig import areas
 from textgyms.envs.netconfig.model import DeviceConfig, Ospf, StaticRoute, V6Addr
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.scenario import Scenario
 from textgyms.envs.netconfig.show import render_config
-from textgyms.envs.netconfig.topologies import ETH, Topo, chain, host_config, hub_spoke
+from textgyms.envs.netconfig.topologies import ETH, Topo, base_config, chain, host_config, hub_spoke
 
 I6 = ipaddress.IPv6Interface
 
@@ -62,7 +62,7 @@ def _v6_only(t: Topo, r: str, addr: dict) -> DeviceConfig:
     """``r`` with descriptions and IPv6 addresses, no IPv4."""
     bare = copy.copy(t)
     bare.addr = {}
-    cfg = twins.parsed_base(bare, r)
+    cfg = parse_config(base_config(bare, r), r)[0]
     for (d, iface), a in addr.items():
         if d == r:
             cfg.iface(iface).ipv6.append(V6Addr(a))

@@ -12,7 +12,6 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-from textgyms.envs.netconfig import twins
 from textgyms.envs.netconfig.memo import Memo, compiled
 from textgyms.envs.netconfig.model import PROTO_NUM
 from textgyms.envs.netconfig.sim import Network
@@ -31,13 +30,9 @@ class Scenario:
     fixed: dict[str, str] = field(default_factory=dict)  # provider devices (not hosts)
 
     def fixed_configs(self) -> dict[str, str]:
-        """Configurations the agent cannot change: hosts and provider devices. The parse memo
-        gets the typed twins of these and of the start and reference texts rendered from
-        the topology (:func:`twins.seed`)."""
+        """Configurations the agent cannot change: hosts and provider devices."""
         out = {h: host_config(self.topo, h) for h in self.topo.hosts}
         out.update(self.fixed)
-        # before anything parses these texts
-        twins.seed(self.topo, (self.start, self.reference, self.fixed), out, self.fixed)
         return out
 
 

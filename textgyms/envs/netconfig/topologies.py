@@ -132,11 +132,6 @@ def quad_int(text: str) -> int:
     return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
 
 
-def netmask_text(plen: int) -> str:
-    """The netmask of a prefix length as a dotted quad, as the generator writes it."""
-    return _MASK_TEXT[plen]
-
-
 def hostmask_text(plen: int) -> str:
     """The wildcard (host) mask of a prefix length as a dotted quad."""
     return _WILD_TEXT[plen]
@@ -188,9 +183,6 @@ class Topo:
     hosts: dict[str, tuple[I, ipaddress.IPv4Address]] = field(default_factory=dict)
     lans: list[tuple[str, str, N]] = field(default_factory=list)  # (router, iface, subnet)
     wans: list[tuple[str, str, str, str, N]] = field(default_factory=list)
-    # text -> (device, its ports) of each addressing-only config base_config rendered, so
-    # the parse of that text can be built from the data instead (see twins.py)
-    rendered: dict[str, tuple] = field(default_factory=dict, repr=False, compare=False)
 
     def link(self, a: str, ai: str, b: str, bi: str) -> None:
         self.links.append(((a, ai), (b, bi)))
@@ -361,19 +353,14 @@ def base_config(t: Topo, dev: str, extra: dict[str, list[str]] | None = None) ->
     extra = extra or {}
     desc, addr = t.desc, t.addr
     lines = [f"hostname {dev}", "!"]
-    ports = []
     for p in sorted({p for (d, p) in desc if d == dev}):  # its cabled ports
-        text, a = desc[(dev, p)], addr.get((dev, p))
-        ports.append((p, text, a))
-        lines += (f"interface {p}", f" description {text}")
+        a = addr.get((dev, p))
+        lines += (f"interface {p}", f" description {desc[(dev, p)]}")
         if a is not None:
             lines.append(_address_line(a))
         lines += extra.get(p, ())
         lines += (" no shutdown", "!")
-    out = "\n".join(lines)
-    if not any(extra.values()):
-        t.rendered[out] = (dev, tuple(ports))
-    return out
+    return "\n".join(lines)
 
 
 def host_config(t: Topo, name: str) -> str:
