@@ -7,19 +7,21 @@ equal-cost path, OSPF provenance of the forwarding route, areas, adjacencies, ro
 
 from __future__ import annotations
 
-import ipaddress
-
 import numpy as np
 
 from textgyms.envs.netconfig.scenario import Scenario, host_collateral
 from textgyms.envs.netconfig.topologies import (
+    BRANCH_WANS,
     GI,
+    LEGACY_WANS,
     Plan,
     Topo,
     add_lan,
     add_wan,
     base_config,
     dotted,
+    iface4,
+    link_ends,
     own_addrs,
     wan,
     wildcard,
@@ -34,7 +36,7 @@ def _branches(rng: np.random.Generator, t: Topo, n: int) -> dict[tuple[str, str]
     areas = {key: 0 for key in t.addr}
     plan = Plan(rng)
     # The core uses 10/8 or 172.16/12: branches take 192.168/16, so nothing overlaps.
-    plan.base, plan.wan_block = "192.168", ipaddress.IPv4Network("192.168.250.0/24")
+    plan.base, plan.wan_block = "192.168", BRANCH_WANS
     ids = AREA_SETS[int(rng.integers(len(AREA_SETS)))]
     core = t.routers()
     abrs = [core[int(k)] for k in rng.permutation(len(core))[:n]]
@@ -55,7 +57,7 @@ def _loopbacks(t: Topo, areas: dict) -> dict[str, str]:
     of the router's other interfaces; returns router -> router ID."""
     rids = {}
     for k, r in enumerate(sorted(t.routers()), 1):
-        addr = ipaddress.IPv4Interface(f"10.255.255.{k}/32")
+        addr = iface4(0x0AFFFF00 | k, 32)  # 10.255.255.k/32
         t.addr[(r, "Loopback0")] = addr
         t.desc[(r, "Loopback0")] = "router ID"
         areas[(r, "Loopback0")] = 0 if not r.startswith("BR") else max(
@@ -147,11 +149,11 @@ def nssa(rng: np.random.Generator, level: str) -> Scenario:
     own = t.routers()  # the agent's routers (LEG1 and ISP are not)
     edge = next(r for r in own if not r.startswith("BR") and r != abr)
     plan = Plan(rng)
-    plan.base, plan.wan_block = "10.250", ipaddress.IPv4Network("10.250.250.0/24")
+    plan.base, plan.wan_block = "10.250", LEGACY_WANS
     t.kinds["LEG1"] = "router"
     link = add_wan(t, plan, "BR1", GI.format(2), "LEG1", GI.format(1))
     lan = add_lan(t, rng, plan, "LEG1", GI.format(0), ["HL1"])
-    near, far = list(link.hosts())
+    near, far = link_ends(link)
     isp_ip, _block, web, isp_cfg = _add_isp(rng, t, edge, GI.format(7))
     back = t.addr[(edge, GI.format(7))].ip
     sc.fixed["ISP"] = isp_cfg + "".join(f"\nip route {n} {back}" for n in (

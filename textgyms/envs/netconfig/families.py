@@ -19,8 +19,8 @@ from textgyms.envs.netconfig.topologies import (
     ETH,
     FA,
     GI,
+    TEST_NET_3,
     Hosts,
-    I,
     Plan,
     Topo,
     base_config,
@@ -29,6 +29,9 @@ from textgyms.envs.netconfig.topologies import (
     hostmask_text,
     hostnames,
     iface4,
+    link_ends,
+    net4,
+    netmask_text,
     quad_int,
     star,
 )
@@ -366,27 +369,30 @@ def _vlan_reqs(t, sws, vids, names, placement, trunks, reqs, checks) -> None:
 # --- NAT ----------------------------------------------------------------------------------
 
 
+WEB_NET = 0xC6336400  # 198.51.100.0/24, the Internet server's LAN
+
+
 def _add_isp(rng: np.random.Generator, t: Topo, fw: str, out_if: str):
     """Cable a provider router (with an Internet server behind it) to ``fw``'s ``out_if``;
     return (provider address, public /28 routed to fw, server address, provider config)."""
     k = int(rng.integers(1, 60))
-    link = ipaddress.IPv4Network(f"203.0.113.{4 * k}/30")
+    link = net4(TEST_NET_3 + 4 * k, 30)
     m = int(rng.integers(1, 15))
     while 4 * k // 16 == m:  # the public /28 must not contain the link's /30
         m = int(rng.integers(1, 15))
-    block = ipaddress.IPv4Network(f"203.0.113.{16 * m}/28")
-    isp_ip, fw_ip = list(link.hosts())
+    block = net4(TEST_NET_3 + 16 * m, 28)
+    isp_ip, fw_ip = link_ends(link)
     t.kinds["ISP"] = "router"
-    t.addr[(fw, out_if)] = I((int(fw_ip), 30))
-    t.addr[("ISP", GI.format(0))] = I((int(isp_ip), 30))
+    t.addr[(fw, out_if)] = iface4(int(fw_ip), 30)
+    t.addr[("ISP", GI.format(0))] = iface4(int(isp_ip), 30)
     t.link(fw, out_if, "ISP", GI.format(0))
-    web_net = ipaddress.IPv4Network("198.51.100.0/24")
-    web_ip = web_net[int(rng.integers(10, 250))]
-    t.addr[("ISP", GI.format(1))] = I("198.51.100.1/24")
+    web_ip = ipaddress.IPv4Address(WEB_NET + int(rng.integers(10, 250)))
+    t.addr[("ISP", GI.format(1))] = iface4(WEB_NET + 1, 24)
     t.kinds["WEB1"] = "host"
-    t.hosts["WEB1"] = (I((int(web_ip), 24)), web_net[1])
+    t.hosts["WEB1"] = (iface4(int(web_ip), 24), ipaddress.IPv4Address(WEB_NET + 1))
     t.link("ISP", GI.format(1), "WEB1", ETH)
-    cfg = base_config(t, "ISP") + f"\nip route {block.network_address} {block.netmask} {fw_ip}"
+    cfg = base_config(t, "ISP") + \
+        f"\nip route {dotted(TEST_NET_3 + 16 * m)} {netmask_text(28)} {dotted(int(fw_ip))}"
     return isp_ip, block, web_ip, cfg
 
 

@@ -132,6 +132,11 @@ def quad_int(text: str) -> int:
     return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
 
 
+def netmask_text(plen: int) -> str:
+    """The netmask of a prefix length as a dotted quad, as the generator writes it."""
+    return _MASK_TEXT[plen]
+
+
 def hostmask_text(plen: int) -> str:
     """The wildcard (host) mask of a prefix length as a dotted quad."""
     return _WILD_TEXT[plen]
@@ -147,6 +152,17 @@ def own_addrs(t: Topo, dev: str) -> list[tuple[str, I]]:
     """``dev``'s (interface, address) pairs by interface name: the order of
     ``sorted(t.addr.items())`` restricted to ``dev``, without sorting every device's."""
     return sorted((i, a) for (d, i), a in t.addr.items() if d == dev)
+
+
+TEST_NET_3 = 0xCB007100  # 203.0.113.0, the documentation block provider links come from
+BRANCH_WANS = ipaddress.IPv4Network("192.168.250.0/24")  # WAN blocks of the fixed plans
+LEGACY_WANS = ipaddress.IPv4Network("10.250.250.0/24")
+
+
+def link_ends(net: N) -> tuple[ipaddress.IPv4Address, ipaddress.IPv4Address]:
+    """The two usable addresses of a /30, as ``list(net.hosts())`` gives them."""
+    lo = int(net.network_address)
+    return ipaddress.IPv4Address(lo + 1), ipaddress.IPv4Address(lo + 2)
 
 
 def host_ints(x: int, plen: int) -> range:
