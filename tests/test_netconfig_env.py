@@ -11,6 +11,7 @@ import pytest
 
 import textgyms  # noqa: F401  (registers the ids)
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS
+from textgyms.envs.netconfig.memo import parsed_config
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.sample import SCRIPT, golden_outputs
 from textgyms.envs.netconfig.show import render_config
@@ -180,3 +181,22 @@ def test_the_previous_ids_are_deprecated_the_gymnasium_way(old):
 
     with pytest.raises(gymnasium.error.DeprecatedEnv, match="NetConfig-v4"):
         gym.make(old)
+
+
+@pytest.mark.parametrize("family", ["addressing", "acl", "fhrp", "bgp", "ipv6", "nat", "vlan"])
+def test_an_edit_changes_the_episodes_copy_only(family):
+    """apply_config edits a copy of the shared parsed start config (``DeviceConfig.clone``):
+    the next episode of the same seed, and the memo, still hold the untouched start."""
+
+    env = make(family=family, difficulty="hard")
+    env.reset(seed=11)
+    dev, text = env.task.start[0]
+    shared = parsed_config(text, dev)[0]
+    before = render_config(shared)
+    env.step(f'<apply_config device="{dev}">interface Loopback77\n ip address 10.250.0.1 '
+             "255.255.255.255\nhostname X1\nno router ospf 1\n</apply_config>")
+    mine = env.unwrapped.state.mine[dev]
+    assert mine is not shared and "Loopback77" in mine.interfaces
+    assert render_config(shared) == before and "Loopback77" not in shared.interfaces
+    env.reset(seed=11)
+    assert env.unwrapped.state.mine[dev] is shared

@@ -28,7 +28,6 @@ Family info keys: ``family`` and ``difficulty``.
 
 from __future__ import annotations
 
-import copy
 import ipaddress
 import json
 
@@ -111,7 +110,9 @@ class NetState:
     def editable(self, device: str) -> DeviceConfig:
         """``device``'s candidate config, this episode's own copy (KeyError if not mine)."""
         if device not in self.edited:
-            self.mine[device] = copy.deepcopy(self.mine[device])
+            # clone: the same config, dicts and lists in the same order, ~8x cheaper than
+            # copy.deepcopy (the first edit of a device is an agent's tool step)
+            self.mine[device] = self.mine[device].clone()
             self.edited.add(device)
         return self.mine[device]
 
