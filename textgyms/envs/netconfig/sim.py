@@ -46,9 +46,7 @@ class Network:
         (another network's ``fhrp_state``); by default the one that won at boot."""
         self.devices = dict(devices)
         self.links = list(links)
-        peer = l2.peers(self.links)
-        self.status = l2.oper_status(self.devices, peer)
-        self.domain = l2.domains(self.devices, self.links, self.status)
+        self.status, self.domain = l2.layer2(self.devices, self.links)  # shared, read-only
         self.l3: dict[str, list[L3If]] = {d: [] for d in self.devices}
         self.arp: dict[tuple, dict[int, tuple[str, str]]] = {}
         for (dev, name), dom in self.domain.items():
