@@ -10,13 +10,13 @@ detection.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Mapping
 
 from textgyms.envs.netconfig import bgp, fhrp, l2, nat, ospf, routing, sim6
 from textgyms.envs.netconfig.acl import Packet, evaluate
 from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route, Walk
+from textgyms.envs.netconfig.topologies import dotted
 
 __all__ = ["MAX_HOPS", "Network", "Walk", "routes_packets"]
 
@@ -275,7 +275,7 @@ class Network:
             seen.add(key)
             target = arp_at.get((dev, out), _EMPTY).get(nh) or self._proxy_arp(dev, out, nh)
             if target is None:
-                why = f"no ARP reply for {ipaddress.IPv4Address(nh)} on {dev} {out}"
+                why = f"no ARP reply for {dotted(nh)} on {dev} {out}"
                 return Walk("unreachable", tuple(hops), pkt, tuple(hits), why, dev,
                             tuple(fanout))
             dev, inif = target
@@ -325,7 +325,7 @@ class Network:
             if routes:
                 break
         else:
-            why = f"no route to {ipaddress.IPv4Address(dst)} on {dev}"
+            why = f"no route to {dotted(dst)} on {dev}"
             return Walk("no_route", (), pkt, (), why, dev)
         r = routes[0] if len(routes) == 1 else routing.pick(
             routes, pkt, choices, fanout if fanout is not None else [])
@@ -372,7 +372,7 @@ class Network:
                 for i in ifs:
                     if d in self.routers and src & routing.mask(i.plen) == i.net:
                         return self.walk(pkt, d, None, i.name)
-            why = f"no device has {ipaddress.IPv4Address(src)} on an interface that is up"
+            why = f"no device has {dotted(src)} on an interface that is up"
             return Walk("unreachable", (), pkt, (), why, "")
         return self.walk(pkt, dev)
 
