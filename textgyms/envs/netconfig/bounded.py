@@ -7,10 +7,11 @@ object is one (an edited candidate's own copy never is)."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
-__all__ = ["Memo", "by_identity", "is_shared", "share"]
+__all__ = ["Key", "Memo", "by_identity", "is_shared", "share"]
 
 
 class Memo:
@@ -19,7 +20,10 @@ class Memo:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        self._d: dict[Hashable, Any] = {}
+        # An OrderedDict drops its oldest entry in O(1); a plain dict's first key is found
+        # by skipping every slot deleted before it (until the dict is next resized), which
+        # made each eviction of a full memo cost microseconds.
+        self._d: OrderedDict[Hashable, Any] = OrderedDict()
 
     def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """The cached value of ``key``, or ``make()`` stored under it."""
@@ -30,8 +34,8 @@ class Memo:
         value = make()
         if len(self._d) >= self.size:
             try:
-                del self._d[next(iter(self._d))]
-            except (KeyError, RuntimeError, StopIteration):  # another thread evicted it first
+                self._d.popitem(last=False)
+            except KeyError:  # another thread emptied it first
                 pass
         self._d[key] = value
         return value
@@ -67,3 +71,26 @@ def by_identity(memo: Memo, obj: Any, extra: Hashable, make: Callable[[], Any]) 
         return make()
     held, value = memo.get((id(obj), extra), lambda: (obj, make()))
     return value if held is obj else make()
+
+
+class Key:
+    """A memo key that hashes its parts once (a dict hashes a plain tuple key again for
+    every lookup and for the insert after a miss): a network's key (every device's text
+    and the cabling) is looked up again for each derived network and check result, and
+    the SPF and layer-2 keys are deep tuples."""
+
+    __slots__ = ("_hash", "parts")
+
+    def __init__(self, parts: Hashable) -> None:
+        self.parts = parts
+        self._hash = hash(parts)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (type(other) is Key and self._hash == other._hash
+                                 and self.parts == other.parts)
+
+    def __repr__(self) -> str:
+        return f"Key({self.parts!r})"

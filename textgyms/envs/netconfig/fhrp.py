@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from textgyms.envs.netconfig.bounded import Memo, by_identity
 from textgyms.envs.netconfig.model import DeviceConfig, Fhrp, Interface
 
 Member = tuple[str, str, int, Fhrp]  # (device, interface, interface address, group)
@@ -49,22 +50,40 @@ def _groups(configs: Mapping[str, DeviceConfig]) -> dict[tuple, list[Member]]:
     groups: dict[tuple, list[Member]] = {}
     learners = []
     for dev, cfg in configs.items():
-        for name, itf in cfg.interfaces.items():
-            if itf.ip is None:
-                continue
-            net = int(itf.ip.network.network_address)
-            for g in itf.fhrp.values():
-                m = (dev, name, int(itf.ip.ip), g)
-                if g.vip is not None:
-                    key = (g.proto, g.group, int(g.vip), net, hears(itf, g))
-                    groups.setdefault(key, []).append(m)
-                elif g.learn:
-                    learners.append(((g.proto, g.group, net, hears(itf, g)), m))
+        for key, m in _members(dev, cfg):
+            if key[0]:
+                groups.setdefault(key[1], []).append(m)
+            else:
+                learners.append((key[1], m))
     for want, m in learners:
         key = next((k for k in groups if (k[0], k[1], k[3], k[4]) == want), None)
         if key is not None:
             groups[key].append(m)
     return groups
+
+
+_MEMBERS = Memo(2048)  # (config id, device) -> (config, its _members)
+
+
+def _members(dev: str, cfg: DeviceConfig) -> list[tuple[tuple[bool, tuple], Member]]:
+    """One router's FHRP members in configuration order, each with (True, its group key)
+    or (False, what a learner must match): once per shared parsed config."""
+
+    def make():
+        out = []
+        for name, itf in cfg.interfaces.items():
+            if itf.ip is None or not itf.fhrp:
+                continue
+            net = int(itf.ip.network.network_address)
+            for g in itf.fhrp.values():
+                m = (dev, name, int(itf.ip), g)
+                if g.vip is not None:
+                    out.append(((True, (g.proto, g.group, int(g.vip), net, hears(itf, g))), m))
+                elif g.learn:
+                    out.append(((False, (g.proto, g.group, net, hears(itf, g))), m))
+        return out
+
+    return by_identity(_MEMBERS, cfg, dev, make)
 
 
 def _elect(members: list[Member], up: list[Member], status, incumbent) -> Member:

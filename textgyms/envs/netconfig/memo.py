@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
-from textgyms.envs.netconfig.bounded import Memo, share
+from textgyms.envs.netconfig.bounded import Key, Memo, share
 from textgyms.envs.netconfig.model import DeviceConfig, Issue
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.sim import Network
@@ -52,28 +52,6 @@ def same_config(text: str, other: str, device: str = "") -> bool:
         return True
     a, b = parsed_config(text, device)[0], parsed_config(other, device)[0]
     return a == b and repr(a) == repr(b)
-
-
-class Key:
-    """A memo key that hashes its parts once: a network's key (every device's text and the
-    cabling) is looked up again for each derived network and check result, and hashing
-    its tuples again each time was a measurable share of a submission step."""
-
-    __slots__ = ("_hash", "parts")
-
-    def __init__(self, parts: Hashable) -> None:
-        self.parts = parts
-        self._hash = hash(parts)
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other: object) -> bool:
-        return self is other or (type(other) is Key and self._hash == other._hash
-                                 and self.parts == other.parts)
-
-    def __repr__(self) -> str:
-        return f"Key({self.parts!r})"
 
 
 def _compile(devices: DeviceTexts, links: tuple) -> Network:

@@ -27,7 +27,7 @@ from typing import NamedTuple
 
 from textgyms.envs.netconfig import ospf_opts, policy
 from textgyms.envs.netconfig.acl import evaluate
-from textgyms.envs.netconfig.bounded import Memo, by_identity
+from textgyms.envs.netconfig.bounded import Key, Memo, by_identity
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route, ospf_area, router_id
 
@@ -495,7 +495,7 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]]):
         tables = internal_tables(areas)
         return adj, logs, areas, tables, {r: to_routes(t) for r, t in tables.items()}
 
-    adj, logs, areas, tables, routes = _SPF.get((tuple(oifs), tuple(rids.items())), make)
+    adj, logs, areas, tables, routes = _SPF.get(Key((tuple(oifs), tuple(rids.items()))), make)
     # External routes only add entries to a router's table (never change one of these):
     # a copy of each table's dict keeps the shared entries intact.
     return (adj, logs, dict(rids), oifs, areas, {r: dict(t) for r, t in tables.items()},

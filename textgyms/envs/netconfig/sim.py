@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from textgyms.envs.netconfig import bgp, fhrp, l2, nat, ospf, routing, sim6
 from textgyms.envs.netconfig.acl import Packet, evaluate
+from textgyms.envs.netconfig.bounded import Memo, by_identity
 from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route, Walk
 from textgyms.envs.netconfig.topologies import dotted
@@ -34,6 +35,26 @@ MAX_HOPS = 32
 MAX_PASSES = 4  # IGP/BGP rounds when OSPF and BGP are redistributed into each other
 
 
+_FACTS = Memo(2048)  # (config id, None) -> (config, _facts of it)
+
+
+def _facts(cfg: DeviceConfig) -> tuple[dict[str, tuple[int, int, int]], tuple[str, ...]]:
+    """What a compile reads of each device's interfaces: (name -> (address, network,
+    prefix length) of each addressed one, the names with an inbound ACL or NAT outside),
+    once per shared parsed config (ipaddress objects are slow to read)."""
+    def make():
+        addrs = {}
+        for name, itf in cfg.interfaces.items():
+            if itf.ip is not None:
+                net = itf.ip.network
+                addrs[name] = (int(itf.ip), int(net.network_address), net.prefixlen)
+        fx = tuple(n for n, i in cfg.interfaces.items()
+                   if i.acl_in is not None or i.nat == "outside")
+        return addrs, fx
+
+    return by_identity(_FACTS, cfg, None, make)
+
+
 class Network:
     """A compiled network; ``devices`` maps name -> (kind, config)."""
 
@@ -48,14 +69,13 @@ class Network:
         self.status, self.domain = l2.layer2(self.devices, self.links)  # shared, read-only
         self.l3: dict[str, list[L3If]] = {d: [] for d in self.devices}
         self.arp: dict[tuple, dict[int, tuple[str, str]]] = {}
+        facts = {d: _facts(c) for d, (_k, c) in self.devices.items()}
         for (dev, name), dom in self.domain.items():
-            itf = self.devices[dev][1].interfaces.get(name)
-            if itf is None or itf.ip is None:
+            addr = facts[dev][0].get(name)
+            if addr is None:
                 continue
-            net = itf.ip.network
-            i = L3If(name, int(itf.ip), int(net.network_address), net.prefixlen, dom)
-            self.l3[dev].append(i)
-            self.arp.setdefault(dom, {})[i.ip] = (dev, name)
+            self.l3[dev].append(L3If(name, addr[0], addr[1], addr[2], dom))
+            self.arp.setdefault(dom, {})[addr[0]] = (dev, name)
         self.own = {d: {i.ip: i.name for i in ifs} for d, ifs in self.l3.items()}
         self.routers = {d for d, (k, c) in self.devices.items() if routes_packets(k, c)}
         # In device order, never set order: results must not depend on the hash seed.
@@ -69,10 +89,7 @@ class Network:
             self.own[dev].setdefault(vip, name)
         # Lookups the packet walk does at every hop, precomputed once.
         self._cfgs = {d: c for d, (_k, c) in self.devices.items()}
-        self._ingress_fx = {
-            (d, n) for d, c in self._cfgs.items() for n, i in c.interfaces.items()
-            if i.acl_in is not None or i.nat == "outside"
-        }
+        self._ingress_fx = {(d, n) for d, f in facts.items() for n in f[1]}
         self._arp_at = {k: self.arp.get(dom, _EMPTY) for k, dom in self.domain.items()}
         self.nat_pool_use: dict[tuple[str, int], int] = {}  # (dev, inside local) -> global
         self._v6: sim6.Plane6 | None = None
