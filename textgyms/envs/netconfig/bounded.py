@@ -67,9 +67,13 @@ def by_identity(memo: Memo, obj: Any, extra: Hashable, make: Callable[[], Any]) 
     """``make()``, cached in ``memo`` under ``obj``'s identity and ``extra`` when ``obj`` is
     shared (each entry holds ``obj``, so the id cannot stand for another object while it
     lives); computed afresh for any other object."""
-    if not is_shared(obj):
+    key = (id(obj), extra)
+    hit = memo._d.get(key)  # the common case first, without building a closure
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    if _SHARED._d.get(id(obj)) is not obj:  # not shared: it may change, never cache it
         return make()
-    held, value = memo.get((id(obj), extra), lambda: (obj, make()))
+    held, value = memo.get(key, lambda: (obj, make()))
     return value if held is obj else make()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from textgyms.envs.netconfig.bounded import Key, Memo, by_identity
+from textgyms.envs.netconfig.bounded import Key, Memo
 from textgyms.envs.netconfig.model import DeviceConfig, Interface
 
 Link = tuple[tuple[str, str], tuple[str, str]]
@@ -145,23 +145,22 @@ def domains(
 # before only in addresses, routing or filtering (a wrong submission, most faults, a start
 # configuration with the same ports) reuses them. Both are shared and read-only.
 _LAYER2 = Memo(256)
-_SIGNATURES = Memo(2048)  # (config id, kind) -> (config, its layer-2 signature)
 
 
-def _signature(kind: str, cfg: DeviceConfig) -> Key:
-    """Everything :func:`oper_status` and :func:`domains` read of one device."""
-    ports = tuple((name, i.shutdown, i.mode, i.access_vlan,
-                   None if i.trunk_allowed is None else tuple(sorted(i.trunk_allowed)),
-                   i.native_vlan, i.dot1q) for name, i in cfg.interfaces.items())
+def signature(kind: str, cfg: DeviceConfig) -> Key:
+    """Everything :func:`oper_status` and :func:`domains` read of one device (callers
+    cache it per shared config)."""
+    ports = tuple((name, i.shutdown, i.mode, i.access_vlan, i.trunk_allowed, i.native_vlan,
+                   i.dot1q) for name, i in cfg.interfaces.items())
     return Key((kind, tuple(cfg.vlans), ports))
 
 
-def layer2(devices: Mapping[str, tuple[str, DeviceConfig]], links: list[Link]) -> tuple[
+def layer2(devices: Mapping[str, tuple[str, DeviceConfig]], links: list[Link],
+           signatures: Mapping[str, Key]) -> tuple[
         dict[tuple[str, str], tuple[str, str]], dict[tuple[str, str], tuple]]:
     """(:func:`oper_status`, :func:`domains`) of a network, shared and read-only: computed
-    once per cabling and set of layer-2 device signatures."""
-    key = Key((tuple((d, by_identity(_SIGNATURES, c, k, lambda k=k, c=c: _signature(k, c)))
-                     for d, (k, c) in devices.items()), tuple(links)))
+    once per cabling and set of device :func:`signature` s (given per device)."""
+    key = Key((tuple((d, signatures[d]) for d in devices), tuple(links)))
 
     def make():
         status = oper_status(devices, peers(links))

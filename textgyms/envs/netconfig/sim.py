@@ -10,7 +10,9 @@ detection.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Hashable, Mapping
+from typing import NamedTuple
 
 from textgyms.envs.netconfig import bgp, fhrp, l2, nat, ospf, routing, sim6
 from textgyms.envs.netconfig.acl import Packet, evaluate
@@ -32,27 +34,40 @@ def routes_packets(kind: str, cfg: DeviceConfig) -> bool:
     return kind == "l3switch" and cfg.ip_routing is True
 _EMPTY: dict = {}
 MAX_HOPS = 32
+MAX_WALKS = 4096  # walks remembered per compiled network (without NAT)
+_W = functools.partial(tuple.__new__, Walk)  # Walk(*fields) without the Python-level call
 MAX_PASSES = 4  # IGP/BGP rounds when OSPF and BGP are redistributed into each other
 
 
-_FACTS = Memo(2048)  # (config id, None) -> (config, _facts of it)
+class _Facts(NamedTuple):
+    """What a compile reads of one device's configuration, derived once per shared parsed
+    config (reading ipaddress objects is slow): its layer-2 signature, each addressed
+    interface's (address, network, prefix length), the interfaces with an inbound ACL or
+    NAT outside, and its FHRP members."""
+
+    layer2: Hashable
+    addrs: dict[str, tuple[int, int, int]]
+    ingress: tuple[str, ...]
+    fhrp: list
 
 
-def _facts(cfg: DeviceConfig) -> tuple[dict[str, tuple[int, int, int]], tuple[str, ...]]:
-    """What a compile reads of each device's interfaces: (name -> (address, network,
-    prefix length) of each addressed one, the names with an inbound ACL or NAT outside),
-    once per shared parsed config (ipaddress objects are slow to read)."""
-    def make():
+_FACTS = Memo(2048)  # (config id, kind) -> (config, its _Facts)
+
+
+def _facts(kind: str, cfg: DeviceConfig) -> _Facts:
+    def make() -> _Facts:
         addrs = {}
+        ingress = []
         for name, itf in cfg.interfaces.items():
             if itf.ip is not None:
                 net = itf.ip.network
                 addrs[name] = (int(itf.ip), int(net.network_address), net.prefixlen)
-        fx = tuple(n for n, i in cfg.interfaces.items()
-                   if i.acl_in is not None or i.nat == "outside")
-        return addrs, fx
+            if itf.acl_in is not None or itf.nat == "outside":
+                ingress.append(name)
+        members = fhrp.device_members(cfg) if kind in ROUTERS else []
+        return _Facts(l2.signature(kind, cfg), addrs, tuple(ingress), members)
 
-    return by_identity(_FACTS, cfg, None, make)
+    return by_identity(_FACTS, cfg, kind, make)
 
 
 class Network:
@@ -66,12 +81,13 @@ class Network:
         (another network's ``fhrp_state``); by default the one that won at boot."""
         self.devices = dict(devices)
         self.links = list(links)
-        self.status, self.domain = l2.layer2(self.devices, self.links)  # shared, read-only
+        facts = {d: _facts(k, c) for d, (k, c) in self.devices.items()}
+        self.status, self.domain = l2.layer2(  # shared, read-only
+            self.devices, self.links, {d: f.layer2 for d, f in facts.items()})
         self.l3: dict[str, list[L3If]] = {d: [] for d in self.devices}
         self.arp: dict[tuple, dict[int, tuple[str, str]]] = {}
-        facts = {d: _facts(c) for d, (_k, c) in self.devices.items()}
         for (dev, name), dom in self.domain.items():
-            addr = facts[dev][0].get(name)
+            addr = facts[dev].addrs.get(name)
             if addr is None:
                 continue
             self.l3[dev].append(L3If(name, addr[0], addr[1], addr[2], dom))
@@ -80,8 +96,9 @@ class Network:
         self.routers = {d for d, (k, c) in self.devices.items() if routes_packets(k, c)}
         # In device order, never set order: results must not depend on the hash seed.
         self._router_cfgs = {d: c for d, (_k, c) in self.devices.items() if d in self.routers}
+        self._members = {d: facts[d].fhrp for d in self._router_cfgs}
         self.fhrp_state, self.fhrp_actives = fhrp.elect(
-            self._router_cfgs, self.domain, self.status, fhrp_incumbent)
+            self._router_cfgs, self.domain, self.status, fhrp_incumbent, self._members)
         # With a dual-active both answer ARP; hosts keep one (the first, here).
         self.fhrp = {k: (v[0][0], v[0][1], k[1]) for k, v in self.fhrp_actives.items()}
         for (dom, vip), (dev, name, _vip) in self.fhrp.items():
@@ -89,18 +106,22 @@ class Network:
             self.own[dev].setdefault(vip, name)
         # Lookups the packet walk does at every hop, precomputed once.
         self._cfgs = {d: c for d, (_k, c) in self.devices.items()}
-        self._ingress_fx = {(d, n) for d, f in facts.items() for n in f[1]}
+        self._ingress_fx = {(d, n) for d, f in facts.items() for n in f.ingress}
         self._arp_at = {k: self.arp.get(dom, _EMPTY) for k, dom in self.domain.items()}
         self.nat_pool_use: dict[tuple[str, int], int] = {}  # (dev, inside local) -> global
         self._v6: sim6.Plane6 | None = None
+        self._walks: dict | None = None  # none while compiling: BGP walks change FIBs
         self._route()
+        if not any(c.nat for c in self._cfgs.values()):
+            self._walks = {}  # shared by this network's views
 
     def with_incumbent(self, incumbent: Mapping) -> Network:
         """This network with each FHRP group's election starting from ``incumbent`` (another
         network's ``fhrp_state``). The election is all an incumbent changes: where every group
         elects what it elected here, a view of this network (its own NAT state) is the
         answer and nothing is compiled again."""
-        if fhrp.elect(self._router_cfgs, self.domain, self.status, incumbent) == (
+        if fhrp.elect(self._router_cfgs, self.domain, self.status, incumbent,
+                      self._members) == (
                 self.fhrp_state, self.fhrp_actives):
             return self.view()
         return Network(self.devices, self.links, incumbent)
@@ -262,6 +283,23 @@ class Network:
         ``xlate`` collects (and answers) dynamic NAT translations. Among equal-cost routes
         the k-th forwarding decision takes ``choices[k]`` (0 past its end); without
         ``choices`` it takes the one a per-destination CEF hash would."""
+        walks = self._walks
+        if walks is None:  # NAT somewhere (walks read and write its state), or compiling
+            return self._walk(pkt, src_dev, xlate, inif, choices)
+        # Without NAT a walk is a pure function of the compiled network and its arguments:
+        # the flows the reset walked for their expectations, the ping of a check that a
+        # recovered FHRP network repeats, are not walked again.
+        key = (pkt, type(pkt[5]), src_dev, inif, choices)
+        w = walks.get(key)
+        if w is None:
+            w = self._walk(pkt, src_dev, xlate, inif, choices)
+            if len(walks) < MAX_WALKS:
+                walks[key] = w
+        return w
+
+    def _walk(self, pkt: Packet, src_dev: str, xlate: dict | None, inif: str | None,
+              choices: tuple[int, ...] | None) -> Walk:
+        """:meth:`walk`, hop by hop."""
         xlate = {} if xlate is None else xlate
         dev = src_dev
         hops: list = []
@@ -275,28 +313,28 @@ class Network:
                 ok, pkt, why = self._ingress(dev, cfg, inif, pkt, hits, xlate)
                 if not ok:
                     hops.append((dev, inif, None))
-                    return Walk("denied", tuple(hops), pkt, tuple(hits), why, dev, tuple(fanout))
+                    return _W(("denied", tuple(hops), pkt, tuple(hits), why, dev, tuple(fanout)))
             if pkt[1] in own[dev]:
                 hops.append((dev, inif, None))
-                return Walk("delivered", tuple(hops), pkt, tuple(hits), "", dev, tuple(fanout))
+                return _W(("delivered", tuple(hops), pkt, tuple(hits), "", dev, tuple(fanout)))
             step = self._egress(dev, cfg, inif, pkt, hits, xlate, choices, fanout)
             if type(step) is Walk:
                 hops.append((dev, inif, None))
-                return step._replace(hops=tuple(hops), hits=tuple(hits), fanout=tuple(fanout))
+                return _W((step[0], tuple(hops), step[2], tuple(hits), step[4], step[5],
+                           tuple(fanout)))
             out, nh, pkt = step
             hops.append((dev, inif, out))
             key = (dev, inif, pkt)
             if key in seen:
-                return Walk("loop", tuple(hops), pkt, tuple(hits), "routing loop", dev,
-                            tuple(fanout))
+                return _W(("loop", tuple(hops), pkt, tuple(hits), "routing loop", dev,
+                           tuple(fanout)))
             seen.add(key)
             target = arp_at.get((dev, out), _EMPTY).get(nh) or self._proxy_arp(dev, out, nh)
             if target is None:
                 why = f"no ARP reply for {dotted(nh)} on {dev} {out}"
-                return Walk("unreachable", tuple(hops), pkt, tuple(hits), why, dev,
-                            tuple(fanout))
+                return _W(("unreachable", tuple(hops), pkt, tuple(hits), why, dev, tuple(fanout)))
             dev, inif = target
-        return Walk("ttl", tuple(hops), pkt, tuple(hits), "TTL expired", dev, tuple(fanout))
+        return _W(("ttl", tuple(hops), pkt, tuple(hits), "TTL expired", dev, tuple(fanout)))
 
     def _proxy_arp(self, dev: str, out: str, nh: int) -> tuple[str, str] | None:
         """A router on the segment that answers ARP for ``nh`` on its behalf (IOS proxy ARP,
