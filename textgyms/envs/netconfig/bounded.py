@@ -14,6 +14,9 @@ from typing import Any
 __all__ = ["Key", "Memo", "by_identity", "is_shared", "share"]
 
 
+_MISSING = object()
+
+
 class Memo:
     """A dict of at most ``size`` results; the oldest goes first when it is full. Safe to
     share between threads (a result computed twice at once is the same value)."""
@@ -27,18 +30,21 @@ class Memo:
 
     def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """The cached value of ``key``, or ``make()`` stored under it."""
-        try:
-            return self._d[key]
-        except KeyError:
-            pass
+        value = self._d.get(key, _MISSING)  # (a raised KeyError made each miss slower)
+        if value is not _MISSING:
+            return value
         value = make()
+        self.put(key, value)
+        return value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Store ``value`` under ``key`` (dropping the oldest entry when full)."""
         if len(self._d) >= self.size:
             try:
                 self._d.popitem(last=False)
             except KeyError:  # another thread emptied it first
                 pass
         self._d[key] = value
-        return value
 
     def __len__(self) -> int:
         return len(self._d)
@@ -71,10 +77,10 @@ def by_identity(memo: Memo, obj: Any, extra: Hashable, make: Callable[[], Any]) 
     hit = memo._d.get(key)  # the common case first, without building a closure
     if hit is not None and hit[0] is obj:
         return hit[1]
-    if _SHARED._d.get(id(obj)) is not obj:  # not shared: it may change, never cache it
-        return make()
-    held, value = memo.get(key, lambda: (obj, make()))
-    return value if held is obj else make()
+    value = make()
+    if _SHARED._d.get(id(obj)) is obj:  # shared, so it never changes: cache it
+        memo.put(key, (obj, value))
+    return value
 
 
 class Key:

@@ -40,8 +40,9 @@ def oper_status(
     for d, p in peer:
         cabled.setdefault(d, set()).add(p)
     for dev, (kind, cfg) in devices.items():
-        names = set(cfg.interfaces) | cabled.get(dev, set())
-        for name in sorted(names, key=lambda n: ("." in n, n)):
+        names = sorted(set(cfg.interfaces) | cabled.get(dev, set()))
+        # Subinterfaces after every physical port (they take their parent's status).
+        for name in [n for n in names if "." not in n] + [n for n in names if "." in n]:
             out[(dev, name)] = _status(devices, peer, dev, kind, cfg, name, out)
     return out
 
@@ -150,6 +151,9 @@ _LAYER2 = Memo(256)
 def signature(kind: str, cfg: DeviceConfig) -> Key:
     """Everything :func:`oper_status` and :func:`domains` read of one device (callers
     cache it per shared config)."""
+    if kind not in SWITCHES:  # the VLAN settings of a router's or host's ports are unused
+        return Key((kind, tuple((name, i.shutdown, i.dot1q)
+                                for name, i in cfg.interfaces.items())))
     ports = tuple((name, i.shutdown, i.mode, i.access_vlan, i.trunk_allowed, i.native_vlan,
                    i.dot1q) for name, i in cfg.interfaces.items())
     return Key((kind, tuple(cfg.vlans), ports))

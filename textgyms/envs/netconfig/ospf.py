@@ -266,8 +266,8 @@ class Areas:
         for pfx, owners in self.stubs.get(area, {}).items():
             if len(owners) == 1:  # most prefixes have one router on them
                 o, c = owners[0]
-                if o in dist:
-                    out[pfx] = (dist[o] + c, set(first[o]))
+                if o in dist:  # (the SPF's own set: readers copy before they change one)
+                    out[pfx] = (dist[o] + c, first[o])
                 continue
             best = [(dist[o] + c, o) for o, c in owners if o in dist]
             if best:
@@ -423,7 +423,7 @@ def to_routes(table: dict) -> list[Route]:
     for net, plen in sorted(table):  # prefixes are unique: sorting the keys alone is enough
         kind, cost, hops, tag = table[(net, plen)]
         metric = cost >> 24 if kind == "O E2" else cost
-        for nh, iface in sorted(hops):
+        for nh, iface in sorted(hops) if len(hops) > 1 else hops:  # most have one next hop
             out.append(Route(net, plen, kind, 110, metric, nh, iface, nh, tag))
     return out
 
