@@ -1,6 +1,6 @@
 """The simulator's reuse of work between compiles: layer 2 shared between networks that
-differ only above it, per-device facts of shared configs, walks remembered by a network
-without NAT, and the bounded memos and keys behind them. Each reuse must give exactly what
+differ only above it, per-device facts of shared configs, and the bounded memos and keys
+behind them. Each reuse must give exactly what
 a fresh computation gives."""
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from textgyms.envs.netconfig.bounded import Key, Memo
 from textgyms.envs.netconfig.checks import failed
 from textgyms.envs.netconfig.generate import generate
 from textgyms.envs.netconfig.memo import compiled, parsed_config
-from textgyms.envs.netconfig.sample import sample_network
 from textgyms.envs.netconfig.scenario import ip
 from textgyms.envs.netconfig.sim import Network
 
@@ -85,26 +84,6 @@ def test_a_failed_link_network_sees_the_failure():
     assert down.status[("R1", "GigabitEthernet0/1")] == ("administratively down", "down")
     assert down.ping("H1", ip("10.0.2.10"))[0].status != "delivered"
     assert net.ping("H1", ip("10.0.2.10"))[1].status == "delivered"
-
-
-def test_a_network_without_nat_remembers_its_walks_and_its_views_share_them():
-    net = Network(_devices(), list(LINKS))
-    pkt = (ip("10.0.1.10"), ip("10.0.2.10"), 6, 49152, 80, False)
-    first = net.walk(pkt, "H1")
-    assert first.status == "delivered" and [h[0] for h in first.hops] == ["H1", "R1", "R2", "H2"]
-    assert net.walk(pkt, "H1") is first
-    assert net.view().walk(pkt, "H1") is first
-    assert net._walk(pkt, "H1", None, None, None) == first
-    # The same packet with the established flag as an int is its own entry.
-    as_int = net.walk(pkt[:5] + (0,), "H1")
-    assert as_int.packet[5] == 0 and type(as_int.packet[5]) is int
-
-
-def test_a_network_with_nat_walks_every_time():
-    net = sample_network()
-    assert net._walks is None
-    there, back = net.ping("PC1", ip("203.0.113.1"))
-    assert there.status == "delivered" and back is not None
 
 
 def test_fhrp_members_given_or_derived_elect_the_same():

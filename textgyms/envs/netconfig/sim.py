@@ -34,7 +34,6 @@ def routes_packets(kind: str, cfg: DeviceConfig) -> bool:
     return kind == "l3switch" and cfg.ip_routing is True
 _EMPTY: dict = {}
 MAX_HOPS = 32
-MAX_WALKS = 4096  # walks remembered per compiled network (without NAT)
 _W = functools.partial(tuple.__new__, Walk)  # Walk(*fields) without the Python-level call
 MAX_PASSES = 4  # IGP/BGP rounds when OSPF and BGP are redistributed into each other
 
@@ -110,10 +109,7 @@ class Network:
         self._arp_at = {k: self.arp.get(dom, _EMPTY) for k, dom in self.domain.items()}
         self.nat_pool_use: dict[tuple[str, int], int] = {}  # (dev, inside local) -> global
         self._v6: sim6.Plane6 | None = None
-        self._walks: dict | None = None  # none while compiling: BGP walks change FIBs
         self._route()
-        if not any(c.nat for c in self._cfgs.values()):
-            self._walks = {}  # shared by this network's views
 
     def with_incumbent(self, incumbent: Mapping) -> Network:
         """This network with each FHRP group's election starting from ``incumbent`` (another
@@ -283,23 +279,6 @@ class Network:
         ``xlate`` collects (and answers) dynamic NAT translations. Among equal-cost routes
         the k-th forwarding decision takes ``choices[k]`` (0 past its end); without
         ``choices`` it takes the one a per-destination CEF hash would."""
-        walks = self._walks
-        if walks is None:  # NAT somewhere (walks read and write its state), or compiling
-            return self._walk(pkt, src_dev, xlate, inif, choices)
-        # Without NAT a walk is a pure function of the compiled network and its arguments:
-        # the flows the reset walked for their expectations, the ping of a check that a
-        # recovered FHRP network repeats, are not walked again.
-        key = (pkt, type(pkt[5]), src_dev, inif, choices)
-        w = walks.get(key)
-        if w is None:
-            w = self._walk(pkt, src_dev, xlate, inif, choices)
-            if len(walks) < MAX_WALKS:
-                walks[key] = w
-        return w
-
-    def _walk(self, pkt: Packet, src_dev: str, xlate: dict | None, inif: str | None,
-              choices: tuple[int, ...] | None) -> Walk:
-        """:meth:`walk`, hop by hop."""
         xlate = {} if xlate is None else xlate
         dev = src_dev
         hops: list = []
