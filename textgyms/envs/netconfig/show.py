@@ -195,7 +195,7 @@ def _ospf_lines(ospf) -> list[str]:
         lines.append(" passive-interface default")
         lines += [f" no passive-interface {p}" for p in sorted(ospf.active, key=_natural)]
     lines += [f" passive-interface {p}" for p in sorted(ospf.passive, key=_natural)]
-    lines += [f" network {n} {w} area {a}" for n, w, a in ospf.networks]
+    lines += [f" network {dotted(int(n))} {dotted(int(w))} area {a}" for n, w, a in ospf.networks]
     if ospf.originate is not None:
         always, metric, mtype = ospf.originate
         lines.append(" default-information originate" + (" always" if always else "")
@@ -228,7 +228,8 @@ def _route_line(r) -> str:
     via = " ".join(str(x) for x in (r.iface, r.nexthop) if x is not None)
     tail = (f" {r.ad}" if r.ad != 1 else "") + (f" name {r.name}" if r.name else "")
     tail += (" permanent" if r.permanent else "") + (f" tag {r.tag}" if r.tag is not None else "")
-    return f"ip route {r.prefix.network_address} {r.prefix.netmask} {via}{tail}"
+    pfx = r.prefix
+    return f"ip route {dotted(int(pfx.network_address))} {dotted(int(pfx.netmask))} {via}{tail}"
 
 
 def render_config(cfg: DeviceConfig) -> str:
