@@ -19,7 +19,7 @@ from textgyms.envs.netconfig.acl import Packet, evaluate
 from textgyms.envs.netconfig.bounded import Memo, by_identity
 from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route, Walk
-from textgyms.envs.netconfig.topologies import dotted
+from textgyms.envs.netconfig.topologies import dotted as _dotted
 
 __all__ = ["MAX_HOPS", "Network", "Walk", "routes_packets"]
 
@@ -34,6 +34,7 @@ def routes_packets(kind: str, cfg: DeviceConfig) -> bool:
     return kind == "l3switch" and cfg.ip_routing is True
 _EMPTY: dict = {}
 MAX_HOPS = 32
+dotted = functools.lru_cache(maxsize=4096)(_dotted)  # walk reasons name the same addresses
 _W = functools.partial(tuple.__new__, Walk)  # Walk(*fields) without the Python-level call
 MAX_PASSES = 4  # IGP/BGP rounds when OSPF and BGP are redistributed into each other
 
@@ -48,6 +49,7 @@ class _Facts(NamedTuple):
     addrs: dict[str, tuple[int, int, int]]
     ingress: tuple[str, ...]
     fhrp: list
+    gateway: int | None  # ``ip default-gateway``
 
 
 _FACTS = Memo(2048)  # (config id, kind) -> (config, its _Facts)
@@ -64,7 +66,8 @@ def _facts(kind: str, cfg: DeviceConfig) -> _Facts:
             if itf.acl_in is not None or itf.nat == "outside":
                 ingress.append(name)
         members = fhrp.device_members(cfg) if kind in ROUTERS else []
-        return _Facts(l2.signature(kind, cfg), addrs, tuple(ingress), members)
+        gateway = int(cfg.gateway) if cfg.gateway is not None else None
+        return _Facts(l2.signature(kind, cfg), addrs, tuple(ingress), members, gateway)
 
     return by_identity(_FACTS, cfg, kind, make)
 
@@ -106,6 +109,7 @@ class Network:
         # Lookups the packet walk does at every hop, precomputed once.
         self._cfgs = {d: c for d, (_k, c) in self.devices.items()}
         self._ingress_fx = {(d, n) for d, f in facts.items() for n in f.ingress}
+        self._gateway = {d: f.gateway for d, f in facts.items() if f.gateway is not None}
         self._arp_at = {k: self.arp.get(dom, _EMPTY) for k, dom in self.domain.items()}
         self.nat_pool_use: dict[tuple[str, int], int] = {}  # (dev, inside local) -> global
         self._v6: sim6.Plane6 | None = None
@@ -241,13 +245,12 @@ class Network:
 
     def _host_egress(self, dev: str, dst: int) -> tuple[str, int] | None:
         """A non-routing device's (interface, next hop) for ``dst``: direct or the gateway."""
-        gw = self._cfgs[dev].gateway
         masks, ifs = routing.MASKS, self.l3[dev]
         for i in ifs:
             if dst & masks[i.plen] == i.net:
                 return i.name, dst
-        if gw is not None:
-            g = int(gw)
+        g = self._gateway.get(dev)
+        if g is not None:
             for i in ifs:
                 if g & masks[i.plen] == i.net:
                     return i.name, g
