@@ -115,3 +115,20 @@ def test_a_tasks_derived_data_is_shared_by_equal_task_objects():
     assert twin is not task and twin == task
     assert verify._checks(twin) is verify._checks(task)
     assert verify._canonical(twin) is verify._canonical(task)
+
+
+def test_a_router_whose_inputs_did_not_change_keeps_its_routing_table():
+    a = Network(_devices(), list(LINKS))
+    acl = R1 + "access-list 10 permit any\n"
+    b = Network(_devices(acl), list(LINKS))
+    assert b.rib["R2"] is a.rib["R2"] and b.fib["R2"] is a.fib["R2"]
+    # Unshared copies are compiled from scratch: the same tables.
+    fresh = Network({d: (k, copy.deepcopy(c)) for d, (k, c) in _devices(acl).items()},
+                    list(LINKS))
+    assert fresh.rib == b.rib and fresh.rib["R2"] is not b.rib["R2"]
+    # A static route on R2 is a new table there (and nowhere else).
+    static = R2 + "ip route 192.0.2.0 255.255.255.0 10.12.0.1\n"
+    devices = {**_devices(), "R2": ("router", parsed_config(static, "R2")[0])}
+    c = Network(devices, list(LINKS))
+    assert c.rib["R2"] is not a.rib["R2"] and c.rib["R1"] is a.rib["R1"]
+    assert any(r.proto == "S" and r.plen == 24 for r in c.rib["R2"])

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from textgyms.envs.netconfig import bgp, fhrp, l2, nat, ospf, routing, sim6
 from textgyms.envs.netconfig.acl import Packet, evaluate
-from textgyms.envs.netconfig.bounded import Memo, by_identity
+from textgyms.envs.netconfig.bounded import Memo, by_identity, is_shared
 from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route, Walk
 from textgyms.envs.netconfig.topologies import dotted as _dotted
@@ -53,6 +53,10 @@ class _Facts(NamedTuple):
 
 
 _FACTS = Memo(2048)  # (config id, kind) -> (config, its _Facts)
+# (config id, up interfaces, id of its OSPF routes) -> (config, those routes, (statics, RIB,
+# FIB)): see Network._device_table. The routes are held, so their id stays theirs.
+_ROUTES = Memo(1024)
+_NO_ROUTES: list[Route] = []  # a router without OSPF routes (never changed: its id is a key)
 
 
 def _facts(kind: str, cfg: DeviceConfig) -> _Facts:
@@ -180,9 +184,17 @@ class Network:
         # only concatenated below, never changed).
         conn = {dev: routing.connected_routes(self.l3[dev]) for dev in configs}
         sizes = {dev: len(t) for dev, t in tables.items()}
+        known: dict[str, tuple] = {}  # dev -> (memo key, (statics, RIB, FIB)) of a device
         for dev, cfg in configs.items():
-            base = conn[dev] + internal.get(dev, [])
-            statics[dev] = routing.static_routes(cfg.routes, self.l3[dev], base)
+            mine = internal.get(dev, _NO_ROUTES)
+            key = (id(cfg), tuple(self.l3[dev]), id(mine))
+            hit = _ROUTES._d.get(key)
+            if hit is not None and hit[0] is cfg and hit[1] is mine:
+                known[dev] = key, hit[2]
+                statics[dev] = hit[2][0]
+            else:
+                known[dev] = key, None
+                statics[dev] = routing.static_routes(cfg.routes, self.l3[dev], conn[dev] + mine)
         externals = {}
         for dev, cfg in configs.items():
             if cfg.ospf is not None and (cfg.ospf.redistribute or cfg.ospf.originate):
@@ -192,16 +204,35 @@ class Network:
         ospf.external_routes(self.areas, tables, externals, ospf.nssa_defaults(configs, self.areas))
         self.rib: dict[str, list[Route]] = {}
         self.fib = {}
-        for dev in configs:
+        for dev, cfg in configs.items():
             # External routes only ever add prefixes to a table: one that did not grow
             # still gives the routes listed before.
             table = tables.get(dev, _EMPTY)
-            ospf_routes = (internal.get(dev, []) if len(table) == sizes.get(dev, 0)
-                           else ospf.to_routes(table))
+            grown = len(table) != sizes.get(dev, 0)
+            if not grown and not learned.get(dev):
+                self.rib[dev], self.fib[dev] = self._device_table(
+                    cfg, conn[dev], internal.get(dev, _NO_ROUTES), statics[dev], *known[dev])
+                continue
+            ospf_routes = ospf.to_routes(table) if grown else internal.get(dev, [])
             cands = conn[dev] + ospf_routes
             rib = routing.select(cands + statics[dev] + learned.get(dev, []))
             self.rib[dev] = rib
             self.fib[dev] = routing.build_fib(rib)
+
+    @staticmethod
+    def _device_table(cfg: DeviceConfig, conn: list[Route], internal: list[Route],
+                      statics: list[Route], key: tuple, found: tuple | None) -> tuple:
+        """(RIB, FIB) of a router from its connected, internal OSPF and static routes alone:
+        a pure function of its config, its up interfaces and its OSPF routes (the shared
+        list an unchanged SPF hands out), so a network that changed elsewhere (another
+        device of a submission, a fault elsewhere) reuses it for a shared config."""
+        if found is not None:
+            return found[1], found[2]
+        rib = routing.select(conn + internal + statics)
+        fib = routing.build_fib(rib)
+        if is_shared(cfg):
+            _ROUTES.put(key, (cfg, internal, (statics, rib, fib)))
+        return rib, fib
 
     def _tcp_hops(self, src: int, dst: int) -> int | None:
         """Routers between ``src`` and ``dst`` for a BGP connection (TCP port 179) from the
