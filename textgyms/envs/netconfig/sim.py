@@ -52,10 +52,10 @@ class _Facts(NamedTuple):
     gateway: int | None  # ``ip default-gateway``
 
 
-_FACTS = Memo(2048)  # (config id, kind) -> (config, its _Facts)
+_FACTS = Memo(512)  # (config id, kind) -> (config, its _Facts); the last few tasks
 # (config id, up interfaces, id of its OSPF routes) -> (config, those routes, (statics, RIB,
 # FIB)): see Network._device_table. The routes are held, so their id stays theirs.
-_ROUTES = Memo(1024)
+_ROUTES = Memo(256)
 _NO_ROUTES: list[Route] = []  # a router without OSPF routes (never changed: its id is a key)
 
 
