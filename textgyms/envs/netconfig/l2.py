@@ -30,6 +30,11 @@ def _admin_up(cfg: DeviceConfig, name: str) -> bool:
     return itf is None or not itf.shutdown
 
 
+UP = ("up", "up")
+DOWN = ("down", "down")
+ADMIN_DOWN = ("administratively down", "down")
+
+
 def oper_status(
     devices: Mapping[str, tuple[str, DeviceConfig]], peer: Mapping[tuple[str, str], tuple]
 ) -> dict[tuple[str, str], tuple[str, str]]:
@@ -40,28 +45,26 @@ def oper_status(
     for d, p in peer:
         cabled.setdefault(d, set()).add(p)
     for dev, (kind, cfg) in devices.items():
-        names = sorted(set(cfg.interfaces) | cabled.get(dev, set()))
+        ifs = cfg.interfaces
+        names = sorted(set(ifs) | cabled[dev]) if dev in cabled else sorted(ifs)
         # Subinterfaces after every physical port (they take their parent's status).
         for name in [n for n in names if "." not in n] + [n for n in names if "." in n]:
-            out[(dev, name)] = _status(devices, peer, dev, kind, cfg, name, out)
+            itf = ifs.get(name)
+            if itf is not None and itf.shutdown:
+                st = ADMIN_DOWN
+            elif name.startswith("Loopback"):
+                st = UP
+            elif name.startswith("Vlan"):
+                vid = int(name[4:]) if name[4:].isdigit() else 0
+                st = UP if kind in SWITCHES and (vid == 1 or vid in cfg.vlans) else DOWN
+            elif "." in name:
+                st = out.get((dev, parent(name)), DOWN)
+            else:
+                other = peer.get((dev, name))
+                st = DOWN if other is None or other[0] not in devices else (
+                    UP if _admin_up(devices[other[0]][1], other[1]) else DOWN)
+            out[(dev, name)] = st
     return out
-
-
-def _status(devices, peer, dev, kind, cfg, name, done) -> tuple[str, str]:
-    if not _admin_up(cfg, name):
-        return "administratively down", "down"
-    if name.startswith("Loopback"):
-        return "up", "up"
-    if name.startswith("Vlan"):
-        vid = int(name[4:]) if name[4:].isdigit() else 0
-        ok = kind in SWITCHES and (vid == 1 or vid in cfg.vlans)
-        return ("up", "up") if ok else ("down", "down")
-    if "." in name:
-        return done.get((dev, parent(name)), ("down", "down"))
-    other = peer.get((dev, name))
-    if other is None or other[0] not in devices:
-        return "down", "down"
-    return ("up", "up") if _admin_up(devices[other[0]][1], other[1]) else ("down", "down")
 
 
 def _subinterfaces(cfg: DeviceConfig) -> dict[str, list[tuple[str, Interface]]]:

@@ -29,7 +29,7 @@ from textgyms.envs.netconfig import ospf_opts, policy
 from textgyms.envs.netconfig.acl import evaluate
 from textgyms.envs.netconfig.bounded import Key, Memo, by_identity
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
-from textgyms.envs.netconfig.routing import L3If, Route, ospf_area, router_id
+from textgyms.envs.netconfig.routing import L3If, Route, new_route, ospf_area, router_id
 
 DEFAULT_BW = {  # kbit/s, as IOS sets them per interface type
     "GigabitEthernet": 1_000_000, "FastEthernet": 100_000, "Ethernet": 10_000,
@@ -424,7 +424,7 @@ def to_routes(table: dict) -> list[Route]:
         kind, cost, hops, tag = table[(net, plen)]
         metric = cost >> 24 if kind == "O E2" else cost
         for nh, iface in sorted(hops) if len(hops) > 1 else hops:  # most have one next hop
-            out.append(Route(net, plen, kind, 110, metric, nh, iface, nh, tag))
+            out.append(new_route((net, plen, kind, 110, metric, nh, iface, nh, tag)))
     return out
 
 
