@@ -53,8 +53,8 @@ class _Facts(NamedTuple):
 
 
 _FACTS = Memo(512)  # (config id, kind) -> (config, its _Facts); the last few tasks
-# (config id, up interfaces, id of its OSPF routes) -> (config, those routes, (statics, RIB,
-# FIB)): see Network._device_table. The routes are held, so their id stays theirs.
+# (config id, domains id, OSPF routes id) -> (config, those routes, (statics, RIB, FIB),
+# domains): see Network._device_table. All three are held, so their ids stay theirs.
 _ROUTES = Memo(256)
 _NO_ROUTES: list[Route] = []  # a router without OSPF routes (never changed: its id is a key)
 
@@ -185,11 +185,15 @@ class Network:
         conn = {dev: routing.connected_routes(self.l3[dev]) for dev in configs}
         sizes = {dev: len(t) for dev, t in tables.items()}
         known: dict[str, tuple] = {}  # dev -> (memo key, (statics, RIB, FIB)) of a device
+        # A router's up interfaces are a function of its config and the broadcast domains
+        # (a shared, read-only dict that an unchanged layer 2 hands out again): keyed by
+        # their identities, held in the entry, not by hashing the interfaces.
+        dom = self.domain
         for dev, cfg in configs.items():
             mine = internal.get(dev, _NO_ROUTES)
-            key = (id(cfg), tuple(self.l3[dev]), id(mine))
+            key = (id(cfg), id(dom), id(mine))
             hit = _ROUTES._d.get(key)
-            if hit is not None and hit[0] is cfg and hit[1] is mine:
+            if hit is not None and hit[0] is cfg and hit[1] is mine and hit[3] is dom:
                 known[dev] = key, hit[2]
                 statics[dev] = hit[2][0]
             else:
@@ -211,7 +215,8 @@ class Network:
             grown = len(table) != sizes.get(dev, 0)
             if not grown and not learned.get(dev):
                 self.rib[dev], self.fib[dev] = self._device_table(
-                    cfg, conn[dev], internal.get(dev, _NO_ROUTES), statics[dev], *known[dev])
+                    cfg, conn[dev], internal.get(dev, _NO_ROUTES), statics[dev], dom,
+                    *known[dev])
                 continue
             ospf_routes = ospf.to_routes(table) if grown else internal.get(dev, [])
             cands = conn[dev] + ospf_routes
@@ -221,17 +226,19 @@ class Network:
 
     @staticmethod
     def _device_table(cfg: DeviceConfig, conn: list[Route], internal: list[Route],
-                      statics: list[Route], key: tuple, found: tuple | None) -> tuple:
+                      statics: list[Route], domain: dict, key: tuple,
+                      found: tuple | None) -> tuple:
         """(RIB, FIB) of a router from its connected, internal OSPF and static routes alone:
-        a pure function of its config, its up interfaces and its OSPF routes (the shared
-        list an unchanged SPF hands out), so a network that changed elsewhere (another
-        device of a submission, a fault elsewhere) reuses it for a shared config."""
+        a pure function of its config, its up interfaces (of the config and ``domain``) and
+        its OSPF routes (the shared list an unchanged SPF hands out), so a network that
+        changed elsewhere (another device of a submission, a fault elsewhere) reuses it for a
+        shared config."""
         if found is not None:
             return found[1], found[2]
         rib = routing.select(conn + internal + statics)
         fib = routing.build_fib(rib)
         if is_shared(cfg):
-            _ROUTES.put(key, (cfg, internal, (statics, rib, fib)))
+            _ROUTES.put(key, (cfg, internal, (statics, rib, fib), domain))
         return rib, fib
 
     def _tcp_hops(self, src: int, dst: int) -> int | None:
