@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from textgyms.envs.netconfig import faults
-from textgyms.envs.netconfig.checks import normalize_item
+from textgyms.envs.netconfig.checks import CHECKS, normalize_item
 from textgyms.envs.netconfig.checks import run as run_checks
-from textgyms.envs.netconfig.generate import generate
+from textgyms.envs.netconfig.generate import FAMILIES, LEVELS, generate
+from textgyms.envs.netconfig.memo import parsed_config
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.scenario import build
 from textgyms.envs.netconfig.show import render_config
@@ -38,7 +39,7 @@ def test_every_cause_breaks_its_network_and_is_labelled(cause):
 
 @pytest.mark.parametrize("cause", faults.CAUSES)
 def test_a_cause_changes_only_its_labelled_device(cause):
-    """The contract fault injection relies on to re-parse only labelled devices between
+    """The contract fault injection relies on to restore only labelled devices between
     attempts: a cause changes only the device its label names, and nothing when it returns
     None (checked on the whole parsed state, not just the rendered text)."""
     for seed in range(4):
@@ -216,3 +217,115 @@ def test_round3_faults_repair_to_one_diagnose_and_show_up_in_show_commands(cause
                     {**dict(t.fixed), **dict(t.start)})
         routers = [d for d, k in kinds.items() if k == "router"]
         assert any(fn(ref, d) != fn(now, d) for d in routers), (cause, seed)
+
+
+def _mutable_dataclass(value) -> bool:
+    params = getattr(value, "__dataclass_params__", None)
+    return params is not None and not params.frozen
+
+
+def _shape(value):
+    """A config as nested tuples, dicts and lists in their order (sets sorted): what must
+    survive a clone exactly."""
+    if isinstance(value, dict):
+        return ("dict", [(k, _shape(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("list", [_shape(v) for v in value])
+    if isinstance(value, set):
+        return ("set", sorted(value, key=repr))
+    if _mutable_dataclass(value):
+        return (type(value).__name__, [(n, _shape(getattr(value, n))) for n in value.__slots__])
+    return value
+
+
+def _mutable_ids(value, out: set[int]) -> set[int]:
+    """The ids of every mutable object reachable from ``value``."""
+    if isinstance(value, dict):
+        out.add(id(value))
+        for v in value.values():
+            _mutable_ids(v, out)
+    elif isinstance(value, (list, set)):
+        out.add(id(value))
+        for v in value:
+            _mutable_ids(v, out)
+    elif _mutable_dataclass(value):
+        out.add(id(value))
+        for n in value.__slots__:
+            _mutable_ids(getattr(value, n), out)
+    return out
+
+
+def test_a_cloned_config_is_equal_in_order_and_shares_nothing_mutable():
+    """Fault injection edits clones of the shared parsed configs: a clone must be the same
+    config (dicts and lists in the same order) and editing it must never reach the
+    original."""
+    seen = 0
+    for family in FAMILIES:
+        for level in LEVELS:
+            t = generate(np.random.default_rng(5), family, level)
+            for d, text in (*t.reference, *t.start, *t.fixed):
+                cfg = parse_config(text, d)[0]
+                twin = cfg.clone()
+                assert twin == cfg and _shape(twin) == _shape(cfg), (family, level, d)
+                assert render_config(twin) == render_config(cfg)
+                assert not _mutable_ids(twin, set()) & _mutable_ids(cfg, set())
+                seen += 1
+    assert seen > 300
+
+
+@pytest.mark.parametrize("cause", faults.CAUSES)
+def test_fault_injection_never_changes_the_shared_parsed_reference(cause):
+    """The causes edit private clones: the memoized parse of every reference text (which the
+    reference network, the verifier and the env reuse) stays what the text says."""
+    rng = np.random.default_rng(21)
+    for level, count in (("easy", 1), ("hard", 3)):
+        _base, sc, _labels, _faulty, _symptoms = faults.inject(rng, level, count, cause)
+        for d, text in sc.reference.items():
+            shared = parsed_config(text, d)[0]
+            assert _shape(shared) == _shape(parse_config(text, d)[0]), (level, d)
+
+
+def test_the_symptom_search_skips_only_silent_read_only_checks():
+    """The symptoms equal those of running every check the old way (all groups but the two
+    left out, in order): the skipped groups never give a symptom and leave no NAT state."""
+    assert not faults._SILENT & set(faults.SYMPTOMS)
+    assert faults._SILENT <= set(CHECKS) and "nat_inside" not in faults._SILENT
+    for cause in faults.CAUSES:
+        rng = np.random.default_rng(7)
+        _base, sc, _labels, faulty, symptoms = faults.inject(rng, "hard", 1, cause)
+        net = build(sc.topo.kinds, sc.topo.links, {**sc.fixed_configs(), **faulty})
+        full = [msg for c, ok, msg in run_checks(net, sc.checks, None, ("collateral", "acl_equiv"))
+                if not ok and c["g"] in faults.SYMPTOMS]
+        assert symptoms == full[:faults.SHOWN], cause
+
+
+def test_the_cheap_draws_are_the_ones_rng_choice_makes():
+    """Fault injection draws causes and bases with ``integers`` instead of ``rng.choice``
+    (which converts its list to an array each time): same items, same generator state."""
+    for seed in range(50):
+        for items in (("a",), ("a", "b", "c"), faults.CAUSES):
+            for size in (0, 1, 2):
+                a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+                assert [str(x) for x in a.choice(items, size=size)] == faults._choose(
+                    b, items, size)
+                assert a.bit_generator.state == b.bit_generator.state
+            a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+            assert str(a.choice(list(items))) == faults._pick(b, items)
+            assert a.bit_generator.state == b.bit_generator.state
+
+
+def test_acl_order_swaps_only_where_the_order_decides_and_remembers_it():
+    """The memoized answer (asked again by each fault attempt) is the direct one: swapping
+    two adjacent entries matters exactly when some packet is decided differently."""
+    from textgyms.envs.netconfig.acl import difference
+
+    seen = 0
+    for seed in range(30):  # many of these ACLs have no pair whose order matters
+        _base, sc = faults._base(np.random.default_rng(seed), "hard", "acl_order")
+        for d, text in sc.reference.items():
+            for acl in parse_config(text, d)[0].acls.values():
+                for i in range(len(acl.entries) - 1):
+                    direct = difference(acl, faults._swapped(acl, i)) is not None
+                    assert faults._swap_matters(acl, i) == direct
+                    seen += direct
+    assert seen

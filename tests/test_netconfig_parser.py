@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import ipaddress
+import pickle
 
 import pytest
 from hypothesis import given, settings
@@ -209,3 +211,82 @@ def test_address_round_trip(addr, plen):
         assert len(issues) == 1
     else:
         assert issues == [] and cfg.interfaces["GigabitEthernet0/0"].ip == iface
+
+
+def _state(obj: object) -> tuple:
+    """Everything an ``ipaddress`` object holds, with the ``hosts`` of /31 and /32 networks
+    (bound methods and closures, which differ by identity) compared by what they return."""
+    attrs = dict(vars(obj))
+    if "hosts" in attrs:
+        attrs["hosts"] = list(attrs["hosts"]())
+    return obj._ip if hasattr(obj, "_ip") else None, list(attrs), attrs
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(0, 32))
+def test_interface4_is_the_constructors_object(a: int, plen: int) -> None:
+    from textgyms.envs.netconfig.parse_addr import address4, interface4, span4
+
+    ours, theirs = interface4(a, plen), ipaddress.IPv4Interface((a, plen))
+    assert type(ours) is type(theirs) and ours == theirs and hash(ours) == hash(theirs)
+    assert (str(ours), repr(ours), ours.network, ours.netmask) == (
+        str(theirs), repr(theirs), theirs.network, theirs.netmask)
+    assert _state(ours) == _state(theirs)
+    assert _state(ours.network) == _state(theirs.network)
+    assert ours.netmask is theirs.netmask and ours.network.netmask is theirs.network.netmask
+    assert pickle.dumps(ours) == pickle.dumps(theirs)
+    fresh = ipaddress.IPv4Interface((a, plen))  # (``theirs`` has cached properties by now)
+    assert _state(copy.deepcopy(interface4(a, plen)).network) == _state(fresh.network)
+    assert span4(ours) == (int(theirs.network.network_address),
+                           int(theirs.network.broadcast_address))
+    assert address4(a) == ipaddress.IPv4Address(a) and repr(address4(a)) == repr(
+        ipaddress.IPv4Address(a))
+    assert type(address4(a)) is ipaddress.IPv4Address
+
+
+_OCTETISH = st.one_of(st.integers(0, 300).map(str), st.sampled_from(
+    ["00", "01", "007", "", " 1", "1 ", "+1", "-1", "²", "१", "1e1", "0x1", "256", "2555"]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_OCTETISH, min_size=1, max_size=5).map(".".join))
+def test_quad_reads_what_ipaddress_reads(text: str) -> None:
+    from textgyms.envs.netconfig.parse_if import _quad
+
+    try:
+        expected = int(ipaddress.IPv4Address(text))
+    except ValueError:
+        expected = None
+    assert _quad(text) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**128 - 1), st.integers(0, 128))
+def test_interface6_is_the_constructors_object(a: int, plen: int) -> None:
+    from textgyms.envs.netconfig.parse_addr import address6, interface6
+
+    ours, theirs = interface6(a, plen), ipaddress.IPv6Interface((a, plen))
+    assert type(ours) is type(theirs) and ours == theirs and hash(ours) == hash(theirs)
+    assert (str(ours), repr(ours), ours.network, ours.scope_id) == (
+        str(theirs), repr(theirs), theirs.network, theirs.scope_id)
+    assert _state(ours) == _state(theirs)
+    assert _state(ours.network) == _state(theirs.network)
+    assert ours.network.network_address.scope_id is None
+    assert ours.netmask is theirs.netmask and ours.network.netmask is theirs.network.netmask
+    assert pickle.dumps(ours) == pickle.dumps(theirs)
+    assert address6(a) == ipaddress.IPv6Address(a) and type(address6(a)) is ipaddress.IPv6Address
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 2**128 - 1), st.integers(0, 128), st.integers(0, 2**128 - 1),
+       st.integers(0, 128))
+def test_clash6_is_ipaddress_overlaps(a: int, plen: int, b: int, blen: int) -> None:
+    from textgyms.envs.netconfig.model import Interface, V6Addr
+    from textgyms.envs.netconfig.parse_addr import clash6
+
+    other = Interface("Gi0/1")
+    other.ipv6 = [V6Addr(ipaddress.IPv6Interface((b, blen)))]
+    net = ipaddress.IPv6Interface((a, plen)).network
+    expected = other if other.ipv6[0].iface.network.overlaps(net) else None
+    assert clash6([other], "Gi0/0", net) is expected
+    assert clash6([other], "Gi0/1", net) is None

@@ -30,9 +30,10 @@ from textgyms.envs.netconfig import (
     redistribution,
 )
 from textgyms.envs.netconfig.acl import difference, overlap
+from textgyms.envs.netconfig.bounded import Memo
 from textgyms.envs.netconfig.l3tasks import routing
+from textgyms.envs.netconfig.memo import parsed_config
 from textgyms.envs.netconfig.model import Acl, DeviceConfig, V6Addr
-from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.protofaults import PROTOCOL_FAULTS
 from textgyms.envs.netconfig.routing import ospf_area
 from textgyms.envs.netconfig.scenario import Scenario, build, fill_expectations
@@ -74,8 +75,15 @@ COMPONENT_HELP = ("an interface name, 'router ospf', 'router bgp', 'ip route', "
                   "'ipv6 router ospf'")
 
 
-def _pick(rng: np.random.Generator, items: list):
+def _pick(rng: np.random.Generator, items: list | tuple):
+    """One item drawn uniformly (the draw ``rng.choice(items)`` makes), or None if empty."""
     return items[int(rng.integers(len(items)))] if items else None
+
+
+def _choose(rng: np.random.Generator, items: tuple | list, size: int) -> list:
+    """``size`` items drawn with replacement: what ``rng.choice(items, size=size)`` draws (the
+    same generator calls), without turning ``items`` into a numpy array each time."""
+    return [items[int(i)] for i in rng.integers(len(items), size=size)]
 
 
 def _ifaces(cfgs: dict[str, DeviceConfig], pred) -> list[tuple[str, str]]:
@@ -135,21 +143,40 @@ def acl_order(rng, cfgs, kinds):
     for k in rng.permutation(len(options)):
         dev, name = options[int(k)]
         acl = cfgs[dev].acls[name]
+        matters = _SWAPS.get(tuple(acl.entries), dict)
         for i in rng.permutation(len(acl.entries) - 1):
-            es = list(acl.entries)
-            a, b = es[int(i)], es[int(i) + 1]
-            # Two entries with one action, or that no packet matches both, decide the same in
-            # either order: only otherwise can the swap matter (difference() then decides).
-            if a.permit == b.permit or not overlap(a, b):
-                continue
-            es[int(i)] = dataclasses.replace(b, seq=a.seq)
-            es[int(i) + 1] = dataclasses.replace(a, seq=b.seq)
-            swapped = Acl(acl.name, acl.kind, es, acl.remarks)
-            if difference(acl, swapped) is not None:
-                cfgs[dev].acls[name] = swapped
+            i = int(i)
+            if i not in matters:
+                matters[i] = _swap_matters(acl, i)
+            if matters[i]:
+                cfgs[dev].acls[name] = _swapped(acl, i)
                 return {"device": dev, "cause": "acl_order",
                         "components": [f"access-list {name}", name]}
     return None
+
+
+# An ACL's entries -> {i: whether swapping entries i and i+1 changes a decision}: the fault
+# attempts on one scenario (up to ten, several causes each) ask about the same ACLs again.
+_SWAPS = Memo(256)
+
+
+def _swap_matters(acl: Acl, i: int) -> bool:
+    """Whether swapping entries ``i`` and ``i + 1`` changes what ``acl`` decides for some
+    packet. Two entries with one action, or that no packet matches both, decide the same in
+    either order: only otherwise can the swap matter (:func:`difference` then decides)."""
+    a, b = acl.entries[i], acl.entries[i + 1]
+    if a.permit == b.permit or not overlap(a, b):
+        return False
+    return difference(acl, _swapped(acl, i)) is not None
+
+
+def _swapped(acl: Acl, i: int) -> Acl:
+    """``acl`` with entries ``i`` and ``i + 1`` swapped (each keeps its place's number)."""
+    es = list(acl.entries)
+    a, b = es[i], es[i + 1]
+    es[i] = dataclasses.replace(b, seq=a.seq)
+    es[i + 1] = dataclasses.replace(a, seq=b.seq)
+    return Acl(acl.name, acl.kind, es, acl.remarks)
 
 
 def _ospf_ifaces(cfgs, passive: bool):
@@ -303,9 +330,12 @@ BASES = {  # base scenario -> the faults that apply to it
 }
 
 
+_BASES_OF = {c: [b for b in sorted(BASES) if c in BASES[b]] for c in CAUSES}  # by name
+
+
 def _base(rng: np.random.Generator, level: str, cause: str) -> tuple[str, Scenario]:
     """A working scenario of a kind ``cause`` can break, sized by ``level``."""
-    name = str(rng.choice([b for b in sorted(BASES) if cause in BASES[b]]))
+    name = _pick(rng, _BASES_OF[cause])  # the one draw rng.choice would make
     if name in ("static", "ospf"):
         return name, routing(rng, level, name)
     if name == "vlan":
@@ -336,17 +366,33 @@ SYMPTOMS = ("reach", "flows", "boundary", "nat", "waypoint", "routing", "isolati
 SHOWN = 4  # symptoms a prompt lists at most (repair shows four, diagnosis three)
 
 
+# Check groups no symptom comes from that only read the network (no packet walk, so no NAT
+# binding a later check would see, no failed-link network): the symptom search skips them,
+# their results would be dropped. (``nat_inside`` walks, so it runs.)
+_SILENT = frozenset({
+    "addressing", "static_only", "passive", "ospf_area", "adjacency", "router_ids",
+    "router_id", "vlan", "trunk", "addressing6", "static_only6", "ospf6_area", "adjacency6",
+    "router_ids6", "passive6",
+    "collateral", "acl_equiv",  # left out (below)
+})
+
+
 def _symptoms(sc: Scenario, configs: dict[str, str]) -> list[str]:
     """The first :data:`SHOWN` messages of the behavioural checks the configs fail (collateral
     flows and ACL equivalence, which needs the frozen task, left out). Checks run in order,
-    a few at a time, and stop once enough have failed: on one network each check gives what
+    eight at a time, and stop once enough have failed: on one network each check gives what
     it would give in a full run (the only state a check leaves, NAT bindings, builds up in the
-    same order)."""
+    same order; the checks skipped, :data:`_SILENT`, leave none). (Whole batches, so the
+    failed-link networks compiled here, which a repair's verifier reuses, stay the same.)"""
     net = build(sc.topo.kinds, sc.topo.links, {**sc.fixed_configs(), **configs})
     out: list[str] = []
     for k in range(0, len(sc.checks), 8):
-        for c, ok, msg in checks.run(net, sc.checks[k:k + 8], None, ("collateral", "acl_equiv")):
-            if not ok and c["g"] in SYMPTOMS:
+        for c in sc.checks[k:k + 8]:
+            group = c["g"]
+            if group in _SILENT:
+                continue
+            ok, msg = checks.CHECKS[group](net, c, None)
+            if not ok and group in SYMPTOMS:
                 out.append(msg)
         if len(out) >= SHOWN:
             break
@@ -356,26 +402,29 @@ def _symptoms(sc: Scenario, configs: dict[str, str]) -> list[str]:
 class _Bench:
     """The reference configs of one scenario, parsed once for all its fault attempts.
 
-    A cause changes only the device its label names, and nothing when it returns None (the
-    contract every cause keeps; tests check it), so after an attempt only the labelled devices
-    are parsed again, and the other devices' rendered text is the pristine one, kept."""
+    The parse is the shared memoized one (the reference network compiled for the
+    expectations reuses it); the causes edit a private clone of it. A cause changes only the
+    device its label names, and nothing when it returns None (the contract every cause
+    keeps; tests check it), so after an attempt only the labelled devices are cloned again,
+    and the other devices' rendered text is the pristine one, kept."""
 
     def __init__(self, sc: Scenario) -> None:
         self.sc = sc
-        self.cfgs = {d: parse_config(t, d)[0] for d, t in sc.reference.items()}
+        self.shared = {d: parsed_config(t, d)[0] for d, t in sc.reference.items()}
+        self.cfgs = {d: c.clone() for d, c in self.shared.items()}
         self._pristine: dict[str, str] = {}
-        self._dirty: set[str] = set()  # changed by the last attempt, parsed again if another
+        self._dirty: set[str] = set()  # changed by the last attempt, cloned again if another
 
     def _render(self, device: str) -> str:
         text = self._pristine.get(device)
         if text is None:
-            text = self._pristine[device] = render_config(self.cfgs[device])
+            text = self._pristine[device] = render_config(self.shared[device])
         return text
 
     def attempt(self, rng, causes: list[str]):
         """Apply ``causes`` to the reference: (labels, faulty configs) or None."""
         for d in self._dirty:  # back to the reference (not done after the kept attempt)
-            self.cfgs[d] = parse_config(self.sc.reference[d], d)[0]
+            self.cfgs[d] = self.shared[d].clone()
         labels: list[dict] = []
         dirty = self._dirty = set()
         for name in causes:
@@ -396,12 +445,12 @@ def inject(rng: np.random.Generator, level: str, count: int, cause: str | None =
     :data:`SHOWN` symptom messages)."""
     if cause is not None and cause not in CAUSES:
         raise ConfigError(f"unknown fault cause {cause!r}; choose one of: {', '.join(CAUSES)}")
-    first = str(rng.choice(CAUSES)) if cause is None else cause
+    first = _pick(rng, CAUSES) if cause is None else cause  # rng.choice's one draw
     for _attempt in range(1000):
         base, sc = _base(rng, level, first)
         bench, filled = _Bench(sc), False
         for _ in range(10):
-            rest = [str(x) for x in rng.choice(BASES[base], size=count - 1)]
+            rest = _choose(rng, BASES[base], count - 1)
             tried = bench.attempt(rng, [first, *rest])
             if tried is None:
                 continue

@@ -1,6 +1,6 @@
 """Fast paths of the IOS-lite parser for the lines generated configurations are made of.
 
-A handler takes one line (split into words) in the mode at the top of the parser's stack.
+A mode handler takes one line (split into words) in the mode at the top of the parser's stack.
 It applies the line exactly as the general path in :mod:`parser` would, and returns None;
 or, for anything else (an abbreviation, odd case, a line IOS rejects, a rarer form), it
 returns :data:`SLOW` having changed nothing, and the general path decides. Each handler
@@ -9,26 +9,45 @@ and that the current mode accepts, so the mode stack stays as it was.
 
 :func:`outer_only` says when every mode on the stack would refuse a line with
 ``% Invalid input`` and change nothing, so that the parser may try global configuration
-straight away.
+straight away; :data:`GLOBAL_FAST` then takes the commonest global lines (``hostname``,
+``interface``, ``router ospf``, ``ip default-gateway``, ``ip route``, ``ipv6
+unicast-routing``) as the general path would, returning the mode they enter, or
+:data:`SLOW` having changed nothing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from textgyms.envs.netconfig.model import DeviceConfig
-from textgyms.envs.netconfig.parse_if import iface_address, ospf_network, ospf_passive
-from textgyms.envs.netconfig.vocab import INTERFACE, MODE_TREES
+from textgyms.envs.netconfig.model import DeviceConfig, Ospf
+from textgyms.envs.netconfig.parse_bgp import bgp_cmd
+from textgyms.envs.netconfig.parse_fhrp import fhrp_cmd
+from textgyms.envs.netconfig.parse_if import (
+    iface_address,
+    iface_cmd,
+    iface_ospf,
+    ip4,
+    normalize_ifname,
+    number,
+    ospf_network,
+    ospf_passive,
+)
+from textgyms.envs.netconfig.parse_route import static_route
+from textgyms.envs.netconfig.parse_v6 import add_address
+from textgyms.envs.netconfig.vocab import INTERFACE, MODE_TREES, harmless
 
-__all__ = ["MODE_FAST", "SLOW", "outer_only"]
+__all__ = ["GLOBAL_FAST", "MODE_FAST", "SLOW", "outer_only"]
 
 SLOW = object()  # "not handled here, nothing changed": the general path decides
 
 
 def _no(dev: DeviceConfig, mode: tuple, words: list[str]):
-    """``no shutdown``."""
+    """``no shutdown`` and ``no ip address``."""
     if len(words) == 2 and words[1] == "shutdown":
         dev.iface(mode[1]).shutdown = False
+        return None
+    if len(words) == 3 and words[1] == "ip" and words[2] == "address":
+        dev.iface(mode[1]).ip = None
         return None
     return SLOW
 
@@ -46,11 +65,60 @@ def _description(dev: DeviceConfig, mode: tuple, words: list[str]):
 
 
 def _ip(dev: DeviceConfig, mode: tuple, words: list[str]):
-    """``ip address A M`` (a rejected address goes the general way for its message)."""
-    if len(words) == 4 and words[1] == "address" and \
-            iface_address(dev, dev.iface(mode[1]), words[2], words[3]) is None:
+    """``ip address A M`` (a rejected address goes the general way for its message), ``ip
+    nat inside|outside`` and ``ip access-group ACL in|out``."""
+    n = len(words)
+    if n == 4 and words[1] == "address":
+        return None if iface_address(dev, dev.iface(mode[1]), words[2], words[3]) is None \
+            else SLOW
+    if n == 3 and words[1] == "nat" and words[2] in ("inside", "outside"):
+        dev.iface(mode[1]).nat = words[2]
+        return None
+    if n == 4 and words[1] == "access-group" and words[3] in ("in", "out"):
+        itf = dev.iface(mode[1])
+        if words[3] == "in":
+            itf.acl_in = words[2]
+        else:
+            itf.acl_out = words[2]
         return None
     return SLOW
+
+
+def _switchport(dev: DeviceConfig, mode: tuple, words: list[str]):
+    """``switchport mode access|trunk``, ``switchport access vlan N`` and ``switchport trunk
+    allowed|native vlan ...`` (keywords as written, which the keyword tree leaves alone;
+    ``iface_cmd`` changes nothing when it rejects a line)."""
+    n = len(words)
+    if (n == 3 and words[1] == "mode" and words[2] in ("access", "trunk")) or \
+            (n == 4 and words[1] == "access" and words[2] == "vlan") or \
+            (n == 5 and words[1] == "trunk" and words[2] in ("allowed", "native")
+             and words[3] == "vlan"):
+        return None if iface_cmd(dev, mode[1], words) is None else SLOW
+    return SLOW
+
+
+def _ipv6(dev: DeviceConfig, mode: tuple, words: list[str]):
+    """``ipv6 address X/L`` and ``ipv6 ospf ...`` (what IOS rejects, and the rest, go the
+    general way; ``iface_ospf`` changes nothing when it rejects a line)."""
+    if len(words) == 3 and words[1] == "address":
+        return None if add_address(dev, dev.iface(mode[1]), words[2]) else SLOW
+    if len(words) >= 3 and words[1] == "ospf" and not harmless("if", words) and \
+            iface_ospf(dev, dev.iface(mode[1]), words[2:], False, v3=True) is None:
+        return None
+    return SLOW
+
+
+def _fhrp(dev: DeviceConfig, mode: tuple, words: list[str]):
+    """``standby ...`` and ``vrrp ...`` (``fhrp_cmd`` changes nothing when it rejects a
+    line, which then goes the general way for its message)."""
+    return None if fhrp_cmd(dev.iface(mode[1]), words, False) is None else SLOW
+
+
+def _bgp(dev: DeviceConfig, mode: tuple, words: list[str]):
+    """``neighbor ...``, ``network ...`` and ``bgp ...`` under ``router bgp`` (their
+    keyword tree leaves the words after the first as written; ``bgp_cmd`` changes nothing
+    when it rejects a line)."""
+    return None if dev.bgp is not None and bgp_cmd(dev, words) is None else SLOW
 
 
 def _network(dev: DeviceConfig, mode: tuple, words: list[str]):
@@ -71,7 +139,64 @@ Handler = Callable[[DeviceConfig, tuple, list[str]], object]
 # (mode, first word) -> its handler.
 MODE_FAST: dict[tuple[str, str], Handler] = {
     ("if", "no"): _no, ("if", "shutdown"): _shutdown, ("if", "description"): _description,
-    ("if", "ip"): _ip, ("ospf", "network"): _network, ("ospf", "passive-interface"): _passive,
+    ("if", "ip"): _ip, ("if", "ipv6"): _ipv6, ("if", "standby"): _fhrp, ("if", "vrrp"): _fhrp,
+    ("if", "switchport"): _switchport,
+    ("ospf", "network"): _network, ("ospf", "passive-interface"): _passive,
+    ("bgp", "neighbor"): _bgp, ("bgp", "network"): _bgp, ("bgp", "bgp"): _bgp,
+}
+
+def _hostname(dev: DeviceConfig, words: list[str]):
+    if len(words) == 2:
+        dev.hostname = words[1]
+        return None
+    return SLOW
+
+
+def _interface(dev: DeviceConfig, words: list[str]):
+    """``interface NAME`` (a name written apart from its number goes the general way)."""
+    name = normalize_ifname(words[1]) if len(words) == 2 else None
+    if name is None:
+        return SLOW
+    dev.iface(name)
+    return ("if", name)
+
+
+def _router(dev: DeviceConfig, words: list[str]):
+    """``router ospf PID`` (``router bgp`` and the rest go the general way)."""
+    pid = number(words[2], 1, 65535) if len(words) == 3 and words[1] == "ospf" else None
+    if pid is None:
+        return SLOW
+    if dev.ospf is None or dev.ospf.pid != pid:
+        dev.ospf = Ospf(pid)
+    return ("ospf",)
+
+
+def _ipv6_global(dev: DeviceConfig, words: list[str]):
+    """``ipv6 unicast-routing``."""
+    if len(words) == 2 and words[1] == "unicast-routing":
+        dev.ipv6_routing = True
+        return None
+    return SLOW
+
+
+def _ip_global(dev: DeviceConfig, words: list[str]):
+    """``ip default-gateway A`` (the hosts' commonest line after their address) and ``ip
+    route ...`` (``static_route`` changes nothing when it rejects a line)."""
+    if len(words) > 1 and words[1] == "route":
+        return None if static_route(dev, words, False) is None else SLOW
+    gateway = ip4(words[2]) if len(words) == 3 and words[1] == "default-gateway" else None
+    if gateway is None:
+        return SLOW
+    dev.gateway = gateway
+    return None
+
+
+GlobalHandler = Callable[[DeviceConfig, list[str]], object]
+# First word -> the handler of a global line every mode on the stack refuses (outer_only):
+# the mode the line enters (None: global configuration), or SLOW.
+GLOBAL_FAST: dict[str, GlobalHandler] = {
+    "hostname": _hostname, "interface": _interface, "router": _router, "ip": _ip_global,
+    "ipv6": _ipv6_global,
 }
 
 _REFUSED: dict[tuple[str, str], bool] = {}
@@ -115,7 +240,11 @@ def outer_only(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> bool:
     global command, never ``exit``, ``end`` or ``no``)."""
     first = words[0]
     for mode in stack:
-        if not _refuses(mode[0], first) and not (
-                mode[0] == "if" and first == "ip" and _if_refuses_ip(dev, mode[1], words)):
+        kind = mode[0]
+        refused = _REFUSED.get((kind, first))
+        if refused is None:
+            refused = _refuses(kind, first)
+        if not refused and not (
+                kind == "if" and first == "ip" and _if_refuses_ip(dev, mode[1], words)):
             return False
     return True

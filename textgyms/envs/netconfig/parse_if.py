@@ -12,6 +12,7 @@ import re
 
 from textgyms.envs.netconfig import ospf_opts
 from textgyms.envs.netconfig.model import DeviceConfig, Interface, Ospf
+from textgyms.envs.netconfig.parse_addr import address4, clash4, interface4
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID, IPV6_OFF, harmless
 
 IFACE_TYPES = (
@@ -43,10 +44,10 @@ def normalize_ifname(text: str) -> str | None:
     return hits[0] + m.group(2)
 
 
-# A dotted quad exactly as ``ipaddress`` accepts one (four decimal octets 0-255, no leading
-# zeros): such text is converted here, without ``ipaddress``'s slower general parser.
-_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-_QUAD = re.compile(rf"{_OCTET}(?:\.{_OCTET}){{3}}")
+# A dotted quad exactly as ``ipaddress`` accepts one is four decimal octets 0-255 without
+# leading zeros: exactly the keys of this table. Such text is converted here, without
+# ``ipaddress``'s slower general parser.
+_OCTETS = {str(n): n for n in range(256)}
 # A netmask's int -> its prefix length (``ipaddress`` reads a mask as a netmask first).
 _PLEN = {(0xFFFFFFFF << (32 - p)) & 0xFFFFFFFF: p for p in range(33)}
 
@@ -54,10 +55,13 @@ _PLEN = {(0xFFFFFFFF << (32 - p)) & 0xFFFFFFFF: p for p in range(33)}
 def _quad(text: str) -> int | None:
     """The int of a dotted quad ``ipaddress`` accepts; None for any other text (the caller
     then asks ``ipaddress``, which decides)."""
-    if _QUAD.fullmatch(text) is None:
+    parts = text.split(".")
+    if len(parts) != 4:
         return None
-    a, b, c, d = text.split(".")
-    return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
+    a, b, c, d = map(_OCTETS.get, parts)
+    if a is None or b is None or c is None or d is None:
+        return None
+    return (a << 24) | (b << 16) | (c << 8) | d
 
 
 _MASKS: dict[str, int] = {}  # netmask text -> its int
@@ -75,7 +79,7 @@ def parse_mask(addr: str, mask: str) -> ipaddress.IPv4Interface | str:
         plen, host = _PLEN[m], a & ~m & 0xFFFFFFFF
         if plen < 31 and host in (0, ~m & 0xFFFFFFFF):  # the subnet's own or broadcast address
             return f"Bad mask /{plen} for address {addr}"
-        return ipaddress.IPv4Interface((a, plen))
+        return interface4(a, plen)
     try:
         iface = ipaddress.IPv4Interface(f"{addr}/{mask}")
     except ValueError:
@@ -106,7 +110,7 @@ def ip4(text: str) -> ipaddress.IPv4Address | None:
     """A dotted quad, or None (cached: addresses are immutable and configs repeat them)."""
     n = _quad(text)
     if n is not None:
-        return ipaddress.IPv4Address(n)
+        return address4(n)
     try:
         return ipaddress.IPv4Address(text)
     except ValueError:
@@ -139,24 +143,6 @@ def route_options(args: list[str]) -> dict | str:
         else:
             return INVALID
     return out
-
-
-def _overlap(dev: DeviceConfig, name: str, addr: ipaddress.IPv4Interface) -> str | None:
-    """IOS refuses a subnet that overlaps one on another enabled interface."""
-    lo, hi = _span(addr)
-    for other in dev.interfaces.values():
-        if other.name != name and other.ip is not None and not other.shutdown:
-            o_lo, o_hi = _span(other.ip)
-            if o_lo <= hi and lo <= o_hi:
-                return f"% {addr.network.network_address} overlaps with {other.name}"
-    return None
-
-
-def _span(addr: ipaddress.IPv4Interface) -> tuple[int, int]:
-    """The first and last address of ``addr``'s subnet, as ints (no objects built)."""
-    mask = int(addr.netmask)
-    lo = int(addr) & mask
-    return lo, lo | (~mask & 0xFFFFFFFF)
 
 
 def _negation(words: list[str], mode: str, extra: list[str]):
@@ -224,9 +210,10 @@ def iface_address(dev: DeviceConfig, itf: Interface, addr: str, mask: str) -> st
     parsed = parse_mask(addr, mask)
     if isinstance(parsed, str):
         return parsed
-    clash = _overlap(dev, itf.name, parsed)
-    if clash is not None:
-        return clash
+    # IOS refuses a subnet that overlaps one on another enabled interface.
+    other = clash4(dev.interfaces.values(), itf.name, parsed)
+    if other is not None:
+        return f"% {parsed.network.network_address} overlaps with {other.name}"
     itf.ip = parsed
     return None
 
@@ -265,6 +252,9 @@ def iface_ospf(dev: DeviceConfig, itf: Interface, w: list[str], neg: bool,
 
 def parse_area(text: str) -> int | None:
     """An OSPF area as a decimal or dotted quad (``0`` and ``0.0.0.0`` are the backbone)."""
+    small = _OCTETS.get(text)  # the usual case: a small number as written
+    if small is not None:
+        return small
     if text.isdigit():
         return number(text, 0, 2**32 - 1)
     a = ip4(text)

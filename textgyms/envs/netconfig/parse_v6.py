@@ -15,6 +15,7 @@ import functools
 import ipaddress
 
 from textgyms.envs.netconfig.model import DeviceConfig, Interface, Ospf, StaticRoute, V6Addr
+from textgyms.envs.netconfig.parse_addr import clash6, interface6
 from textgyms.envs.netconfig.parse_if import iface_ospf, normalize_ifname, number, route_options
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID, IPV6_OFF
 
@@ -38,7 +39,7 @@ def _v6_iface(text: str) -> ipaddress.IPv6Interface | None:
     try:
         if sep and "/" not in plen and "%" not in addr and plen.isascii() and plen.isdigit() \
                 and int(plen) <= 128:
-            iface = ipaddress.IPv6Interface((int(ipaddress.IPv6Address(addr)), int(plen)))
+            iface = interface6(int(ipaddress.IPv6Address(addr)), int(plen))
         else:
             iface = ipaddress.IPv6Interface(text)
     except ValueError:
@@ -162,9 +163,18 @@ def _address(dev: DeviceConfig, itf: Interface, args: list[str], neg: bool) -> s
 
 def _overlap(dev: DeviceConfig, name: str, net: ipaddress.IPv6Network) -> str | None:
     """IOS refuses a prefix that overlaps one on another interface."""
-    for other in dev.interfaces.values():
-        if other.name != name and not other.shutdown:
-            for a in other.ipv6:
-                if a.iface.network.overlaps(net):
-                    return f"% {net.compressed.upper()} overlaps with {other.name}"
-    return None
+    other = clash6(dev.interfaces.values(), name, net)
+    return None if other is None else f"% {net.compressed.upper()} overlaps with {other.name}"
+
+
+def add_address(dev: DeviceConfig, itf: Interface, text: str) -> bool:
+    """``ipv6 address X/L`` (``text``) on ``itf`` as :func:`iface_ipv6` applies it, when it
+    is accepted; False, with nothing changed, when it is not (the caller then asks
+    :func:`iface_ipv6` for IOS's message)."""
+    addr = _v6_iface(text) if "/" in text else None
+    if addr is None or _overlap(dev, itf.name, addr.network) is not None:
+        return False
+    entry = V6Addr(addr, False)
+    itf.ipv6 = [a for a in itf.ipv6 if a != entry]
+    itf.ipv6.append(entry)
+    return True

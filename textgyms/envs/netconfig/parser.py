@@ -25,19 +25,17 @@ from textgyms.envs.netconfig.model import (
     NatPool,
     NatRule,
     Ospf,
-    StaticRoute,
 )
-from textgyms.envs.netconfig.parse_fast import MODE_FAST, SLOW, outer_only
+from textgyms.envs.netconfig.parse_fast import GLOBAL_FAST, MODE_FAST, SLOW, outer_only
 from textgyms.envs.netconfig.parse_if import (
     iface_cmd,
     ip4,
-    network4,
     normalize_ifname,
     number,
     ospf_cmd,
     parse_mask,
-    route_options,
 )
+from textgyms.envs.netconfig.parse_route import static_route
 from textgyms.envs.netconfig.vocab import (
     ACL,
     GLOBAL,
@@ -131,36 +129,6 @@ def _numbered_acl(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
     if reason is None:
         dev.acls[w[1]] = acl
     return reason
-
-
-def _own_address(dev: DeviceConfig, addr: ipaddress.IPv4Address) -> bool:
-    return any(i.ip is not None and i.ip.ip == addr for i in dev.interfaces.values())
-
-
-def _static_route(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
-    """``ip route PREFIX MASK {NEXTHOP | INTERFACE [NEXTHOP]} [AD] [name N] [permanent]``."""
-    if len(w) < 5:
-        return INCOMPLETE
-    prefix = network4(w[2], w[3])
-    if prefix is None:
-        return "%Inconsistent address and mask" if ip4(w[2]) and ip4(w[3]) else INVALID
-    ifname = normalize_ifname(w[4])
-    nh = ip4(w[4]) if ifname is None else (ip4(w[5]) if len(w) > 5 else None)
-    if nh is None and ifname is None:
-        return INVALID
-    rest = w[5 + (ifname is not None and nh is not None):]
-    opts = route_options(rest)
-    if isinstance(opts, str):
-        return opts
-    if nh is not None and _own_address(dev, nh) and not neg:
-        return "%Invalid next hop address (it's this router)"
-    route = StaticRoute(prefix, nh, ifname, opts.get("ad", 1), opts.get("name", ""),
-                        opts.get("permanent", False), opts.get("tag"))
-    for r in [r for r in dev.routes if (r.prefix, r.nexthop, r.iface) == (prefix, nh, ifname)]:
-        dev.routes.remove(r)
-    if not neg:
-        dev.routes.append(route)
-    return None
 
 
 def _nat_pool(dev: DeviceConfig, w: list[str], neg: bool) -> str | None:
@@ -338,7 +306,7 @@ def _vlan(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, tuple
 
 def _ip_global(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, tuple | None]:
     if w[1] == "route":
-        return _static_route(dev, w, neg), None
+        return static_route(dev, w, neg), None
     if w[1] == "nat":
         return _nat(dev, w, neg), None
     if w[1] == "prefix-list":
@@ -389,31 +357,48 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
     """:func:`apply_lines`, and how many lines were commands (neither blank nor comments)."""
     issues: list[Issue] = []
     stack: list[tuple] = []
-    commands = 0
-    for lineno, raw in enumerate(text.splitlines(), first_line):
+    lines = text.splitlines()
+    skipped = 0  # blank lines and comments: every other line counts as a command
+    # Whether any line may hold a number int() refuses (see _bad_number): asked of the whole
+    # text at once (in C), so that the lines of a plain one are not each asked.
+    odd = not text.isascii() or max(map(len, lines), default=0) >= 100
+    for lineno, raw in enumerate(lines, first_line):
         line = raw.strip()
-        if not line or line.startswith("!"):
+        if not line or line[0] == "!":
+            skipped += 1
             continue
-        commands += 1
-        if len(line) <= _NOOP_LEN:  # only short lines can be ``end`` or a no-op
+        # Only short lines starting with c or e can be ``end`` or a no-op.
+        if line[0] in "ceCE" and len(line) <= _NOOP_LEN:
             low = line.lower()
             if low == "end":
                 stack.clear()
                 continue
             if low in _NOOPS:
                 continue
-        if (len(line) >= 100 or not line.isascii()) and _bad_number(line):
+        if odd and (len(line) >= 100 or not line.isascii()) and _bad_number(line):
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, INVALID))
             continue
         words = line.split()
+        first = words[0]
         if stack:  # the commonest lines of the current mode (see parse_fast)
-            handler = MODE_FAST.get((stack[-1][0], words[0]))
-            if handler is not None and handler(dev, stack[-1], words) is not SLOW:
+            top = stack[-1]
+            handler = MODE_FAST.get((top[0], first))
+            if handler is not None and handler(dev, top, words) is not SLOW:
                 continue
-        reason = _apply(dev, stack, words)
+        if first in _GLOBAL_WORDS and (not stack or outer_only(dev, stack, words)):
+            fast = GLOBAL_FAST.get(first)
+            mode = SLOW if fast is None else fast(dev, words)
+            if mode is not SLOW:
+                stack.clear()
+                if mode is not None:
+                    stack.append(mode)
+                continue
+            reason = _global_only(dev, stack, words)
+        else:
+            reason = _apply(dev, stack, words)
         if reason is not None:
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, reason))
-    return issues, commands
+    return issues, len(lines) - skipped
 
 
 def _is_exit(words: list[str]) -> bool:
@@ -430,9 +415,8 @@ def _leaves_af(words: list[str]) -> bool:
 
 def _apply(dev: DeviceConfig, stack: list[tuple], words: list[str]) -> str | None:
     """One line in the mode ``stack`` (changed in place): None, or IOS's message. (The
-    caller has tried the current mode's fast path, :data:`parse_fast.MODE_FAST`.)"""
-    if words[0] in _GLOBAL_WORDS and outer_only(dev, stack, words):
-        return _global_only(dev, stack, words)
+    caller has tried the current mode's fast path, :data:`parse_fast.MODE_FAST`, and the
+    direct route to global configuration, :func:`_global_only`.)"""
     if _is_exit(words) or (stack and stack[-1][0] == "af" and _leaves_af(words)):
         if stack:
             stack.pop()

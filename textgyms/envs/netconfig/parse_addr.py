@@ -1,0 +1,129 @@
+"""IPv4 and IPv6 address objects for the parser, built from ints without ``ipaddress``'s
+general constructors.
+
+Every ``ip address A M`` line of a generated configuration holds a fresh address, and
+``ipaddress.IPv4Interface((a, plen))`` re-parses its argument, builds a network through
+the network constructor and checks it again: about ten times the work of setting the
+handful of attributes it ends with. :func:`interface4` (and :func:`interface6`) sets
+exactly those attributes (the same names, values, order and shared netmask objects, so the
+object compares, hashes, prints, pickles and copies as the constructor's would);
+tests/test_netconfig_parser.py checks them against the constructors for every prefix
+length, so a Python whose ``ipaddress`` stores its state differently fails there rather
+than here.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["address4", "address6", "clash4", "clash6", "interface4", "interface6", "span4"]
+
+_Address = ipaddress.IPv4Address
+_Network = ipaddress.IPv4Network
+_Interface = ipaddress.IPv4Interface
+_new = object.__new__
+# ``ipaddress`` keeps one netmask object per prefix length and hands it to every network.
+_NETMASK = [_Network((0, plen)).netmask for plen in range(33)]
+_MASK = [(0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF for plen in range(33)]
+_HOST = [~m & 0xFFFFFFFF for m in _MASK]
+_Address6 = ipaddress.IPv6Address
+_Network6 = ipaddress.IPv6Network
+_Interface6 = ipaddress.IPv6Interface
+_ALL6 = (1 << 128) - 1
+_NETMASK6 = [_Network6((0, plen)).netmask for plen in range(129)]
+_HOST6 = [(1 << (128 - plen)) - 1 for plen in range(129)]
+_MASK6 = [_ALL6 ^ h for h in _HOST6]
+
+
+def address4(n: int) -> ipaddress.IPv4Address:
+    """``ipaddress.IPv4Address(n)`` for an int ``n`` in ``[0, 2**32)`` (the caller's check)."""
+    addr = _new(_Address)
+    addr._ip = n
+    return addr
+
+
+def interface4(a: int, plen: int) -> ipaddress.IPv4Interface:
+    """``ipaddress.IPv4Interface((a, plen))`` for an int address ``a`` in ``[0, 2**32)``
+    and a prefix length in ``[0, 32]`` (the caller's checks)."""
+    net = _new(_Network)
+    net.network_address = address4(a & _MASK[plen])
+    net.netmask = netmask = _NETMASK[plen]
+    net._prefixlen = plen
+    if plen == 31:  # as IPv4Network.__init__: /31 and /32 list their hosts differently
+        net.hosts = net.__iter__
+    elif plen == 32:
+        net.hosts = lambda: [_Address(a)]
+    itf = _new(_Interface)
+    itf._ip = a
+    itf.network = net
+    itf.netmask = netmask
+    itf._prefixlen = plen
+    return itf
+
+
+def span4(itf: ipaddress.IPv4Interface) -> tuple[int, int]:
+    """The first and last address of ``itf``'s subnet, as ints (no objects built)."""
+    lo = itf._ip & _MASK[itf._prefixlen]
+    return lo, lo | _HOST[itf._prefixlen]
+
+
+def clash4(interfaces: Iterable[Any], name: str,
+           itf: ipaddress.IPv4Interface) -> Any | None:
+    """The first of ``interfaces`` (``model.Interface``) other than ``name``, enabled, whose
+    IPv4 subnet overlaps ``itf``'s; None if there is none."""
+    plen = itf._prefixlen
+    lo = itf._ip & _MASK[plen]
+    hi = lo | _HOST[plen]
+    for other in interfaces:
+        ip = other.ip
+        if ip is not None and not other.shutdown and other.name != name:
+            o_lo = ip._ip & _MASK[ip._prefixlen]
+            if o_lo <= hi and lo <= o_lo | _HOST[ip._prefixlen]:
+                return other
+    return None
+
+
+def address6(n: int) -> ipaddress.IPv6Address:
+    """``ipaddress.IPv6Address(n)`` for an int ``n`` in ``[0, 2**128)`` (the caller's check)."""
+    addr = _new(_Address6)
+    addr._ip = n
+    addr._scope_id = None
+    return addr
+
+
+def interface6(a: int, plen: int) -> ipaddress.IPv6Interface:
+    """``ipaddress.IPv6Interface((a, plen))`` for an int address ``a`` in ``[0, 2**128)``
+    and a prefix length in ``[0, 128]`` (the caller's checks)."""
+    net = _new(_Network6)
+    net.network_address = address6(a & _MASK6[plen])
+    net.netmask = netmask = _NETMASK6[plen]
+    net._prefixlen = plen
+    if plen == 127:  # as IPv6Network.__init__
+        net.hosts = net.__iter__
+    elif plen == 128:
+        net.hosts = lambda: [_Address6(a)]
+    itf = _new(_Interface6)
+    itf._ip = a
+    itf._scope_id = None
+    itf.network = net
+    itf.netmask = netmask
+    itf._prefixlen = plen
+    return itf
+
+
+def clash6(interfaces: Iterable[Any], name: str, net: ipaddress.IPv6Network) -> Any | None:
+    """The first of ``interfaces`` other than ``name``, enabled, with an IPv6 address
+    (``model.V6Addr``) whose prefix overlaps ``net``; None if there is none.
+    (``IPv6Network.overlaps`` in ints: aligned prefixes overlap when their ranges meet.)"""
+    lo = net.network_address._ip
+    hi = lo | _HOST6[net._prefixlen]
+    for other in interfaces:
+        if other.ipv6 and not other.shutdown and other.name != name:
+            for entry in other.ipv6:
+                itf = entry.iface
+                o_lo = itf._ip & _MASK6[itf._prefixlen]
+                if o_lo <= hi and lo <= o_lo | _HOST6[itf._prefixlen]:
+                    return other
+    return None
