@@ -7,7 +7,6 @@ object is one (an edited candidate's own copy never is)."""
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -23,10 +22,7 @@ class Memo:
 
     def __init__(self, size: int) -> None:
         self.size = size
-        # An OrderedDict drops its oldest entry in O(1); a plain dict's first key is found
-        # by skipping every slot deleted before it (until the dict is next resized), which
-        # made each eviction of a full memo cost microseconds.
-        self._d: OrderedDict[Hashable, Any] = OrderedDict()
+        self._d: dict[Hashable, Any] = {}
 
     def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """The cached value of ``key``, or ``make()`` stored under it."""
@@ -41,8 +37,8 @@ class Memo:
         """Store ``value`` under ``key`` (dropping the oldest entry when full)."""
         if len(self._d) >= self.size:
             try:
-                self._d.popitem(last=False)
-            except KeyError:  # another thread emptied it first
+                del self._d[next(iter(self._d))]
+            except (KeyError, RuntimeError, StopIteration):  # another thread evicted it first
                 pass
         self._d[key] = value
 
