@@ -3,7 +3,6 @@ redundant paths, computed with networkx on the router graph (hosts left out)."""
 
 from __future__ import annotations
 
-import ipaddress
 import json
 
 import networkx as nx
@@ -12,7 +11,7 @@ import numpy as np
 from textgyms.envs.netconfig.l3tasks import _graph, _ospf_lines
 from textgyms.envs.netconfig.scenario import Scenario
 from textgyms.envs.netconfig.task import NetTask, freeze
-from textgyms.envs.netconfig.topologies import GI, add_lan, add_wan, base_config, wan
+from textgyms.envs.netconfig.topologies import BRANCH_WANS, GI, add_lan, add_wan, base_config, wan
 
 QUESTIONS = {
     "easy": (
@@ -37,7 +36,7 @@ def _grow(rng: np.random.Generator, t, n_stubs: int) -> None:
 
     plan = Plan(rng)
     # The ring uses 10/8 or 172.16/12: stubs take 192.168/16, so nothing overlaps.
-    plan.base, plan.wan_block = "192.168", ipaddress.IPv4Network("192.168.250.0/24")
+    plan.base, plan.wan_block = "192.168", BRANCH_WANS
     routers = t.routers()
     ports = {r: 1 + sum(1 for (d, p) in t.desc if d == r) for r in routers}
     for k in range(n_stubs):

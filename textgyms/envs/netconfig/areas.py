@@ -7,19 +7,22 @@ equal-cost path, OSPF provenance of the forwarding route, areas, adjacencies, ro
 
 from __future__ import annotations
 
-import ipaddress
-
 import numpy as np
 
 from textgyms.envs.netconfig.scenario import Scenario, host_collateral
 from textgyms.envs.netconfig.topologies import (
+    BRANCH_WANS,
     GI,
+    LEGACY_WANS,
     Plan,
     Topo,
     add_lan,
     add_wan,
     base_config,
     dotted,
+    iface4,
+    link_ends,
+    own_addrs,
     wan,
     wildcard,
 )
@@ -33,7 +36,7 @@ def _branches(rng: np.random.Generator, t: Topo, n: int) -> dict[tuple[str, str]
     areas = {key: 0 for key in t.addr}
     plan = Plan(rng)
     # The core uses 10/8 or 172.16/12: branches take 192.168/16, so nothing overlaps.
-    plan.base, plan.wan_block = "192.168", ipaddress.IPv4Network("192.168.250.0/24")
+    plan.base, plan.wan_block = "192.168", BRANCH_WANS
     ids = AREA_SETS[int(rng.integers(len(AREA_SETS)))]
     core = t.routers()
     abrs = [core[int(k)] for k in rng.permutation(len(core))[:n]]
@@ -54,7 +57,7 @@ def _loopbacks(t: Topo, areas: dict) -> dict[str, str]:
     of the router's other interfaces; returns router -> router ID."""
     rids = {}
     for k, r in enumerate(sorted(t.routers()), 1):
-        addr = ipaddress.IPv4Interface(f"10.255.255.{k}/32")
+        addr = iface4(0x0AFFFF00 | k, 32)  # 10.255.255.k/32
         t.addr[(r, "Loopback0")] = addr
         t.desc[(r, "Loopback0")] = "router ID"
         areas[(r, "Loopback0")] = 0 if not r.startswith("BR") else max(
@@ -63,17 +66,16 @@ def _loopbacks(t: Topo, areas: dict) -> dict[str, str]:
     return rids
 
 
-def _config(t: Topo, r: str, areas: dict, passive: bool, rid: str | None) -> str:
+def _config(t: Topo, r: str, areas: dict, passive: bool, rid: str | None, base: str) -> str:
+    """``base`` (``r``'s base_config) and its OSPF process with the interfaces' areas."""
     lines = ["router ospf 1"]
     if rid:
         lines.append(f" router-id {rid}")
     if passive:
         lines += [f" passive-interface {i}" for o, i, _ in t.lans if o == r]
-    for (dev, iface), addr in sorted(t.addr.items()):
-        if dev == r:
-            net, area = addr.network, areas[(dev, iface)]
-            lines.append(f" network {wildcard(net)} area {area}")
-    return base_config(t, r) + "\n" + "\n".join(lines)
+    for iface, addr in own_addrs(t, r):
+        lines.append(f" network {wildcard(addr.network)} area {areas[(r, iface)]}")
+    return base + "\n" + "\n".join(lines)
 
 
 def ospf_areas(rng: np.random.Generator, level: str) -> Scenario:
@@ -83,8 +85,8 @@ def ospf_areas(rng: np.random.Generator, level: str) -> Scenario:
     areas = _branches(rng, t, n_areas)
     passive = level != "easy"
     rids = _loopbacks(t, areas) if level == "hard" else {}
-    reference = {r: _config(t, r, areas, passive, rids.get(r)) for r in t.routers()}
     start = {r: base_config(t, r) for r in t.routers()}
+    reference = {r: _config(t, r, areas, passive, rids.get(r), start[r]) for r in start}
     reqs: list[dict] = [{"type": "ospf_areas", "passive": passive, "areas": sorted(
         {a for a in areas.values()}), "links": area_text(t, areas)}]
     checks: list[dict] = []
@@ -96,17 +98,19 @@ def ospf_areas(rng: np.random.Generator, level: str) -> Scenario:
     for r, rid in sorted(rids.items()):
         reqs.append({"type": "router_id", "device": r, "rid": rid})
         checks.append({"g": "router_id", "dev": r, "rid": rid})
+    prefixes = [str(net) for _o, _i, net in t.lans]
     for r in t.routers():
-        for owner, iface, net in t.lans:
+        for (owner, iface, _net), prefix in zip(t.lans, prefixes):
             if owner != r:
-                checks.append({"g": "routing", "dev": r, "prefix": str(net), "proto": "O"})
+                checks.append({"g": "routing", "dev": r, "prefix": prefix, "proto": "O"})
             elif passive:
                 checks.append({"g": "passive", "dev": r, "if": iface})
     hosts = sorted(t.hosts)
+    text = {h: dotted(int(t.hosts[h][0])) for h in hosts}  # written once, read n - 1 times
     for h in hosts:
         for other in hosts:
             if other != h:
-                checks.append({"g": "reach", "src": h, "dst": dotted(int(t.hosts[other][0]))})
+                checks.append({"g": "reach", "src": h, "dst": text[other]})
     reqs.append({"type": "reach", "src": ", ".join(hosts), "dst": "every other host"})
     checks += host_collateral(rng, t.hosts)
     return Scenario(t, reference, start, reqs, checks)
@@ -145,11 +149,11 @@ def nssa(rng: np.random.Generator, level: str) -> Scenario:
     own = t.routers()  # the agent's routers (LEG1 and ISP are not)
     edge = next(r for r in own if not r.startswith("BR") and r != abr)
     plan = Plan(rng)
-    plan.base, plan.wan_block = "10.250", ipaddress.IPv4Network("10.250.250.0/24")
+    plan.base, plan.wan_block = "10.250", LEGACY_WANS
     t.kinds["LEG1"] = "router"
     link = add_wan(t, plan, "BR1", GI.format(2), "LEG1", GI.format(1))
     lan = add_lan(t, rng, plan, "LEG1", GI.format(0), ["HL1"])
-    near, far = list(link.hosts())
+    near, far = link_ends(link)
     isp_ip, _block, web, isp_cfg = _add_isp(rng, t, edge, GI.format(7))
     back = t.addr[(edge, GI.format(7))].ip
     sc.fixed["ISP"] = isp_cfg + "".join(f"\nip route {n} {back}" for n in (
@@ -166,8 +170,9 @@ def nssa(rng: np.random.Generator, level: str) -> Scenario:
     add[edge] += [f"ip route 198.51.100.0 255.255.255.0 {isp_ip}",
                   "router ospf 1\n redistribute static subnets"]
     for d in own:
-        sc.start[d] = base_config(t, d) + sc.start[d][len(base_config_prefix(sc.start[d])):]
-        sc.reference[d] = base_config(t, d) + sc.reference[d][
+        base = base_config(t, d)
+        sc.start[d] = base + sc.start[d][len(base_config_prefix(sc.start[d])):]
+        sc.reference[d] = base + sc.reference[d][
             len(base_config_prefix(sc.reference[d])):] + "".join(f"\n{x}" for x in add[d])
     sc.reqs.append({"type": "nssa", "area": area, "device": "BR1", "lan": str(lan),
                     "via": str(far), "edge": edge, "external": web_lan})

@@ -19,13 +19,20 @@ from textgyms.envs.netconfig.topologies import (
     ETH,
     FA,
     GI,
+    TEST_NET_3,
     Hosts,
-    I,
     Plan,
     Topo,
     base_config,
     dotted,
+    host_ints,
+    hostmask_text,
     hostnames,
+    iface4,
+    link_ends,
+    net4,
+    netmask_text,
+    quad_int,
     star,
 )
 
@@ -40,8 +47,8 @@ def _acl_addr(spec: str) -> str:
     """Rule address (``any``, ``host A``, ``A/len``) -> ACL syntax."""
     if spec in ("any",) or spec.startswith("host "):
         return spec
-    net = ipaddress.IPv4Network(spec)
-    return f"{net.network_address} {net.hostmask}"
+    addr, plen = spec.split("/")  # a network as str() writes it: its address is canonical
+    return f"{addr} {hostmask_text(int(plen))}"
 
 
 def _acl_line(rule: dict, standard: bool) -> str:
@@ -87,8 +94,9 @@ def _rule_flows(rule: dict, lans: list, srv: str, inject_for) -> list[dict]:
     elif src_spec == "any":
         srcs = [str(lans[0][2])]
     else:
-        hosts = Hosts(ipaddress.IPv4Network(src_spec))
-        srcs = [str(hosts[0]), str(hosts[-1])]
+        addr, plen = src_spec.split("/")
+        hosts = host_ints(quad_int(addr), int(plen))
+        srcs = [dotted(hosts[0]), dotted(hosts[-1])]
     proto = rule["proto"] if rule["proto"] != "ip" else "tcp"
     port = rule.get("port") or ["eq", 80]
     ports = {
@@ -229,7 +237,8 @@ def _campus(rng: np.random.Generator, level: str):
     t, plan = Topo("two-tier-campus"), Plan(rng)
     nvl = 2 if level == "easy" else 3
     vids = list(VLAN_SETS[int(rng.integers(len(VLAN_SETS)))][:nvl])
-    names = [str(x) for x in rng.permutation(VLAN_NAMES)[:nvl]]
+    # permuting the indices draws what permuting the names does
+    names = [VLAN_NAMES[k] for k in rng.permutation(len(VLAN_NAMES))[:nvl].tolist()]
     sws = hostnames(rng, 2 if level == "hard" else 1, "SW")
     gw_dev = sws[0] if level == "medium" else hostnames(rng, 1, "R")[0]
     t.kinds[gw_dev] = "l3switch" if level == "medium" else "router"
@@ -247,9 +256,9 @@ def _campus(rng: np.random.Generator, level: str):
         sw = sws[k % len(sws)]
         h = f"PC{k + 1}"
         net = subnets[v]
-        hosts = Hosts(net)
+        hosts = Hosts(net).ints
         t.kinds[h] = "host"
-        t.hosts[h] = (I((int(hosts[10 + 7 * k]), net.prefixlen)), hosts[0])
+        t.hosts[h] = (iface4(hosts[10 + 7 * k], net.prefixlen), ipaddress.IPv4Address(hosts[0]))
         t.link(sw, FA.format(port[sw]), h, ETH)
         placement[h] = (sw, FA.format(port[sw]), v)
         port[sw] += 1
@@ -360,27 +369,30 @@ def _vlan_reqs(t, sws, vids, names, placement, trunks, reqs, checks) -> None:
 # --- NAT ----------------------------------------------------------------------------------
 
 
+WEB_NET = 0xC6336400  # 198.51.100.0/24, the Internet server's LAN
+
+
 def _add_isp(rng: np.random.Generator, t: Topo, fw: str, out_if: str):
     """Cable a provider router (with an Internet server behind it) to ``fw``'s ``out_if``;
     return (provider address, public /28 routed to fw, server address, provider config)."""
     k = int(rng.integers(1, 60))
-    link = ipaddress.IPv4Network(f"203.0.113.{4 * k}/30")
+    link = net4(TEST_NET_3 + 4 * k, 30)
     m = int(rng.integers(1, 15))
     while 4 * k // 16 == m:  # the public /28 must not contain the link's /30
         m = int(rng.integers(1, 15))
-    block = ipaddress.IPv4Network(f"203.0.113.{16 * m}/28")
-    isp_ip, fw_ip = list(link.hosts())
+    block = net4(TEST_NET_3 + 16 * m, 28)
+    isp_ip, fw_ip = link_ends(link)
     t.kinds["ISP"] = "router"
-    t.addr[(fw, out_if)] = I((int(fw_ip), 30))
-    t.addr[("ISP", GI.format(0))] = I((int(isp_ip), 30))
+    t.addr[(fw, out_if)] = iface4(int(fw_ip), 30)
+    t.addr[("ISP", GI.format(0))] = iface4(int(isp_ip), 30)
     t.link(fw, out_if, "ISP", GI.format(0))
-    web_net = ipaddress.IPv4Network("198.51.100.0/24")
-    web_ip = web_net[int(rng.integers(10, 250))]
-    t.addr[("ISP", GI.format(1))] = I("198.51.100.1/24")
+    web_ip = ipaddress.IPv4Address(WEB_NET + int(rng.integers(10, 250)))
+    t.addr[("ISP", GI.format(1))] = iface4(WEB_NET + 1, 24)
     t.kinds["WEB1"] = "host"
-    t.hosts["WEB1"] = (I((int(web_ip), 24)), web_net[1])
+    t.hosts["WEB1"] = (iface4(int(web_ip), 24), ipaddress.IPv4Address(WEB_NET + 1))
     t.link("ISP", GI.format(1), "WEB1", ETH)
-    cfg = base_config(t, "ISP") + f"\nip route {block.network_address} {block.netmask} {fw_ip}"
+    cfg = base_config(t, "ISP") + \
+        f"\nip route {dotted(TEST_NET_3 + 16 * m)} {netmask_text(28)} {dotted(int(fw_ip))}"
     return isp_ip, block, web_ip, cfg
 
 
@@ -437,11 +449,12 @@ def _nat_reqs(sc, fw, users, srv_if, out_if, acl_name, glob, web: str) -> None:
         if h.startswith("PC"):
             sc.checks.append({"g": "nat", "src": h, "dst": web, "ok": True, "seen": fw_out})
             sc.checks.append(flow_check("collateral", web, dotted(int(t.hosts[h][0])), "tcp", 22))
-    taken = {a.ip for a in t.addr.values()} | {a.ip for a, _gw in t.hosts.values()}
+    taken = {int(a) for a in t.addr.values()} | {int(a) for a, _gw in t.hosts.values()}
     for iface, lan in users:  # the whole LAN translates: its lowest and highest free hosts
-        free = [a for a in lan.hosts() if a not in taken]
-        for a in (free[0], free[-1]):
-            sc.checks.append({"g": "nat_inside", "src": str(a), "dst": web,
+        ints = host_ints(int(lan.network_address), lan.prefixlen)
+        for a in (next(x for x in ints if x not in taken),
+                  next(x for x in reversed(ints) if x not in taken)):
+            sc.checks.append({"g": "nat_inside", "src": dotted(a), "dst": web,
                               "inject": [fw, iface], "seen": fw_out})
     srv = dotted(int(t.hosts["SRV1"][0]))
     if glob is not None:

@@ -28,7 +28,10 @@ from textgyms.envs.netconfig.topologies import (
     Plan,
     Topo,
     base_config,
+    choose,
     dotted,
+    iface4,
+    own_addrs,
     wildcard,
 )
 
@@ -39,18 +42,18 @@ def _lan(t: Topo, plan: Plan, rng, sw: str, idx: int, port: str, owner: bool = F
     """A LAN on switch ``sw`` joined by R1 and R2 on ``port``: (subnet, VIP, hosts); with
     ``owner`` the VIP is R1's own address (a VRRP address owner)."""
     net = plan.lan()
-    addrs = Hosts(net)
-    vip = addrs[1] if owner else addrs[0]
+    plen, addrs = net.prefixlen, Hosts(net).ints
+    vip = ipaddress.IPv4Address(addrs[1] if owner else addrs[0])
     t.kinds[sw] = "switch"
     for k, r in enumerate(("R1", "R2")):
-        t.addr[(r, port)] = I((int(addrs[1 + k]), net.prefixlen))
+        t.addr[(r, port)] = iface4(addrs[1 + k], plen)
         t.link(r, port, sw, GI.format(1 + k))
     hosts = []
-    picks = rng.choice(np.arange(20, 200), size=2, replace=False)
+    picks = [x + 20 for x in choose(rng, 180, 2)]  # the draws of choosing from arange(20, 200)
     for k in range(2):
         h = f"PC{2 * idx + k + 1}"
         t.kinds[h] = "host"
-        t.hosts[h] = (I((int(addrs[int(picks[k])]), net.prefixlen)), vip)
+        t.hosts[h] = (iface4(addrs[picks[k]], plen), vip)
         t.link(sw, f"FastEthernet0/{k + 1}", h, ETH)
         hosts.append(h)
     t.lans += [("R1", port, net), ("R2", port, net)]
@@ -62,16 +65,16 @@ def _core(t: Topo, plan: Plan, rng) -> tuple[str, str]:
     t.kinds["CORE"] = "router"
     for k, r in enumerate(("R1", "R2")):
         net = plan.wan()
-        a, b = Hosts(net)
-        t.addr[(r, GI.format(1))] = I((int(a), 30))
-        t.addr[("CORE", GI.format(1 + k))] = I((int(b), 30))
+        a, b = Hosts(net).ints
+        t.addr[(r, GI.format(1))] = iface4(a, 30)
+        t.addr[("CORE", GI.format(1 + k))] = iface4(b, 30)
         t.wans.append((r, GI.format(1), "CORE", GI.format(1 + k), net))
         t.link(r, GI.format(1), "CORE", GI.format(1 + k))
     srv_net = plan.lan()
-    srv = Hosts(srv_net)
-    t.addr[("CORE", GI.format(0))] = I((int(srv[0]), 24))
+    srv = Hosts(srv_net).ints
+    t.addr[("CORE", GI.format(0))] = iface4(srv[0], 24)
     t.kinds["SRV1"] = "host"
-    t.hosts["SRV1"] = (I((int(srv[int(rng.integers(9, 200))]), 24)), srv[0])
+    t.hosts["SRV1"] = (iface4(srv[int(rng.integers(9, 200))], 24), ipaddress.IPv4Address(srv[0]))
     t.link("CORE", GI.format(0), "SRV1", ETH)
     cfg = base_config(t, "CORE") + "\nrouter ospf 1\n passive-interface GigabitEthernet0/0\n" \
         " network 0.0.0.0 255.255.255.255 area 0"
@@ -81,9 +84,8 @@ def _core(t: Topo, plan: Plan, rng) -> tuple[str, str]:
 def _ospf(t: Topo, r: str, extra: dict[str, list[str]] | None = None) -> str:
     lans = [i for o, i, _n in t.lans if o == r]
     lines = ["router ospf 1", *(f" passive-interface {i}" for i in lans)]
-    for (dev, _i), addr in sorted(t.addr.items()):
-        if dev == r:
-            lines.append(f" network {wildcard(addr.network)} area 0")
+    for _i, addr in own_addrs(t, r):
+        lines.append(f" network {wildcard(addr.network)} area 0")
     return base_config(t, r, extra) + "\n" + "\n".join(lines)
 
 

@@ -26,12 +26,15 @@ import numpy as np
 from textgyms.envs.netconfig.scenario import Scenario
 from textgyms.envs.netconfig.topologies import (
     GI,
+    TEST_NET_3,
     Plan,
     Topo,
     add_lan,
     base_config,
     chain,
     dotted,
+    iface4,
+    own_addrs,
     wildcard,
 )
 
@@ -44,11 +47,11 @@ def _provider(rng: np.random.Generator, t: Topo, edge: str, name: str, lans: int
     """Cable a BGP router ``name`` (AS ``asn``, ``lans`` LANs with a host each, announced
     in BGP) to ``edge``; return (its address on the link, its LANs, its configuration)."""
     k = int(rng.integers(1, 60))
-    link = ipaddress.IPv4Network(f"203.0.113.{4 * k}/30")
-    far, near = (str(x) for x in link.hosts())
+    lo = TEST_NET_3 + 4 * k  # a /30: far end .1, near end .2
+    far, near = dotted(lo + 1), dotted(lo + 2)
     t.kinds[name] = "router"
-    t.addr[(edge, EDGE_PORT)] = I(f"{near}/30")
-    t.addr[(name, GI.format(1))] = I(f"{far}/30")
+    t.addr[(edge, EDGE_PORT)] = iface4(lo + 2, 30)
+    t.addr[(name, GI.format(1))] = iface4(lo + 1, 30)
     t.link(edge, EDGE_PORT, name, GI.format(1))
     plan = Plan(rng)
     plan.base = "198.51"  # TEST-NET space: no internal address plan draws it
@@ -62,10 +65,9 @@ def _provider(rng: np.random.Generator, t: Topo, edge: str, name: str, lans: int
 def _ospf(t: Topo, r: str, extra: str = "") -> str:
     """OSPF area 0 on every interface of ``r`` but the edge port, LANs passive."""
     lines = ["router ospf 1", *(f" passive-interface {i}" for o, i, _n in t.lans if o == r)]
-    for (dev, iface), addr in sorted(t.addr.items()):
-        if dev == r and iface != EDGE_PORT:
-            net = addr.network
-            lines.append(f" network {wildcard(net)} area 0")
+    for iface, addr in own_addrs(t, r):
+        if iface != EDGE_PORT:
+            lines.append(f" network {wildcard(addr.network)} area 0")
     return base_config(t, r) + "\n" + "\n".join(lines) + extra
 
 
@@ -82,7 +84,7 @@ def ibgp(rng: np.random.Generator, level: str) -> Scenario:
     asn, isp_as = 65000 + int(rng.integers(1, 500)), 64500 + int(rng.integers(1, 9))
     loops = {}
     for k, r in enumerate(routers, 1):
-        t.addr[(r, "Loopback0")] = I(f"10.255.255.{k}/32")
+        t.addr[(r, "Loopback0")] = iface4(0x0AFFFF00 | k, 32)  # 10.255.255.k/32
         t.desc[(r, "Loopback0")] = "iBGP source"
         loops[r] = f"10.255.255.{k}"
     edge = routers[0]

@@ -37,7 +37,7 @@ def site_prefix(rng: np.random.Generator) -> ipaddress.IPv6Network:
 def plan6(rng: np.random.Generator, t: Topo) -> tuple[dict, dict]:
     """IPv6 addresses for every addressed router interface and every host of ``t``."""
     site = int(site_prefix(rng).network_address)
-    sids = [int(x) for x in rng.permutation(np.arange(1, 0x100))[:len(t.lans)]]
+    sids = (rng.permutation(0xFF)[:len(t.lans)] + 1).tolist()  # the draws of arange(1, 0x100)
     addr: dict[tuple[str, str], I6] = {}
     hosts: dict[str, I6] = {}
     for (router, iface, net), sid in zip(t.lans, sids):
@@ -102,11 +102,12 @@ def _enable_ospf6(cfg: DeviceConfig, iface_areas: dict, passive: list[str], rid:
 
 def _reach(t: Topo, hosts6: dict, reqs: list, checks: list) -> None:
     names = sorted(hosts6)
+    text = {h: str(hosts6[h].ip) for h in names}  # each address written once, read n - 1 times
     for h in names:
         for other in names:
             if other != h:
-                checks.append({"g": "reach6", "src": h, "dst": str(hosts6[other].ip)})
-    reqs.append({"type": "reach6", "hosts": [f"{h} ({hosts6[h].ip})" for h in names]})
+                checks.append({"g": "reach6", "src": h, "dst": text[other]})
+    reqs.append({"type": "reach6", "hosts": [f"{h} ({text[h]})" for h in names]})
 
 
 def _ospf6_checks(t: Topo, iface_areas: dict, checks: list) -> None:
@@ -118,11 +119,12 @@ def _ospf6_checks(t: Topo, iface_areas: dict, checks: list) -> None:
 
 
 def _lan_routes(t: Topo, addr: dict, code: str, passive: bool, checks: list) -> None:
+    prefix = {(o, i): str(addr[(o, i)].network) for o, i, _net in t.lans}
     for r in t.routers():
         for owner, iface, _net in t.lans:
             if owner != r:
                 checks.append({"g": "routing6", "dev": r, "proto": code,
-                               "prefix": str(addr[(owner, iface)].network)})
+                               "prefix": prefix[(owner, iface)]})
             elif passive:
                 checks.append({"g": "passive6", "dev": r, "if": iface})
 

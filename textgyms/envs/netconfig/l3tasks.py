@@ -14,8 +14,10 @@ from textgyms.envs.netconfig.topologies import (
     Topo,
     base_config,
     chain,
+    choose,
     dotted,
     hub_spoke,
+    own_addrs,
     wan,
     wildcard,
 )
@@ -92,10 +94,8 @@ def _ospf_lines(t: Topo, r: str, passive: bool, costs: dict) -> tuple[list[str],
     lines = ["router ospf 1"]
     if passive:
         lines += [f" passive-interface {i}" for o, i, _ in t.lans if o == r]
-    for (dev, _iface), addr in sorted(t.addr.items()):
-        if dev == r:
-            net = addr.network
-            lines.append(f" network {wildcard(net)} area 0")
+    for _iface, addr in own_addrs(t, r):
+        lines.append(f" network {wildcard(addr.network)} area 0")
     return lines, extra
 
 
@@ -103,7 +103,8 @@ def _waypoint(rng: np.random.Generator, t: Topo, g: nx.Graph) -> tuple[str, str,
     """A (src, dst, via) triple and interface costs that force the path through ``via``."""
     routers = sorted(g.nodes)
     for _attempt in range(1000):
-        a, b, c = (str(x) for x in rng.choice(routers, size=3, replace=False))
+        # indices into the list: the draws of choosing from the list itself
+        a, b, c = (routers[k] for k in choose(rng, len(routers), 3))
         path = nx.shortest_path(g, a, c) + nx.shortest_path(g, c, b)[1:]
         if len(set(path)) == len(path) and len(path) >= 3:
             break
@@ -139,9 +140,9 @@ def routing(rng: np.random.Generator, level: str, proto: str | None = None) -> S
         checks.append({"g": "waypoint", "src": ha, "dst": dotted(int(t.hosts[hb][0])), "via": via})
     reference, start = {}, {}
     for r in t.routers():
-        start[r] = base_config(t, r)
+        start[r] = base = base_config(t, r)
         if proto == "static":
-            reference[r] = base_config(t, r) + "\n" + "\n".join(_static_lines(t, g, r))
+            reference[r] = base + "\n" + "\n".join(_static_lines(t, g, r))
         else:
             lines, extra = _ospf_lines(t, r, passive, costs)
             reference[r] = base_config(t, r, extra) + "\n" + "\n".join(lines)
@@ -161,18 +162,20 @@ def _routing_checks(t: Topo, proto: str, passive: bool, reqs: list, checks: list
     unique router IDs and (when asked) passive LAN interfaces."""
     code = "S" if proto == "static" else "O"
     hosts = sorted(t.hosts)
+    text = {h: dotted(int(t.hosts[h][0])) for h in hosts}  # written once, read n - 1 times
     for h in hosts:
         for other in hosts:
             if other != h:
-                checks.append({"g": "reach", "src": h, "dst": dotted(int(t.hosts[other][0]))})
+                checks.append({"g": "reach", "src": h, "dst": text[other]})
         if h != hosts[0]:
             reqs.append({"type": "reach", "src": hosts[0], "dst": f"{h} ({t.hosts[h][0].ip})"})
+    prefixes = [str(net) for _o, _i, net in t.lans]
     for r in t.routers():
         if proto == "static":
             checks.append({"g": "static_only", "dev": r})
-        for owner, iface, net in t.lans:
+        for (owner, iface, _net), prefix in zip(t.lans, prefixes):
             if owner != r:
-                checks.append({"g": "routing", "dev": r, "prefix": str(net), "proto": code})
+                checks.append({"g": "routing", "dev": r, "prefix": prefix, "proto": code})
             elif passive:
                 checks.append({"g": "passive", "dev": r, "if": iface})
     if proto == "ospf":

@@ -13,20 +13,21 @@ routers forward to them by OSPF (external) routes.
 
 from __future__ import annotations
 
-import ipaddress
-
 import numpy as np
 
 from textgyms.envs.netconfig.families import _add_isp
 from textgyms.envs.netconfig.scenario import Scenario
 from textgyms.envs.netconfig.topologies import (
     GI,
+    LEGACY_WANS,
     Plan,
     add_lan,
     add_wan,
     base_config,
     chain,
     dotted,
+    link_ends,
+    own_addrs,
     wildcard,
 )
 
@@ -35,8 +36,8 @@ PORT = GI.format(3)
 
 def _ospf(t, r: str) -> str:
     lines = ["router ospf 1", *(f" passive-interface {i}" for o, i, _n in t.lans if o == r)]
-    for (dev, iface), addr in sorted(t.addr.items()):
-        if dev == r and iface != PORT:
+    for iface, addr in own_addrs(t, r):
+        if iface != PORT:
             lines.append(f" network {wildcard(addr.network)} area 0")
     return base_config(t, r) + "\n" + "\n".join(lines)
 
@@ -48,7 +49,7 @@ def redistribution(rng: np.random.Generator, level: str) -> Scenario:
     plan = Plan(rng)
     # Legacy sites take 10.250/16, which no address plan draws; their /24s are subnets of
     # the class A network 10/8, so they need "subnets" to be redistributed.
-    plan.base, plan.wan_block = "10.250", ipaddress.IPv4Network("10.250.250.0/24")
+    plan.base, plan.wan_block = "10.250", LEGACY_WANS
     sites = [routers[2]] + ([routers[1]] if level == "hard" else [])
     fixed, extra, checks, reqs = {}, {r: [] for r in routers}, [], []
     for k, r in enumerate(sites):
@@ -56,7 +57,7 @@ def redistribution(rng: np.random.Generator, level: str) -> Scenario:
         t.kinds[leg] = "router"
         net = add_wan(t, plan, r, PORT, leg, GI.format(1))
         lan = add_lan(t, rng, plan, leg, GI.format(0), [f"HL{k + 1}"])
-        near, far = list(net.hosts())
+        near, far = link_ends(net)
         fixed[leg] = base_config(t, leg) + f"\nip route 0.0.0.0 0.0.0.0 {near}"
         extra[r].append(f"ip route {lan.network_address} {lan.netmask} {far}")
         reqs.append({"type": "legacy", "device": r, "lan": str(lan), "via": str(far)})

@@ -12,12 +12,10 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from textgyms.envs.netconfig.memo import Memo, compiled
 from textgyms.envs.netconfig.model import PROTO_NUM
 from textgyms.envs.netconfig.sim import Network
-from textgyms.envs.netconfig.topologies import Topo, dotted, host_config
+from textgyms.envs.netconfig.topologies import Topo, choose, dotted, host_config
 
 
 @dataclass
@@ -53,8 +51,10 @@ def build(kinds: dict[str, str], links, configs: dict[str, str]) -> Network:
     return compiled(texts, tuple(links))
 
 
-def reference_network(sc: Scenario) -> Network:
-    return build(sc.topo.kinds, sc.topo.links, {**sc.fixed_configs(), **sc.reference})
+def reference_network(sc: Scenario, fixed: dict[str, str] | None = None) -> Network:
+    """The reference network; ``fixed`` is ``sc.fixed_configs()`` when the caller has it."""
+    fixed = sc.fixed_configs() if fixed is None else fixed
+    return build(sc.topo.kinds, sc.topo.links, {**fixed, **sc.reference})
 
 
 def flow_check(
@@ -92,9 +92,10 @@ def run_flow(net: Network, c: dict):
     return net.walk(pkt, dev)
 
 
-def fill_expectations(sc: Scenario) -> None:
-    """Set every flow check's expected status from the reference network."""
-    net = reference_network(sc)
+def fill_expectations(sc: Scenario, fixed: dict[str, str] | None = None) -> None:
+    """Set every flow check's expected status from the reference network (``fixed`` as for
+    :func:`reference_network`)."""
+    net = reference_network(sc, fixed)
     for c in sc.checks:
         if c["g"] in ("flows", "boundary", "collateral"):
             w = run_flow(net, c)
@@ -108,10 +109,10 @@ SERVICES = (("tcp", 80), ("tcp", 443), ("tcp", 22), ("udp", 53), ("tcp", 25), ("
 def host_collateral(rng, hosts: dict, n: int = 4) -> list[dict]:
     """A hidden sample of ``n`` unmentioned host-to-host flows (random services): whatever
     the reference does with them, a submission must do too."""
-    names = np.array(sorted(hosts))  # what rng.choice makes of the list, made once
+    names = sorted(hosts)
     out = []
-    for _ in range(n):
-        a, b = (str(x) for x in rng.choice(names, size=2, replace=False))
+    for _ in range(n):  # indices into the list: the draws of choosing from the list itself
+        a, b = (names[k] for k in choose(rng, len(names), 2))
         proto, port = SERVICES[int(rng.integers(len(SERVICES)))]
         out.append(flow_check("collateral", dotted(int(hosts[a][0])), dotted(int(hosts[b][0])),
                               proto, port))

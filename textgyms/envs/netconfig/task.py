@@ -36,8 +36,8 @@ def freeze(
     family: str, level: str, sc: Scenario, answer: str = "", locked=(), context: str = ""
 ) -> NetTask:
     """Fill flow expectations from the reference network and freeze the scenario."""
-    fill_expectations(sc)
     fixed = sc.fixed_configs()
+    fill_expectations(sc, fixed)
     links = tuple((a[0], a[1], b[0], b[1]) for a, b in sc.topo.links)
     return NetTask(
         family=family,

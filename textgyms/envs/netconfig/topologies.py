@@ -22,6 +22,93 @@ FA = "FastEthernet0/{}"
 ETH = "Ethernet0"
 
 
+_MASKS = tuple((0xFFFFFFFF << (32 - p)) & 0xFFFFFFFF for p in range(33))
+_new = object.__new__
+
+
+def _fast_net(x: int, plen: int) -> N:
+    """``IPv4Network((x, plen))`` for a /0-/30 network address ``x``, its attributes set as
+    ``__init__`` sets them, without the argument parsing (the generator makes thousands)."""
+    a = _new(ipaddress.IPv4Address)
+    a._ip = x
+    net = _new(N)
+    net.network_address, net.netmask, net._prefixlen = a, _NETMASKS[plen], plen
+    return net
+
+
+def _fast_iface(x: int, plen: int) -> I:
+    """``IPv4Interface((x, plen))`` the same way, its network made by :func:`_fast_net`."""
+    net = _fast_net(x & _MASKS[plen], plen)
+    out = _new(I)
+    out._ip = x
+    out.network, out.netmask, out._prefixlen = net, net.netmask, plen
+    return out
+
+
+def _same(fast, real) -> bool:
+    return (fast == real and type(fast) is type(real) and vars(fast) == vars(real)
+            and repr(fast) == repr(real))
+
+
+_NETMASKS = tuple(N((0, p)).netmask for p in range(33))
+# The shortcut writes ipaddress's private attributes: use it only where this Python's own
+# constructors make exactly the same objects (else every call takes the constructor).
+_FAST = all(
+    _same(_fast_net(x & _MASKS[p], p), N((x & _MASKS[p], p)))
+    and _same(_fast_iface(x, p), I((x, p)))
+    for x in (0x0A2D0701, 0xAC10FE02, 0xFFFFFFFF) for p in (0, 8, 24, 30)
+)
+
+
+def _floyd(rng: np.random.Generator, n: int, k: int) -> list[int]:
+    # numpy's own sampling without replacement for a small population: Floyd's algorithm,
+    # one bounded draw per pick, then a Fisher-Yates shuffle of the picks, all of them the
+    # bounded draws ``integers`` makes (a tenth of the cost of ``choice``'s array set-up)
+    out: list[int] = []
+    seen: set[int] = set()
+    for j in range(n - k, n):
+        val = int(rng.integers(j + 1))
+        if val in seen:
+            val = j
+        seen.add(val)
+        out.append(val)
+    for i in range(k - 1, 0, -1):
+        j = int(rng.integers(i + 1))
+        out[i], out[j] = out[j], out[i]
+    return out
+
+
+def _floyd_is_choice() -> bool:
+    for seed, n, k in ((3, 191, 1), (5, 191, 2), (8, 12, 4), (13, 7, 7), (21, 180, 3)):
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        if a.choice(n, size=k, replace=False).tolist() != _floyd(b, n, k) \
+                or a.bit_generator.state != b.bit_generator.state:
+            return False
+    return True
+
+
+_FLOYD = _floyd_is_choice()  # else this numpy samples differently: always ask it
+
+
+def choose(rng: np.random.Generator, n: int, k: int) -> list[int]:
+    """``rng.choice(n, size=k, replace=False).tolist()``: the same picks in the same order,
+    the generator left in the same state, at a fraction of the cost where this numpy's
+    ``choice`` is checked to draw as :func:`_floyd` does (populations up to 10000)."""
+    if _FLOYD and 0 < k <= n <= 10_000:
+        return _floyd(rng, n, k)
+    return rng.choice(n, size=k, replace=False).tolist()
+
+
+def net4(x: int, plen: int) -> N:
+    """``IPv4Network((x, plen))`` (``x`` a network address), made cheaply."""
+    return _fast_net(x, plen) if _FAST and plen < 31 else N((x, plen))
+
+
+def iface4(x: int, plen: int) -> I:
+    """``IPv4Interface((x, plen))``, made cheaply."""
+    return _fast_iface(x, plen) if _FAST and plen < 31 else I((x, plen))
+
+
 def dotted(x: int) -> str:
     """An IPv4 address given as an int, as a dotted quad: ``str(IPv4Address(x))`` without
     building the object (the generator writes thousands per task)."""
@@ -31,7 +118,28 @@ def dotted(x: int) -> str:
 def wildcard(net: N) -> str:
     """``A.B.C.D W.X.Y.Z``: a network's address and wildcard (host) mask, as OSPF ``network``
     and ACL lines write them (by arithmetic, no address objects)."""
-    return f"{dotted(int(net.network_address))} {dotted((1 << (32 - net.prefixlen)) - 1)}"
+    return f"{dotted(int(net.network_address))} {_WILD_TEXT[net.prefixlen]}"
+
+
+_MASK_TEXT = tuple(dotted(m) for m in _MASKS)  # the dotted netmask of each prefix length
+_WILD_TEXT = tuple(dotted(m ^ 0xFFFFFFFF) for m in _MASKS)  # and wildcard mask
+
+
+def quad_int(text: str) -> int:
+    """A dotted quad the generator wrote (:func:`dotted`) as an int, without ipaddress's
+    general parser."""
+    a, b, c, d = text.split(".")
+    return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
+
+
+def netmask_text(plen: int) -> str:
+    """The netmask of a prefix length as a dotted quad, as the generator writes it."""
+    return _MASK_TEXT[plen]
+
+
+def hostmask_text(plen: int) -> str:
+    """The wildcard (host) mask of a prefix length as a dotted quad."""
+    return _WILD_TEXT[plen]
 
 
 def _base_int(base: str) -> int:
@@ -40,24 +148,43 @@ def _base_int(base: str) -> int:
     return (int(a) << 24) | (int(b) << 16)
 
 
+def own_addrs(t: Topo, dev: str) -> list[tuple[str, I]]:
+    """``dev``'s (interface, address) pairs by interface name: the order of
+    ``sorted(t.addr.items())`` restricted to ``dev``, without sorting every device's."""
+    return sorted((i, a) for (d, i), a in t.addr.items() if d == dev)
+
+
+TEST_NET_3 = 0xCB007100  # 203.0.113.0, the documentation block provider links come from
+BRANCH_WANS = ipaddress.IPv4Network("192.168.250.0/24")  # WAN blocks of the fixed plans
+LEGACY_WANS = ipaddress.IPv4Network("10.250.250.0/24")
+
+
+def link_ends(net: N) -> tuple[ipaddress.IPv4Address, ipaddress.IPv4Address]:
+    """The two usable addresses of a /30, as ``list(net.hosts())`` gives them."""
+    lo = int(net.network_address)
+    return ipaddress.IPv4Address(lo + 1), ipaddress.IPv4Address(lo + 2)
+
+
+def host_ints(x: int, plen: int) -> range:
+    """The usable addresses of network ``x``/``plen`` as ints, as ``hosts()`` lists them."""
+    hi = x | ((1 << (32 - plen)) - 1)  # the broadcast, by arithmetic
+    return range(x + 1, hi) if plen < 31 else range(x, hi + 1)
+
+
 class Hosts(Sequence):
     """``list(net.hosts())`` without building it: the usable addresses of ``net`` (all of a
     /31 or /32, as ``hosts()``), each made when indexed. A /24 has 254; a task reads two."""
 
     def __init__(self, net: ipaddress.IPv4Network) -> None:
-        lo = int(net.network_address)  # the broadcast by arithmetic: no address object built
-        hi = lo | ((1 << (net.max_prefixlen - net.prefixlen)) - 1)
-        if net.prefixlen < net.max_prefixlen - 1:
-            lo, hi = lo + 1, hi - 1
-        self._ints = range(lo, hi + 1)
+        self.ints = host_ints(int(net.network_address), net.prefixlen)
 
     def __len__(self) -> int:
-        return len(self._ints)
+        return len(self.ints)
 
     def __getitem__(self, k):
         if isinstance(k, slice):
-            return [ipaddress.IPv4Address(x) for x in self._ints[k]]
-        return ipaddress.IPv4Address(self._ints[k])
+            return [ipaddress.IPv4Address(x) for x in self.ints[k]]
+        return ipaddress.IPv4Address(self.ints[k])
 
 
 @dataclass
@@ -93,20 +220,21 @@ class Plan:
             self.base = f"172.{int(rng.integers(16, 32))}"
         else:
             self.base = f"10.{int(rng.integers(100, 200))}"
-        self.octets = [int(x) for x in rng.permutation(np.arange(1, 200))[:40]]
-        self.wan_block = N((_base_int(self.base) | int(rng.integers(200, 255)) << 8, 24))
+        # permuting 0..198 and adding 1 draws exactly what permuting 1..199 draws
+        self.octets = (rng.permutation(199)[:40] + 1).tolist()
+        self.wan_block = net4(_base_int(self.base) | int(rng.integers(200, 255)) << 8, 24)
         self.wan_next = 0
         self.rng = rng
 
     def lan(self, plen: int = 24) -> N:
         # the /24 (or its first subnet of length plen), made from ints instead of parsed text
-        return N((_base_int(self.base) | self.octets.pop() << 8, max(plen, 24)))
+        return net4(_base_int(self.base) | self.octets.pop() << 8, max(plen, 24))
 
     def wan(self) -> N:
         block = self.wan_block  # its /30s in order, as subnets(new_prefix=30) lists them
         if self.wan_next >= 1 << (30 - block.prefixlen):
             raise IndexError("the plan's WAN block has no /30 left")
-        net = N((int(block.network_address) + 4 * self.wan_next, 30))
+        net = net4(int(block.network_address) + 4 * self.wan_next, 30)
         self.wan_next += 1
         return net
 
@@ -115,7 +243,7 @@ def hostnames(rng: np.random.Generator, n: int, kind: str = "R") -> list[str]:
     """``R1..Rn`` or site-prefixed names such as ``FRA-R1``."""
     if rng.random() < 0.5:
         return [f"{kind}{i + 1}" for i in range(n)]
-    sites = [str(s) for s in rng.permutation(SITES)[:n]]
+    sites = [SITES[k] for k in rng.permutation(len(SITES))[:n].tolist()]  # as of SITES
     return [f"{s}-{kind}1" for s in sites]
 
 
@@ -131,14 +259,17 @@ def add_lan(
     """A LAN on ``router``'s ``iface`` with ``hosts`` (one per cable, so one host when the
     router port is cabled to it directly); the gateway is the first (or last) usable address."""
     net = plan.lan()
-    addrs = Hosts(net)
-    gw = addrs[-1] if gw_last else addrs[0]
-    t.addr[(router, iface)] = I((int(gw), net.prefixlen))
+    plen = net.prefixlen
+    addrs = host_ints(int(net.network_address), plen)
+    gw_int = addrs[-1] if gw_last else addrs[0]
+    gw = ipaddress.IPv4Address(gw_int)
+    t.addr[(router, iface)] = iface4(gw_int, plen)
     t.lans.append((router, iface, net))
-    picks = sorted(int(x) for x in rng.choice(np.arange(9, 200), size=len(hosts), replace=False))
+    # choosing from 191 and adding 9 draws exactly what choosing from arange(9, 200) draws
+    picks = sorted(x + 9 for x in choose(rng, 191, len(hosts)))
     for h, k in zip(hosts, picks):
         t.kinds[h] = "host"
-        t.hosts[h] = (I((int(addrs[k]), net.prefixlen)), gw)
+        t.hosts[h] = (iface4(addrs[k], plen), gw)
         t.link(router, iface, h, ETH)
     return net
 
@@ -146,8 +277,8 @@ def add_lan(
 def add_wan(t: Topo, plan: Plan, a: str, ai: str, b: str, bi: str) -> N:
     net = plan.wan()
     lo = int(net.network_address)  # a /30: its two usable addresses
-    t.addr[(a, ai)] = I((lo + 1, 30))
-    t.addr[(b, bi)] = I((lo + 2, 30))
+    t.addr[(a, ai)] = iface4(lo + 1, 30)
+    t.addr[(b, bi)] = iface4(lo + 2, 30)
     t.wans.append((a, ai, b, bi, net))
     t.link(a, ai, b, bi)
     return net
@@ -218,21 +349,33 @@ def star(rng: np.random.Generator, lans: int) -> Topo:
     return t
 
 
+def _address_line(a: I) -> str:
+    return f" ip address {dotted(int(a))} {_MASK_TEXT[a.network.prefixlen]}"
+
+
 def render_iface(t: Topo, dev: str, iface: str, extra: list[str] = ()) -> list[str]:
+    """One interface's section of ``dev``'s configuration: description, address, ``extra``."""
     lines = [f"interface {iface}", f" description {t.desc.get((dev, iface), 'uplink')}"]
     a = t.addr.get((dev, iface))
     if a is not None:
-        lines.append(f" ip address {dotted(int(a))} {dotted(int(a.netmask))}")
-    return lines + list(extra) + [" no shutdown", "!"]
+        lines.append(_address_line(a))
+    lines += extra
+    lines += (" no shutdown", "!")
+    return lines
 
 
 def base_config(t: Topo, dev: str, extra: dict[str, list[str]] | None = None) -> str:
     """``dev``'s addressing-only configuration; ``extra`` adds lines inside interfaces."""
     extra = extra or {}
-    ports = sorted({p for (d, p) in t.desc if d == dev})
+    desc, addr = t.desc, t.addr
     lines = [f"hostname {dev}", "!"]
-    for p in ports:
-        lines += render_iface(t, dev, p, extra.get(p, []))
+    for p in sorted({p for (d, p) in desc if d == dev}):  # its cabled ports
+        a = addr.get((dev, p))
+        lines += (f"interface {p}", f" description {desc[(dev, p)]}")
+        if a is not None:
+            lines.append(_address_line(a))
+        lines += extra.get(p, ())
+        lines += (" no shutdown", "!")
     return "\n".join(lines)
 
 
@@ -240,5 +383,5 @@ def host_config(t: Topo, name: str) -> str:
     ip, gw = t.hosts[name]
     return (
         f"hostname {name}\ninterface {ETH}\n ip address {dotted(int(ip))} "
-        f"{dotted(int(ip.netmask))}\n no shutdown\nip default-gateway {dotted(int(gw))}"
+        f"{_MASK_TEXT[ip.network.prefixlen]}\n no shutdown\nip default-gateway {dotted(int(gw))}"
     )

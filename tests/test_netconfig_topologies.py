@@ -1,0 +1,46 @@
+"""The generator's cheap constructions equal what they replace: address objects made from
+ints, host ranges, and sampling without replacement (the same picks and generator state)."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import numpy as np
+import pytest
+
+from textgyms.envs.netconfig import topologies as T
+
+INTS = (0, 1, 0x0A2D0701, 0xAC10FE02, 0xC0A8FAFF, 0xFFFFFFFF)
+
+
+@pytest.mark.parametrize("plen", range(33))
+def test_net4_and_iface4_equal_the_constructors(plen: int) -> None:
+    mask = (0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF
+    for x in INTS:
+        net, want = T.net4(x & mask, plen), ipaddress.IPv4Network((x & mask, plen))
+        assert (net, repr(net), str(net), hash(net), type(net)) == \
+            (want, repr(want), str(want), hash(want), type(want))
+        if plen < 31:  # a /31 or /32 holds its own bound ``hosts``: made by the constructor
+            assert vars(net) == vars(want)
+        got, ref = T.iface4(x, plen), ipaddress.IPv4Interface((x, plen))
+        assert (got, repr(got), str(got), hash(got), got.network, got.netmask) == \
+            (ref, repr(ref), str(ref), hash(ref), ref.network, ref.netmask)
+        assert vars(got) == vars(ref) and int(got) == int(ref)
+        assert list(T.host_ints(x & mask, plen)) == [int(a) for a in want.hosts()] \
+            if plen >= 20 else len(T.host_ints(x & mask, plen)) == want.num_addresses - 2
+
+
+@pytest.mark.parametrize("n,k", [(191, 1), (191, 2), (191, 4), (180, 2), (12, 3), (5, 5),
+                                 (3, 2), (1, 1), (7, 0), (2, 2), (10_000, 3), (10_001, 2)])
+def test_choose_is_numpy_choice(n: int, k: int) -> None:
+    for seed in range(300):
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        want = a.choice(n, size=k, replace=False).tolist()
+        assert T.choose(b, n, k) == want
+        assert a.bit_generator.state == b.bit_generator.state
+    assert T._FLOYD  # this numpy draws as the shortcut does: it is in use
+
+
+def test_choose_refuses_what_choice_refuses() -> None:
+    with pytest.raises(ValueError):
+        T.choose(np.random.default_rng(0), 3, 4)
