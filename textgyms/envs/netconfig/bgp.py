@@ -210,7 +210,8 @@ def _route_map(cfg: DeviceConfig, name: str | None, plist: str | None,
     if e is None:
         return None
     lp = e.local_pref if e.local_pref is not None else path.local_pref
-    return path._replace(local_pref=lp, as_path=e.prepend + path.as_path)
+    return Path(path.net, path.plen, e.prepend + path.as_path, lp, path.next_hop, path.ebgp,
+                path.peer_rid, path.peer)
 
 
 def _best(paths: list[Path], reachable) -> Path | None:
@@ -256,7 +257,8 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
                 if got is None:
                     changed |= adj_in[s.b].pop(slot, None) is not None
                     continue
-                got = got._replace(peer_rid=rids[s.a])
+                got = Path(got.net, got.plen, got.as_path, got.local_pref, got.next_hop,
+                           got.ebgp, rids[s.a], got.peer)
                 if adj_in[s.b].get(slot) != got:
                     adj_in[s.b][slot] = got
                     changed = True
@@ -339,12 +341,14 @@ def _advertise(configs, s: Session, path: Path, family: int = 4,
     if s.ebgp:
         if b.bgp.asn in (a.bgp.asn,) + out.as_path:
             return None
-        out = out._replace(as_path=(a.bgp.asn,) + out.as_path, next_hop=s.a_ip,
-                           local_pref=100)
+        # (Paths built field by field: namedtuple._replace is slow, and this runs for
+        # every best path on every session in every round.)
+        out = Path(out.net, out.plen, (a.bgp.asn,) + out.as_path, 100, s.a_ip, s.ebgp,
+                   out.peer_rid, s.a)
     else:
         nh = s.a_ip if (out.next_hop == 0 or n_out.next_hop_self) else out.next_hop
-        out = out._replace(next_hop=nh)
-    out = out._replace(ebgp=s.ebgp, peer=s.a)
+        out = Path(out.net, out.plen, out.as_path, out.local_pref, nh, s.ebgp, out.peer_rid,
+                   s.a)
     if family == 6:
         return out
     return _route_map(b, n_in.route_map_in, n_in.prefix_list_in, out)

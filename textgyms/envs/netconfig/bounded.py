@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from typing import Any
 
-__all__ = ["Memo", "by_identity", "is_shared", "share"]
+__all__ = ["Key", "Memo", "by_identity", "is_shared", "share"]
+
+
+_MISSING = object()
 
 
 class Memo:
@@ -23,18 +26,21 @@ class Memo:
 
     def get(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """The cached value of ``key``, or ``make()`` stored under it."""
-        try:
-            return self._d[key]
-        except KeyError:
-            pass
+        value = self._d.get(key, _MISSING)  # (a raised KeyError made each miss slower)
+        if value is not _MISSING:
+            return value
         value = make()
+        self.put(key, value)
+        return value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Store ``value`` under ``key`` (dropping the oldest entry when full)."""
         if len(self._d) >= self.size:
             try:
                 del self._d[next(iter(self._d))]
             except (KeyError, RuntimeError, StopIteration):  # another thread evicted it first
                 pass
         self._d[key] = value
-        return value
 
     def __len__(self) -> int:
         return len(self._d)
@@ -63,7 +69,34 @@ def by_identity(memo: Memo, obj: Any, extra: Hashable, make: Callable[[], Any]) 
     """``make()``, cached in ``memo`` under ``obj``'s identity and ``extra`` when ``obj`` is
     shared (each entry holds ``obj``, so the id cannot stand for another object while it
     lives); computed afresh for any other object."""
-    if not is_shared(obj):
-        return make()
-    held, value = memo.get((id(obj), extra), lambda: (obj, make()))
-    return value if held is obj else make()
+    key = (id(obj), extra)
+    hit = memo._d.get(key)  # the common case first, without building a closure
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    value = make()
+    if _SHARED._d.get(id(obj)) is obj:  # shared, so it never changes: cache it
+        memo.put(key, (obj, value))
+    return value
+
+
+class Key:
+    """A memo key that hashes its parts once (a dict hashes a plain tuple key again for
+    every lookup and for the insert after a miss): a network's key (every device's text
+    and the cabling) is looked up again for each derived network and check result, and
+    the SPF and layer-2 keys are deep tuples."""
+
+    __slots__ = ("_hash", "parts")
+
+    def __init__(self, parts: Hashable) -> None:
+        self.parts = parts
+        self._hash = hash(parts)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (type(other) is Key and self._hash == other._hash
+                                 and self.parts == other.parts)
+
+    def __repr__(self) -> str:
+        return f"Key({self.parts!r})"

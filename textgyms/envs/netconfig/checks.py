@@ -98,12 +98,18 @@ def _prefix(text: str) -> ipaddress.IPv4Network:
     return ipaddress.IPv4Network(text)
 
 
+@functools.lru_cache(maxsize=4096)
+def _network_int(text: str) -> int:
+    """A check's prefix's network address as an int (cached like :func:`_prefix`)."""
+    return int(_prefix(text).network_address)
+
+
 def _routing(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     """Traffic to the prefix is forwarded by a route of the required protocol (the most
     specific route that matches: a summary or default route counts)."""
     pfx = _prefix(c["prefix"])
     fib = net.fib.get(c["dev"])
-    routes = lookup(fib, int(pfx.network_address) + 1) if fib is not None else []
+    routes = lookup(fib, _network_int(c["prefix"]) + 1) if fib is not None else []
     got = sorted({r.proto.split()[0] for r in routes})
     if c["proto"] in got:
         return True, ""
@@ -166,7 +172,7 @@ def _no_route(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     default or shorter summary may still cover it)."""
     pfx = _prefix(c["prefix"])
     fib = net.fib.get(c["dev"])
-    routes = lookup(fib, int(pfx.network_address)) if fib is not None else []
+    routes = lookup(fib, _network_int(c["prefix"])) if fib is not None else []
     leaked = [r for r in routes if r.plen >= pfx.prefixlen]
     return not leaked, f"{c['dev']} has a route to {pfx} it must not learn ({leaked[0].proto})" \
         if leaked else ""

@@ -42,29 +42,44 @@ def _priority(g: Fhrp, ip: int, status, dev: str, live: bool) -> int:
     return max(0, g.priority - down)
 
 
-def _groups(configs: Mapping[str, DeviceConfig]) -> dict[tuple, list[Member]]:
+def _groups(configs: Mapping[str, DeviceConfig],
+            members: Mapping[str, list] | None = None) -> dict[tuple, list[Member]]:
     """Members per (protocol, group, virtual IP, subnet, what the hellos must agree on);
     HSRP members with ``standby G ip`` and no address join the group they hear (without
-    one they never learn the address, and stay out)."""
+    one they never learn the address, and stay out). ``members``: each device's
+    :func:`device_members`, where the caller has them."""
     groups: dict[tuple, list[Member]] = {}
     learners = []
     for dev, cfg in configs.items():
-        for name, itf in cfg.interfaces.items():
-            if itf.ip is None:
-                continue
-            net = int(itf.ip.network.network_address)
-            for g in itf.fhrp.values():
-                m = (dev, name, int(itf.ip.ip), g)
-                if g.vip is not None:
-                    key = (g.proto, g.group, int(g.vip), net, hears(itf, g))
-                    groups.setdefault(key, []).append(m)
-                elif g.learn:
-                    learners.append(((g.proto, g.group, net, hears(itf, g)), m))
+        for has_vip, key, name, ip, g in (members[dev] if members is not None
+                                          else device_members(cfg)):
+            m = (dev, name, ip, g)
+            if has_vip:
+                groups.setdefault(key, []).append(m)
+            else:
+                learners.append((key, m))
     for want, m in learners:
         key = next((k for k in groups if (k[0], k[1], k[3], k[4]) == want), None)
         if key is not None:
             groups[key].append(m)
     return groups
+
+
+def device_members(cfg: DeviceConfig) -> list[tuple[bool, tuple, str, int, Fhrp]]:
+    """One router's FHRP groups in configuration order: (whether it names the virtual IP,
+    its group key or what a learner must match, interface, interface address, group)."""
+    out = []
+    for name, itf in cfg.interfaces.items():
+        if itf.ip is None or not itf.fhrp:
+            continue
+        net = int(itf.ip.network.network_address)
+        ip = int(itf.ip)
+        for g in itf.fhrp.values():
+            if g.vip is not None:
+                out.append((True, (g.proto, g.group, int(g.vip), net, hears(itf, g)), name, ip, g))
+            elif g.learn:
+                out.append((False, (g.proto, g.group, net, hears(itf, g)), name, ip, g))
+    return out
 
 
 def _elect(members: list[Member], up: list[Member], status, incumbent) -> Member:
@@ -80,18 +95,20 @@ def _elect(members: list[Member], up: list[Member], status, incumbent) -> Member
 
 
 def elect(configs: Mapping[str, DeviceConfig], domain: Mapping[tuple[str, str], tuple],
-          status, incumbent: Mapping[tuple, Member] | None = None):
+          status, incumbent: Mapping[tuple, Member] | None = None,
+          members: Mapping[str, list] | None = None):
     """(state, actives): ``state`` maps each group (see :func:`_groups`) to its active
     member, ``actives`` each (broadcast domain, virtual IP) to every active router's
-    (device, interface), in election order (more than one: a dual-active)."""
+    (device, interface), in election order (more than one: a dual-active). ``members``:
+    each device's :func:`device_members`, where the caller has them."""
     state: dict[tuple, Member] = {}
     actives: dict[tuple, list[tuple[str, str]]] = {}
-    for key, members in _groups(configs).items():
-        up = [m for m in members if (m[0], m[1]) in domain]
+    for key, group in _groups(configs, members).items():
+        up = [m for m in group if (m[0], m[1]) in domain]
         if not up:
             continue
         before = (incumbent or {}).get(key)
-        winner = _elect(members, up, status, before)
+        winner = _elect(group, up, status, before)
         state[key] = winner
         who = (winner[0], winner[1])
         actives.setdefault((domain[who], key[2]), []).append(who)

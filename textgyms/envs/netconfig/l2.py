@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from textgyms.envs.netconfig.bounded import Key, Memo
 from textgyms.envs.netconfig.model import DeviceConfig, Interface
 
 Link = tuple[tuple[str, str], tuple[str, str]]
@@ -29,6 +30,11 @@ def _admin_up(cfg: DeviceConfig, name: str) -> bool:
     return itf is None or not itf.shutdown
 
 
+UP = ("up", "up")
+DOWN = ("down", "down")
+ADMIN_DOWN = ("administratively down", "down")
+
+
 def oper_status(
     devices: Mapping[str, tuple[str, DeviceConfig]], peer: Mapping[tuple[str, str], tuple]
 ) -> dict[tuple[str, str], tuple[str, str]]:
@@ -39,27 +45,26 @@ def oper_status(
     for d, p in peer:
         cabled.setdefault(d, set()).add(p)
     for dev, (kind, cfg) in devices.items():
-        names = set(cfg.interfaces) | cabled.get(dev, set())
-        for name in sorted(names, key=lambda n: ("." in n, n)):
-            out[(dev, name)] = _status(devices, peer, dev, kind, cfg, name, out)
+        ifs = cfg.interfaces
+        names = sorted(set(ifs) | cabled[dev]) if dev in cabled else sorted(ifs)
+        # Subinterfaces after every physical port (they take their parent's status).
+        for name in [n for n in names if "." not in n] + [n for n in names if "." in n]:
+            itf = ifs.get(name)
+            if itf is not None and itf.shutdown:
+                st = ADMIN_DOWN
+            elif name.startswith("Loopback"):
+                st = UP
+            elif name.startswith("Vlan"):
+                vid = int(name[4:]) if name[4:].isdigit() else 0
+                st = UP if kind in SWITCHES and (vid == 1 or vid in cfg.vlans) else DOWN
+            elif "." in name:
+                st = out.get((dev, parent(name)), DOWN)
+            else:
+                other = peer.get((dev, name))
+                st = DOWN if other is None or other[0] not in devices else (
+                    UP if _admin_up(devices[other[0]][1], other[1]) else DOWN)
+            out[(dev, name)] = st
     return out
-
-
-def _status(devices, peer, dev, kind, cfg, name, done) -> tuple[str, str]:
-    if not _admin_up(cfg, name):
-        return "administratively down", "down"
-    if name.startswith("Loopback"):
-        return "up", "up"
-    if name.startswith("Vlan"):
-        vid = int(name[4:]) if name[4:].isdigit() else 0
-        ok = kind in SWITCHES and (vid == 1 or vid in cfg.vlans)
-        return ("up", "up") if ok else ("down", "down")
-    if "." in name:
-        return done.get((dev, parent(name)), ("down", "down"))
-    other = peer.get((dev, name))
-    if other is None or other[0] not in devices:
-        return "down", "down"
-    return ("up", "up") if _admin_up(devices[other[0]][1], other[1]) else ("down", "down")
 
 
 def _subinterfaces(cfg: DeviceConfig) -> dict[str, list[tuple[str, Interface]]]:
@@ -137,3 +142,35 @@ def domains(
             continue  # a switch port is not an L3 interface
         out[(dev, name)] = uf.find(("if", dev, name))
     return out
+
+
+# Status and domains are a pure function of the cabling and of each device's kind, VLAN
+# database and per-interface layer-2 settings: a network that differs from one compiled
+# before only in addresses, routing or filtering (a wrong submission, most faults, a start
+# configuration with the same ports) reuses them. Both are shared and read-only.
+_LAYER2 = Memo(64)  # the last few tasks (few entries: each holds two dicts)
+
+
+def signature(kind: str, cfg: DeviceConfig) -> Key:
+    """Everything :func:`oper_status` and :func:`domains` read of one device (callers
+    cache it per shared config)."""
+    if kind not in SWITCHES:  # the VLAN settings of a router's or host's ports are unused
+        return Key((kind, tuple((name, i.shutdown, i.dot1q)
+                                for name, i in cfg.interfaces.items())))
+    ports = tuple((name, i.shutdown, i.mode, i.access_vlan, i.trunk_allowed, i.native_vlan,
+                   i.dot1q) for name, i in cfg.interfaces.items())
+    return Key((kind, tuple(cfg.vlans), ports))
+
+
+def layer2(devices: Mapping[str, tuple[str, DeviceConfig]], links: list[Link],
+           signatures: Mapping[str, Key]) -> tuple[
+        dict[tuple[str, str], tuple[str, str]], dict[tuple[str, str], tuple]]:
+    """(:func:`oper_status`, :func:`domains`) of a network, shared and read-only: computed
+    once per cabling and set of device :func:`signature` s (given per device)."""
+    key = Key((tuple((d, signatures[d]) for d in devices), tuple(links)))
+
+    def make():
+        status = oper_status(devices, peers(links))
+        return status, domains(devices, links, status)
+
+    return _LAYER2.get(key, make)

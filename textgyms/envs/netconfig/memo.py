@@ -15,15 +15,15 @@ only thing a packet walk writes).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Hashable
 
-from textgyms.envs.netconfig.bounded import Memo, share
+from textgyms.envs.netconfig.bounded import Key, Memo, share
 from textgyms.envs.netconfig.model import DeviceConfig, Issue
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.sim import Network
 
-__all__ = ["Memo", "compiled", "derived", "key_of", "parsed_config", "same_config", "view"]
+__all__ = ["Key", "Memo", "compiled", "derived", "key_of", "parsed_config", "same_config",
+           "view"]
 
 
 PARSED = Memo(2048)
@@ -59,22 +59,25 @@ def _compile(devices: DeviceTexts, links: tuple) -> Network:
         name: (kind, parsed_config(text, name)[0] if text is not None else DeviceConfig(name))
         for name, kind, text in devices
     }
-    net = Network(configs, list(links))
-    net.memo_key = (devices, links)  # what it is a pure function of (its views carry it)
-    return net
+    return Network(configs, list(links))
 
 
 def view(net: Network) -> Network:
     """A fresh view of a cached network: routing tables shared and read-only, NAT
     translations (all a packet walk writes) its own."""
-    out = copy.copy(net)
-    out.nat_pool_use = {}
-    return out
+    return net.view()
 
 
 def compiled(devices: DeviceTexts, links: tuple) -> Network:
     """The network of these device texts and cabling: a view of a cached compile."""
-    return view(NETWORKS.get((devices, links), lambda: _compile(devices, links)))
+    key = Key((devices, links))
+
+    def make() -> Network:
+        net = _compile(devices, links)
+        net.memo_key = key  # what it is a pure function of (its views carry it)
+        return net
+
+    return NETWORKS.get(key, make).view()
 
 
 def key_of(net: Network) -> Hashable | None:
@@ -90,9 +93,11 @@ def derived(net: Network, how: Hashable, make: Callable[[], Network]) -> Network
     if key is None:
         return make()
 
+    full = Key((key, how))
+
     def made() -> Network:
         out = make()
-        out.memo_key = (key, how)
+        out.memo_key = full
         return out
 
-    return view(DERIVED.get((key, how), made))
+    return DERIVED.get(full, made).view()

@@ -27,9 +27,9 @@ from typing import NamedTuple
 
 from textgyms.envs.netconfig import ospf_opts, policy
 from textgyms.envs.netconfig.acl import evaluate
-from textgyms.envs.netconfig.bounded import Memo, by_identity
+from textgyms.envs.netconfig.bounded import Key, Memo, by_identity
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
-from textgyms.envs.netconfig.routing import L3If, Route, ospf_area, router_id
+from textgyms.envs.netconfig.routing import L3If, Route, new_route, ospf_area, router_id
 
 DEFAULT_BW = {  # kbit/s, as IOS sets them per interface type
     "GigabitEthernet": 1_000_000, "FastEthernet": 100_000, "Ethernet": 10_000,
@@ -266,8 +266,8 @@ class Areas:
         for pfx, owners in self.stubs.get(area, {}).items():
             if len(owners) == 1:  # most prefixes have one router on them
                 o, c = owners[0]
-                if o in dist:
-                    out[pfx] = (dist[o] + c, set(first[o]))
+                if o in dist:  # (the SPF's own set: readers copy before they change one)
+                    out[pfx] = (dist[o] + c, first[o])
                 continue
             best = [(dist[o] + c, o) for o, c in owners if o in dist]
             if best:
@@ -423,8 +423,8 @@ def to_routes(table: dict) -> list[Route]:
     for net, plen in sorted(table):  # prefixes are unique: sorting the keys alone is enough
         kind, cost, hops, tag = table[(net, plen)]
         metric = cost >> 24 if kind == "O E2" else cost
-        for nh, iface in sorted(hops):
-            out.append(Route(net, plen, kind, 110, metric, nh, iface, nh, tag))
+        for nh, iface in sorted(hops) if len(hops) > 1 else hops:  # most have one next hop
+            out.append(new_route((net, plen, kind, 110, metric, nh, iface, nh, tag)))
     return out
 
 
@@ -495,7 +495,7 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]]):
         tables = internal_tables(areas)
         return adj, logs, areas, tables, {r: to_routes(t) for r, t in tables.items()}
 
-    adj, logs, areas, tables, routes = _SPF.get((tuple(oifs), tuple(rids.items())), make)
+    adj, logs, areas, tables, routes = _SPF.get(Key((tuple(oifs), tuple(rids.items()))), make)
     # External routes only add entries to a router's table (never change one of these):
     # a copy of each table's dict keeps the shared entries intact.
     return (adj, logs, dict(rids), oifs, areas, {r: dict(t) for r, t in tables.items()},

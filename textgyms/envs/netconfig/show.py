@@ -4,6 +4,7 @@ candidate state): ``show running-config``, ``show ip route``, ``show ip interfac
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from collections.abc import Mapping
@@ -12,11 +13,15 @@ from textgyms.envs.netconfig.model import Acl, DeviceConfig
 from textgyms.envs.netconfig.routing import mask
 from textgyms.envs.netconfig.show_bgp import bgp_lines
 from textgyms.envs.netconfig.sim import Network
+from textgyms.envs.netconfig.topologies import dotted
 
 A = ipaddress.IPv4Address
 
 
+@functools.lru_cache(maxsize=4096)
 def _natural(name: str) -> tuple:
+    """A sort key that orders the numbers in a name numerically (cached: the same
+    interface and ACL names come back in every rendering)."""
     return tuple(int(t) if t.isdigit() else t for t in re.split(r"(\d+)", name))
 
 
@@ -50,7 +55,7 @@ def _iface_lines(itf) -> list[str]:
         if itf.mode == "access":
             lines.append(" switchport mode access")
     if itf.ip is not None:
-        lines.append(f" ip address {itf.ip.ip} {itf.ip.netmask}")
+        lines.append(f" ip address {dotted(int(itf.ip))} {dotted(int(itf.ip.netmask))}")
     else:
         lines.append(" no ip address")
     for d in ("in", "out"):
@@ -89,12 +94,19 @@ def _ospf_opt_lines(itf) -> list[str]:
     return lines + ([f" ip ospf network {itf.ospf_network}"] if itf.ospf_network else [])
 
 
+@functools.lru_cache(maxsize=4096, typed=True)
+def _upper(obj) -> str:
+    """An IPv6 address, interface or prefix as IOS shows it (upper case), cached by value:
+    formatting one is slow and a configuration is rendered again for every check of it."""
+    return str(obj).upper()
+
+
 def _ipv6_iface_lines(itf) -> list[str]:
     """An interface's IPv6 lines as IOS shows them (upper-case, compressed)."""
     lines = [" ipv6 enable"] if itf.ipv6_enable else []
     if itf.ipv6_ll is not None:
-        lines.append(f" ipv6 address {str(itf.ipv6_ll).upper()} link-local")
-    lines += [f" ipv6 address {str(a.iface).upper()}" + (" eui-64" if a.eui64 else "")
+        lines.append(f" ipv6 address {_upper(itf.ipv6_ll)} link-local")
+    lines += [f" ipv6 address {_upper(a.iface)}" + (" eui-64" if a.eui64 else "")
               for a in itf.ipv6]
     return lines + _ospf_if_lines(" ipv6 ospf", itf.ospf6_cost, itf.ospf6_hello,
                                   itf.ospf6_dead, itf.ospf6_area)
@@ -112,12 +124,12 @@ def _ipv6_global_lines(cfg: DeviceConfig) -> list[str]:
     """``ipv6 route`` lines and the ``ipv6 router ospf`` block."""
     lines = []
     for r in cfg.routes6:
-        via = " ".join(str(x).upper() if x == r.nexthop else str(x)
+        via = " ".join(_upper(x) if x == r.nexthop else str(x)
                        for x in (r.iface, r.nexthop) if x is not None)
         tail = (f" {r.ad}" if r.ad != 1 else "") + (f" name {r.name}" if r.name else "")
         tail += (" permanent" if r.permanent else "") + (
             f" tag {r.tag}" if r.tag is not None else "")
-        lines.append(f"ipv6 route {str(r.prefix).upper()} {via}{tail}")
+        lines.append(f"ipv6 route {_upper(r.prefix)} {via}{tail}")
     if cfg.ospf6 is not None:
         block = _ospf_lines(cfg.ospf6)
         lines += ["ipv6 " + block[0], *block[1:]]
@@ -183,7 +195,7 @@ def _ospf_lines(ospf) -> list[str]:
         lines.append(" passive-interface default")
         lines += [f" no passive-interface {p}" for p in sorted(ospf.active, key=_natural)]
     lines += [f" passive-interface {p}" for p in sorted(ospf.passive, key=_natural)]
-    lines += [f" network {n} {w} area {a}" for n, w, a in ospf.networks]
+    lines += [f" network {dotted(int(n))} {dotted(int(w))} area {a}" for n, w, a in ospf.networks]
     if ospf.originate is not None:
         always, metric, mtype = ospf.originate
         lines.append(" default-information originate" + (" always" if always else "")
@@ -216,7 +228,8 @@ def _route_line(r) -> str:
     via = " ".join(str(x) for x in (r.iface, r.nexthop) if x is not None)
     tail = (f" {r.ad}" if r.ad != 1 else "") + (f" name {r.name}" if r.name else "")
     tail += (" permanent" if r.permanent else "") + (f" tag {r.tag}" if r.tag is not None else "")
-    return f"ip route {r.prefix.network_address} {r.prefix.netmask} {via}{tail}"
+    pfx = r.prefix
+    return f"ip route {dotted(int(pfx.network_address))} {dotted(int(pfx.netmask))} {via}{tail}"
 
 
 def render_config(cfg: DeviceConfig) -> str:

@@ -10,14 +10,16 @@ detection.
 
 from __future__ import annotations
 
-import copy
-import ipaddress
-from collections.abc import Mapping
+import functools
+from collections.abc import Hashable, Mapping
+from typing import NamedTuple
 
 from textgyms.envs.netconfig import bgp, fhrp, l2, nat, ospf, routing, sim6
 from textgyms.envs.netconfig.acl import Packet, evaluate
+from textgyms.envs.netconfig.bounded import Memo, by_identity, is_shared
 from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.routing import L3If, Route, Walk
+from textgyms.envs.netconfig.topologies import dotted as _dotted
 
 __all__ = ["MAX_HOPS", "Network", "Walk", "routes_packets"]
 
@@ -32,7 +34,46 @@ def routes_packets(kind: str, cfg: DeviceConfig) -> bool:
     return kind == "l3switch" and cfg.ip_routing is True
 _EMPTY: dict = {}
 MAX_HOPS = 32
+dotted = functools.lru_cache(maxsize=4096)(_dotted)  # walk reasons name the same addresses
+_W = functools.partial(tuple.__new__, Walk)  # Walk(*fields) without the Python-level call
 MAX_PASSES = 4  # IGP/BGP rounds when OSPF and BGP are redistributed into each other
+
+
+class _Facts(NamedTuple):
+    """What a compile reads of one device's configuration, derived once per shared parsed
+    config (reading ipaddress objects is slow): its layer-2 signature, each addressed
+    interface's (address, network, prefix length), the interfaces with an inbound ACL or
+    NAT outside, and its FHRP members."""
+
+    layer2: Hashable
+    addrs: dict[str, tuple[int, int, int]]
+    ingress: tuple[str, ...]
+    fhrp: list
+    gateway: int | None  # ``ip default-gateway``
+
+
+_FACTS = Memo(512)  # (config id, kind) -> (config, its _Facts); the last few tasks
+# (config id, domains id, OSPF routes id) -> (config, those routes, (statics, RIB, FIB),
+# domains): see Network._device_table. All three are held, so their ids stay theirs.
+_ROUTES = Memo(256)
+_NO_ROUTES: list[Route] = []  # a router without OSPF routes (never changed: its id is a key)
+
+
+def _facts(kind: str, cfg: DeviceConfig) -> _Facts:
+    def make() -> _Facts:
+        addrs = {}
+        ingress = []
+        for name, itf in cfg.interfaces.items():
+            if itf.ip is not None:
+                net = itf.ip.network
+                addrs[name] = (int(itf.ip), int(net.network_address), net.prefixlen)
+            if itf.acl_in is not None or itf.nat == "outside":
+                ingress.append(name)
+        members = fhrp.device_members(cfg) if kind in ROUTERS else []
+        gateway = int(cfg.gateway) if cfg.gateway is not None else None
+        return _Facts(l2.signature(kind, cfg), addrs, tuple(ingress), members, gateway)
+
+    return by_identity(_FACTS, cfg, kind, make)
 
 
 class Network:
@@ -46,25 +87,24 @@ class Network:
         (another network's ``fhrp_state``); by default the one that won at boot."""
         self.devices = dict(devices)
         self.links = list(links)
-        peer = l2.peers(self.links)
-        self.status = l2.oper_status(self.devices, peer)
-        self.domain = l2.domains(self.devices, self.links, self.status)
+        facts = {d: _facts(k, c) for d, (k, c) in self.devices.items()}
+        self.status, self.domain = l2.layer2(  # shared, read-only
+            self.devices, self.links, {d: f.layer2 for d, f in facts.items()})
         self.l3: dict[str, list[L3If]] = {d: [] for d in self.devices}
         self.arp: dict[tuple, dict[int, tuple[str, str]]] = {}
         for (dev, name), dom in self.domain.items():
-            itf = self.devices[dev][1].interfaces.get(name)
-            if itf is None or itf.ip is None:
+            addr = facts[dev].addrs.get(name)
+            if addr is None:
                 continue
-            net = itf.ip.network
-            i = L3If(name, int(itf.ip), int(net.network_address), net.prefixlen, dom)
-            self.l3[dev].append(i)
-            self.arp.setdefault(dom, {})[i.ip] = (dev, name)
+            self.l3[dev].append(L3If(name, addr[0], addr[1], addr[2], dom))
+            self.arp.setdefault(dom, {})[addr[0]] = (dev, name)
         self.own = {d: {i.ip: i.name for i in ifs} for d, ifs in self.l3.items()}
         self.routers = {d for d, (k, c) in self.devices.items() if routes_packets(k, c)}
         # In device order, never set order: results must not depend on the hash seed.
         self._router_cfgs = {d: c for d, (_k, c) in self.devices.items() if d in self.routers}
+        self._members = {d: facts[d].fhrp for d in self._router_cfgs}
         self.fhrp_state, self.fhrp_actives = fhrp.elect(
-            self._router_cfgs, self.domain, self.status, fhrp_incumbent)
+            self._router_cfgs, self.domain, self.status, fhrp_incumbent, self._members)
         # With a dual-active both answer ARP; hosts keep one (the first, here).
         self.fhrp = {k: (v[0][0], v[0][1], k[1]) for k, v in self.fhrp_actives.items()}
         for (dom, vip), (dev, name, _vip) in self.fhrp.items():
@@ -72,10 +112,8 @@ class Network:
             self.own[dev].setdefault(vip, name)
         # Lookups the packet walk does at every hop, precomputed once.
         self._cfgs = {d: c for d, (_k, c) in self.devices.items()}
-        self._ingress_fx = {
-            (d, n) for d, c in self._cfgs.items() for n, i in c.interfaces.items()
-            if i.acl_in is not None or i.nat == "outside"
-        }
+        self._ingress_fx = {(d, n) for d, f in facts.items() for n in f.ingress}
+        self._gateway = {d: f.gateway for d, f in facts.items() if f.gateway is not None}
         self._arp_at = {k: self.arp.get(dom, _EMPTY) for k, dom in self.domain.items()}
         self.nat_pool_use: dict[tuple[str, int], int] = {}  # (dev, inside local) -> global
         self._v6: sim6.Plane6 | None = None
@@ -86,12 +124,20 @@ class Network:
         network's ``fhrp_state``). The election is all an incumbent changes: where every group
         elects what it elected here, a view of this network (its own NAT state) is the
         answer and nothing is compiled again."""
-        if fhrp.elect(self._router_cfgs, self.domain, self.status, incumbent) == (
+        if fhrp.elect(self._router_cfgs, self.domain, self.status, incumbent,
+                      self._members) == (
                 self.fhrp_state, self.fhrp_actives):
-            out = copy.copy(self)
-            out.nat_pool_use = {}
-            return out
+            return self.view()
         return Network(self.devices, self.links, incumbent)
+
+    def view(self) -> Network:
+        """This network with NAT state of its own (all a packet walk writes); everything
+        else is shared and read-only. (A plain attribute copy: ``copy.copy`` goes through
+        the pickle protocol, a measurable share of a submission step.)"""
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        out.nat_pool_use = {}
+        return out
 
     @property
     def v6(self) -> sim6.Plane6:
@@ -138,9 +184,21 @@ class Network:
         # only concatenated below, never changed).
         conn = {dev: routing.connected_routes(self.l3[dev]) for dev in configs}
         sizes = {dev: len(t) for dev, t in tables.items()}
+        known: dict[str, tuple] = {}  # dev -> (memo key, (statics, RIB, FIB)) of a device
+        # A router's up interfaces are a function of its config and the broadcast domains
+        # (a shared, read-only dict that an unchanged layer 2 hands out again): keyed by
+        # their identities, held in the entry, not by hashing the interfaces.
+        dom = self.domain
         for dev, cfg in configs.items():
-            base = conn[dev] + internal.get(dev, [])
-            statics[dev] = routing.static_routes(cfg.routes, self.l3[dev], base)
+            mine = internal.get(dev, _NO_ROUTES)
+            key = (id(cfg), id(dom), id(mine))
+            hit = _ROUTES._d.get(key)
+            if hit is not None and hit[0] is cfg and hit[1] is mine and hit[3] is dom:
+                known[dev] = key, hit[2]
+                statics[dev] = hit[2][0]
+            else:
+                known[dev] = key, None
+                statics[dev] = routing.static_routes(cfg.routes, self.l3[dev], conn[dev] + mine)
         externals = {}
         for dev, cfg in configs.items():
             if cfg.ospf is not None and (cfg.ospf.redistribute or cfg.ospf.originate):
@@ -150,16 +208,38 @@ class Network:
         ospf.external_routes(self.areas, tables, externals, ospf.nssa_defaults(configs, self.areas))
         self.rib: dict[str, list[Route]] = {}
         self.fib = {}
-        for dev in configs:
+        for dev, cfg in configs.items():
             # External routes only ever add prefixes to a table: one that did not grow
             # still gives the routes listed before.
             table = tables.get(dev, _EMPTY)
-            ospf_routes = (internal.get(dev, []) if len(table) == sizes.get(dev, 0)
-                           else ospf.to_routes(table))
+            grown = len(table) != sizes.get(dev, 0)
+            if not grown and not learned.get(dev):
+                self.rib[dev], self.fib[dev] = self._device_table(
+                    cfg, conn[dev], internal.get(dev, _NO_ROUTES), statics[dev], dom,
+                    *known[dev])
+                continue
+            ospf_routes = ospf.to_routes(table) if grown else internal.get(dev, [])
             cands = conn[dev] + ospf_routes
             rib = routing.select(cands + statics[dev] + learned.get(dev, []))
             self.rib[dev] = rib
             self.fib[dev] = routing.build_fib(rib)
+
+    @staticmethod
+    def _device_table(cfg: DeviceConfig, conn: list[Route], internal: list[Route],
+                      statics: list[Route], domain: dict, key: tuple,
+                      found: tuple | None) -> tuple:
+        """(RIB, FIB) of a router from its connected, internal OSPF and static routes alone:
+        a pure function of its config, its up interfaces (of the config and ``domain``) and
+        its OSPF routes (the shared list an unchanged SPF hands out), so a network that
+        changed elsewhere (another device of a submission, a fault elsewhere) reuses it for a
+        shared config."""
+        if found is not None:
+            return found[1], found[2]
+        rib = routing.select(conn + internal + statics)
+        fib = routing.build_fib(rib)
+        if is_shared(cfg):
+            _ROUTES.put(key, (cfg, internal, (statics, rib, fib), domain))
+        return rib, fib
 
     def _tcp_hops(self, src: int, dst: int) -> int | None:
         """Routers between ``src`` and ``dst`` for a BGP connection (TCP port 179) from the
@@ -203,13 +283,12 @@ class Network:
 
     def _host_egress(self, dev: str, dst: int) -> tuple[str, int] | None:
         """A non-routing device's (interface, next hop) for ``dst``: direct or the gateway."""
-        gw = self._cfgs[dev].gateway
         masks, ifs = routing.MASKS, self.l3[dev]
         for i in ifs:
             if dst & masks[i.plen] == i.net:
                 return i.name, dst
-        if gw is not None:
-            g = int(gw)
+        g = self._gateway.get(dev)
+        if g is not None:
             for i in ifs:
                 if g & masks[i.plen] == i.net:
                     return i.name, g
@@ -254,28 +333,28 @@ class Network:
                 ok, pkt, why = self._ingress(dev, cfg, inif, pkt, hits, xlate)
                 if not ok:
                     hops.append((dev, inif, None))
-                    return Walk("denied", tuple(hops), pkt, tuple(hits), why, dev, tuple(fanout))
+                    return _W(("denied", tuple(hops), pkt, tuple(hits), why, dev, tuple(fanout)))
             if pkt[1] in own[dev]:
                 hops.append((dev, inif, None))
-                return Walk("delivered", tuple(hops), pkt, tuple(hits), "", dev, tuple(fanout))
+                return _W(("delivered", tuple(hops), pkt, tuple(hits), "", dev, tuple(fanout)))
             step = self._egress(dev, cfg, inif, pkt, hits, xlate, choices, fanout)
             if type(step) is Walk:
                 hops.append((dev, inif, None))
-                return step._replace(hops=tuple(hops), hits=tuple(hits), fanout=tuple(fanout))
+                return _W((step[0], tuple(hops), step[2], tuple(hits), step[4], step[5],
+                           tuple(fanout)))
             out, nh, pkt = step
             hops.append((dev, inif, out))
             key = (dev, inif, pkt)
             if key in seen:
-                return Walk("loop", tuple(hops), pkt, tuple(hits), "routing loop", dev,
-                            tuple(fanout))
+                return _W(("loop", tuple(hops), pkt, tuple(hits), "routing loop", dev,
+                           tuple(fanout)))
             seen.add(key)
             target = arp_at.get((dev, out), _EMPTY).get(nh) or self._proxy_arp(dev, out, nh)
             if target is None:
-                why = f"no ARP reply for {ipaddress.IPv4Address(nh)} on {dev} {out}"
-                return Walk("unreachable", tuple(hops), pkt, tuple(hits), why, dev,
-                            tuple(fanout))
+                why = f"no ARP reply for {dotted(nh)} on {dev} {out}"
+                return _W(("unreachable", tuple(hops), pkt, tuple(hits), why, dev, tuple(fanout)))
             dev, inif = target
-        return Walk("ttl", tuple(hops), pkt, tuple(hits), "TTL expired", dev, tuple(fanout))
+        return _W(("ttl", tuple(hops), pkt, tuple(hits), "TTL expired", dev, tuple(fanout)))
 
     def _proxy_arp(self, dev: str, out: str, nh: int) -> tuple[str, str] | None:
         """A router on the segment that answers ARP for ``nh`` on its behalf (IOS proxy ARP,
@@ -321,7 +400,7 @@ class Network:
             if routes:
                 break
         else:
-            why = f"no route to {ipaddress.IPv4Address(dst)} on {dev}"
+            why = f"no route to {dotted(dst)} on {dev}"
             return Walk("no_route", (), pkt, (), why, dev)
         r = routes[0] if len(routes) == 1 else routing.pick(
             routes, pkt, choices, fanout if fanout is not None else [])
@@ -368,7 +447,7 @@ class Network:
                 for i in ifs:
                     if d in self.routers and src & routing.mask(i.plen) == i.net:
                         return self.walk(pkt, d, None, i.name)
-            why = f"no device has {ipaddress.IPv4Address(src)} on an interface that is up"
+            why = f"no device has {dotted(src)} on an interface that is up"
             return Walk("unreachable", (), pkt, (), why, "")
         return self.walk(pkt, dev)
 

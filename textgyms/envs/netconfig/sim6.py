@@ -103,6 +103,7 @@ class Plane6:
         for (dev, name), ll in self.ll.items():
             self.own[dev].setdefault(ll, name)
         self.routers = [d for d, (k, c) in devices.items() if forwards(k, c)]
+        self._gateways: dict[str, tuple[str, int] | None] = {}  # host -> (link, router)
         # Every router has an IPv6 table for its own traffic; only ``self.routers`` forward.
         self._tables = [d for d, (k, _c) in devices.items() if k in ("router", "l3switch")]
         self._ospf(l3v4)
@@ -227,11 +228,20 @@ class Plane6:
         for i in self.l3[dev]:
             if dst & routing.MASKS6[i.plen] == i.net:
                 return i.name, dst
-        for (d, name) in sorted(self.ll):
-            gw = self.default_router(dev, name) if d == dev else None
+        try:
+            return self._gateways[dev]
+        except KeyError:
+            pass
+        # The first of its links (by name) with a router: found once per device (the plane
+        # never changes), not by sorting every link-local address at each packet.
+        found = None
+        for name in sorted(n for d, n in self.ll if d == dev):
+            gw = self.default_router(dev, name)
             if gw is not None:
-                return name, gw
-        return None
+                found = name, gw
+                break
+        self._gateways[dev] = found
+        return found
 
     def _next(self, dev: str, inif, pkt, choices, fanout) -> tuple[str, int] | str:
         """(out interface, next hop) or why the packet stops at ``dev``."""
@@ -302,4 +312,7 @@ class Plane6:
         if src is None:
             return [self.ping(src_dev, dst)]
         ways = routing.all_paths(lambda ch: self.walk((src, dst, 58, 0, 0, False), src_dev, ch))
-        return [self.ping(src_dev, dst, ch) for ch, _w in ways]
+        # Each echo is the walk :meth:`ping` would repeat (same source, same choices, and
+        # nothing in the IPv6 plane changes): only the replies are walked.
+        return [(w, self.walk((dst, src, 58, 0, 0, False), w.at) if w.status == "delivered"
+                 else None) for _ch, w in ways]
