@@ -7,7 +7,9 @@ wrong submissions. Measured in CPU time (``time.process_time``), per round of fr
 
 * resets of distinct seeds, each followed by the oracle's submission step (timed apart) and,
   after a reset to the same task, a wrong submission (the reference with one line dropped);
-* GRPO groups: ``G`` resets of one seed in a row.
+* GRPO groups: ``G`` resets of one seed in a row;
+* whole episodes: each distinct-seed reset plus its oracle submission (no cost moved between
+  a reset and a step can change this rate).
 
 Each rate is the median over rounds of (operations / CPU seconds of that round).
 Run alone: ``python benchmarks/netconfig_speed.py [--quick]``; ``bench_netconfig.py`` runs it
@@ -32,6 +34,7 @@ BASELINES = (("3ab7aa0", "textgyms/NetConfig-v3"), ("9311458", "textgyms/NetConf
 NEW_ID = "textgyms/NetConfig-v4"
 GROUP = 8  # resets of one seed in a GRPO group
 TARGET = 4.0
+KINDS = ("reset", "submit", "wrong", "group", "episode")
 
 
 def _wrong(task) -> str:
@@ -81,7 +84,9 @@ def worker(env_id: str, rounds: int) -> dict:
             for f in FAMILIES for lvl in LEVELS}
     per_round = [_round(envs, 10_000 * (r + 1)) for r in range(rounds)]
     res: dict = {"textgyms": textgyms.__file__, "cases": len(envs), "rounds": rounds}
-    for kind in ("reset", "submit", "wrong", "group"):
+    for r in per_round:  # a whole episode: its reset and the oracle's submission
+        r["episode"] = [a + b for a, b in zip(r["reset"], r["submit"], strict=True)]
+    for kind in KINDS:
         rates = [len(r[kind]) / sum(r[kind]) for r in per_round]
         res[kind] = {"per_cpu_s": statistics.median(rates),
                      "median_ms": statistics.median(t for r in per_round for t in r[kind]) * 1e3}
@@ -129,8 +134,7 @@ def side_by_side(rounds: int) -> dict:
     new = res["versions"]["new"]
     for commit, _id in BASELINES:
         old = res["versions"][commit]
-        ratio = {k: new[k]["per_cpu_s"] / old[k]["per_cpu_s"]
-                 for k in ("reset", "submit", "wrong", "group")}
+        ratio = {k: new[k]["per_cpu_s"] / old[k]["per_cpu_s"] for k in KINDS}
         ratio["pass"] = ratio["reset"] >= TARGET and ratio["submit"] >= TARGET
         res["ratios"][commit] = ratio
     return res
@@ -139,7 +143,8 @@ def side_by_side(rounds: int) -> dict:
 def render(res: dict) -> str:
     """The markdown table of :func:`side_by_side`'s result."""
     names = {"reset": "resets, distinct seeds", "submit": "oracle submission steps",
-             "wrong": "wrong submission steps", "group": f"resets in GRPO groups of {GROUP}"}
+             "wrong": "wrong submission steps", "group": f"resets in GRPO groups of {GROUP}",
+             "episode": "episodes (a reset and the oracle's submission)"}
     vers = res["versions"]
     head = " | ".join(f"{c} ({vers[c]['id'].split('/')[-1]})" for c in vers)
     rows = [f"| per CPU-second (median of rounds) | {head} | new / 3ab7aa0 | new / 9311458 |",
