@@ -225,7 +225,7 @@ def _state(obj: object) -> tuple:
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(0, 32))
 def test_interface4_is_the_constructors_object(a: int, plen: int) -> None:
-    from textgyms.envs.netconfig.parse_addr import address4, interface4, span4
+    from textgyms.envs.netconfig.ipobj import address4, interface4, span4
 
     ours, theirs = interface4(a, plen), ipaddress.IPv4Interface((a, plen))
     assert type(ours) is type(theirs) and ours == theirs and hash(ours) == hash(theirs)
@@ -263,7 +263,7 @@ def test_quad_reads_what_ipaddress_reads(text: str) -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.integers(0, 2**128 - 1), st.integers(0, 128))
 def test_interface6_is_the_constructors_object(a: int, plen: int) -> None:
-    from textgyms.envs.netconfig.parse_addr import address6, interface6
+    from textgyms.envs.netconfig.ipobj import address6, interface6
 
     ours, theirs = interface6(a, plen), ipaddress.IPv6Interface((a, plen))
     assert type(ours) is type(theirs) and ours == theirs and hash(ours) == hash(theirs)
@@ -281,8 +281,8 @@ def test_interface6_is_the_constructors_object(a: int, plen: int) -> None:
 @given(st.integers(0, 2**128 - 1), st.integers(0, 128), st.integers(0, 2**128 - 1),
        st.integers(0, 128))
 def test_clash6_is_ipaddress_overlaps(a: int, plen: int, b: int, blen: int) -> None:
+    from textgyms.envs.netconfig.ipobj import clash6
     from textgyms.envs.netconfig.model import Interface, V6Addr
-    from textgyms.envs.netconfig.parse_addr import clash6
 
     other = Interface("Gi0/1")
     other.ipv6 = [V6Addr(ipaddress.IPv6Interface((b, blen)))]

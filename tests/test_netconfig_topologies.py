@@ -44,3 +44,20 @@ def test_choose_is_numpy_choice(n: int, k: int) -> None:
 def test_choose_refuses_what_choice_refuses() -> None:
     with pytest.raises(ValueError):
         T.choose(np.random.default_rng(0), 3, 4)
+
+
+def test_the_int_shortcuts_are_checked_at_import_and_fall_back(monkeypatch) -> None:
+    """On this Python the shortcuts are exact (so the generator and parser use them); with
+    them switched off every call gives the constructor's own object."""
+    from textgyms.envs.netconfig import ipobj
+
+    assert ipobj.FAST and ipobj._fast_is_exact()
+    monkeypatch.setattr(ipobj, "FAST", False)
+    for plen in (0, 24, 31, 32):
+        x = 0x0A2D0701
+        assert ipobj._same(ipobj.interface4(x, plen), ipaddress.IPv4Interface((x, plen)))
+        assert ipobj._same(ipobj.network4(x, plen), ipaddress.IPv4Network((x, plen), False))
+        assert ipobj._same(ipobj.interface6(x << 100, plen * 4),
+                           ipaddress.IPv6Interface((x << 100, plen * 4)))
+    assert ipobj._same(ipobj.address4(7), ipaddress.IPv4Address(7))
+    assert not ipobj._same(ipobj.network4(x, 24), ipaddress.IPv4Network((x, 25), False))

@@ -11,8 +11,8 @@ import ipaddress
 import re
 
 from textgyms.envs.netconfig import ospf_opts
+from textgyms.envs.netconfig.ipobj import address4, clash4, interface4
 from textgyms.envs.netconfig.model import DeviceConfig, Interface, Ospf
-from textgyms.envs.netconfig.parse_addr import address4, clash4, interface4
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID, IPV6_OFF, harmless
 
 IFACE_TYPES = (

@@ -14,8 +14,8 @@ from __future__ import annotations
 import functools
 import ipaddress
 
+from textgyms.envs.netconfig.ipobj import clash6, interface6
 from textgyms.envs.netconfig.model import DeviceConfig, Interface, Ospf, StaticRoute, V6Addr
-from textgyms.envs.netconfig.parse_addr import clash6, interface6
 from textgyms.envs.netconfig.parse_if import iface_ospf, normalize_ifname, number, route_options
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID, IPV6_OFF
 

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from textgyms.envs.netconfig.ipobj import interface4, network4
+
 N = ipaddress.IPv4Network
 I = ipaddress.IPv4Interface  # noqa: E741
 SITES = ("NYC", "LON", "FRA", "SYD", "TOK", "PAR", "AMS", "SFO", "BER", "MAD", "OSL", "SEA")
@@ -23,41 +25,6 @@ ETH = "Ethernet0"
 
 
 _MASKS = tuple((0xFFFFFFFF << (32 - p)) & 0xFFFFFFFF for p in range(33))
-_new = object.__new__
-
-
-def _fast_net(x: int, plen: int) -> N:
-    """``IPv4Network((x, plen))`` for a /0-/30 network address ``x``, its attributes set as
-    ``__init__`` sets them, without the argument parsing (the generator makes thousands)."""
-    a = _new(ipaddress.IPv4Address)
-    a._ip = x
-    net = _new(N)
-    net.network_address, net.netmask, net._prefixlen = a, _NETMASKS[plen], plen
-    return net
-
-
-def _fast_iface(x: int, plen: int) -> I:
-    """``IPv4Interface((x, plen))`` the same way, its network made by :func:`_fast_net`."""
-    net = _fast_net(x & _MASKS[plen], plen)
-    out = _new(I)
-    out._ip = x
-    out.network, out.netmask, out._prefixlen = net, net.netmask, plen
-    return out
-
-
-def _same(fast, real) -> bool:
-    return (fast == real and type(fast) is type(real) and vars(fast) == vars(real)
-            and repr(fast) == repr(real))
-
-
-_NETMASKS = tuple(N((0, p)).netmask for p in range(33))
-# The shortcut writes ipaddress's private attributes: use it only where this Python's own
-# constructors make exactly the same objects (else every call takes the constructor).
-_FAST = all(
-    _same(_fast_net(x & _MASKS[p], p), N((x & _MASKS[p], p)))
-    and _same(_fast_iface(x, p), I((x, p)))
-    for x in (0x0A2D0701, 0xAC10FE02, 0xFFFFFFFF) for p in (0, 8, 24, 30)
-)
 
 
 def _floyd(rng: np.random.Generator, n: int, k: int) -> list[int]:
@@ -100,13 +67,13 @@ def choose(rng: np.random.Generator, n: int, k: int) -> list[int]:
 
 
 def net4(x: int, plen: int) -> N:
-    """``IPv4Network((x, plen))`` (``x`` a network address), made cheaply."""
-    return _fast_net(x, plen) if _FAST and plen < 31 else N((x, plen))
+    """``IPv4Network((x, plen))`` (``x`` a network address), made cheaply (:mod:`ipobj`)."""
+    return network4(x, plen)
 
 
 def iface4(x: int, plen: int) -> I:
-    """``IPv4Interface((x, plen))``, made cheaply."""
-    return _fast_iface(x, plen) if _FAST and plen < 31 else I((x, plen))
+    """``IPv4Interface((x, plen))``, made cheaply (:mod:`ipobj`)."""
+    return interface4(x, plen)
 
 
 def dotted(x: int) -> str:

@@ -1,15 +1,16 @@
-"""IPv4 and IPv6 address objects for the parser, built from ints without ``ipaddress``'s
-general constructors.
+"""IPv4 and IPv6 address objects built from ints without ``ipaddress``'s general
+constructors: the generators sample thousands of addresses per task and the parser reads one
+on every ``ip address`` line.
 
-Every ``ip address A M`` line of a generated configuration holds a fresh address, and
-``ipaddress.IPv4Interface((a, plen))`` re-parses its argument, builds a network through
-the network constructor and checks it again: about ten times the work of setting the
-handful of attributes it ends with. :func:`interface4` (and :func:`interface6`) sets
-exactly those attributes (the same names, values, order and shared netmask objects, so the
-object compares, hashes, prints, pickles and copies as the constructor's would);
-tests/test_netconfig_parser.py checks them against the constructors for every prefix
-length, so a Python whose ``ipaddress`` stores its state differently fails there rather
-than here.
+``ipaddress.IPv4Interface((a, plen))`` re-parses its argument, builds a network through the
+network constructor and checks it again: about ten times the work of setting the handful of
+attributes it ends with. :func:`network4`, :func:`interface4` (and :func:`interface6`) set
+exactly those attributes (the same names, values, order and shared netmask objects), so the
+object compares, hashes, prints, pickles and copies as the constructor's would. That relies
+on how CPython's ``ipaddress`` stores its state, so it is checked against the constructors at
+import (:data:`FAST`); where a Python stores it differently every call takes the constructor.
+tests/test_netconfig_parser.py and tests/test_netconfig_topologies.py compare them for every
+prefix length.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import ipaddress
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["address4", "address6", "clash4", "clash6", "interface4", "interface6", "span4"]
+__all__ = ["FAST", "address4", "address6", "clash4", "clash6", "interface4", "interface6",
+           "network4", "span4"]
 
 _Address = ipaddress.IPv4Address
 _Network = ipaddress.IPv4Network
@@ -39,26 +41,42 @@ _MASK6 = [_ALL6 ^ h for h in _HOST6]
 
 def address4(n: int) -> ipaddress.IPv4Address:
     """``ipaddress.IPv4Address(n)`` for an int ``n`` in ``[0, 2**32)`` (the caller's check)."""
+    if not FAST:
+        return _Address(n)
     addr = _new(_Address)
     addr._ip = n
     return addr
 
 
-def interface4(a: int, plen: int) -> ipaddress.IPv4Interface:
-    """``ipaddress.IPv4Interface((a, plen))`` for an int address ``a`` in ``[0, 2**32)``
-    and a prefix length in ``[0, 32]`` (the caller's checks)."""
+def network4(a: int, plen: int) -> ipaddress.IPv4Network:
+    """``ipaddress.IPv4Network((a & mask, plen))``: the network of an int address ``a`` in
+    ``[0, 2**32)`` with a prefix length in ``[0, 32]`` (the caller's checks)."""
+    a &= _MASK[plen]
+    if not FAST:
+        return _Network((a, plen))
     net = _new(_Network)
-    net.network_address = address4(a & _MASK[plen])
-    net.netmask = netmask = _NETMASK[plen]
+    addr = _new(_Address)
+    addr._ip = a
+    net.network_address = addr
+    net.netmask = _NETMASK[plen]
     net._prefixlen = plen
     if plen == 31:  # as IPv4Network.__init__: /31 and /32 list their hosts differently
         net.hosts = net.__iter__
     elif plen == 32:
         net.hosts = lambda: [_Address(a)]
+    return net
+
+
+def interface4(a: int, plen: int) -> ipaddress.IPv4Interface:
+    """``ipaddress.IPv4Interface((a, plen))`` for an int address ``a`` in ``[0, 2**32)``
+    and a prefix length in ``[0, 32]`` (the caller's checks)."""
+    if not FAST:
+        return _Interface((a, plen))
+    net = network4(a, plen)
     itf = _new(_Interface)
     itf._ip = a
     itf.network = net
-    itf.netmask = netmask
+    itf.netmask = net.netmask
     itf._prefixlen = plen
     return itf
 
@@ -87,6 +105,8 @@ def clash4(interfaces: Iterable[Any], name: str,
 
 def address6(n: int) -> ipaddress.IPv6Address:
     """``ipaddress.IPv6Address(n)`` for an int ``n`` in ``[0, 2**128)`` (the caller's check)."""
+    if not FAST:
+        return _Address6(n)
     addr = _new(_Address6)
     addr._ip = n
     addr._scope_id = None
@@ -96,6 +116,8 @@ def address6(n: int) -> ipaddress.IPv6Address:
 def interface6(a: int, plen: int) -> ipaddress.IPv6Interface:
     """``ipaddress.IPv6Interface((a, plen))`` for an int address ``a`` in ``[0, 2**128)``
     and a prefix length in ``[0, 128]`` (the caller's checks)."""
+    if not FAST:
+        return _Interface6((a, plen))
     net = _new(_Network6)
     net.network_address = address6(a & _MASK6[plen])
     net.netmask = netmask = _NETMASK6[plen]
@@ -127,3 +149,36 @@ def clash6(interfaces: Iterable[Any], name: str, net: ipaddress.IPv6Network) -> 
                 if o_lo <= hi and lo <= o_lo | _HOST6[itf._prefixlen]:
                     return other
     return None
+
+
+def _state(obj: Any) -> dict:
+    """An address object's attributes: its ``__dict__`` (networks, interfaces) or its slots
+    (addresses); a bound ``hosts`` is compared by name only."""
+    if hasattr(obj, "__dict__"):
+        return {k: (v if k != "hosts" else "hosts") for k, v in vars(obj).items()}
+    slots = (s for c in type(obj).__mro__ for s in getattr(c, "__slots__", ()))
+    return {s: getattr(obj, s) for s in slots if s != "__weakref__" and hasattr(obj, s)}
+
+
+def _same(fast: Any, real: Any) -> bool:
+    return (fast == real and type(fast) is type(real) and repr(fast) == repr(real)
+            and hash(fast) == hash(real) and _state(fast) == _state(real))
+
+
+def _fast_is_exact() -> bool:
+    """Whether the shortcuts make what this Python's constructors make."""
+    for a in (0, 0x0A2D0701, 0xAC10FE02, 0xFFFFFFFF):
+        for plen in (0, 8, 24, 30, 31, 32):
+            itf, ref = interface4(a, plen), _Interface((a, plen))
+            if not (_same(itf, ref) and _same(itf.network, ref.network)
+                    and _same(address4(a), _Address(a))):
+                return False
+        for plen in (0, 64, 127, 128):
+            itf6, ref6 = interface6(a << 96 | a, plen), _Interface6((a << 96 | a, plen))
+            if not (_same(itf6, ref6) and _same(itf6.network, ref6.network)):
+                return False
+    return True
+
+
+FAST = True
+FAST = _fast_is_exact()  # else every call above takes ipaddress's own constructor
