@@ -383,13 +383,15 @@ class TextEnv(gym.Env[str, str]):
         """Start an episode: a task drawn from ``np_random``, or ``options={"task": task}``."""
         if seed is None:
             super().reset(seed=seed)
+            rng = self.np_random
         else:  # as seeding.seeded_generator(seed), re-using this env's PCG64 and Generator
             if self._seeder is None:
                 self._seeder = Seeder()
-            self._np_random, self._np_random_seed = self._seeder.seed(seed), seed
+            rng = self._seeder.seed(seed)
+            self._np_random, self._np_random_seed = rng, seed
         task = _task_option(options) if options else None
         if task is None:
-            task = self.generate(self.np_random)
+            task = self.generate(rng)
         obs = self.prompt(task)
         if len(obs) > self.observation_space.max_length:
             obs = self._clip(obs)

@@ -34,7 +34,7 @@ from textgyms.envs.wordle.generate import (
     SPLITS,
     WordleTask,
     answer_pool,
-    draw_secret,
+    draw_index,
     make_task,
 )
 from textgyms.envs.wordle.rules import GRAY, GREEN, YELLOW, hard_mode_violation
@@ -215,6 +215,16 @@ def _learn_pool(pool: tuple[str, ...]) -> None:
             _others(secret)
 
 
+@lru_cache(maxsize=64)
+def _task_table(
+    length: int, max_guesses: int, hard_mode: bool, vocab: str, split: str
+) -> list[WordleTask | None]:
+    """The task of each index of a variant's answer pool, None until first drawn: a list
+    lookup per reset, where make_task's cache hashes five fields. Shared by the envs of the
+    variant (tasks are immutable), so making an env allocates nothing per pool word."""
+    return [None] * len(answer_pool(length, vocab, split))
+
+
 def _texts(first: int, count: int) -> list[str]:
     """The text of every set of the ``count`` letters from ``first`` on, indexed by its bits:
     the letters in order, upper case, each followed by a space."""
@@ -261,15 +271,27 @@ class WordleEnv(TextEnv):
         self._valid = words.guesses(length)  # looked up on every step
         self._pool = answer_pool(length, vocab, split)  # drawn from on every reset
         _learn_pool(self._pool)
+        self._tasks = _task_table(length, max_guesses, hard_mode, vocab, split)
+        self._prompt_text = _prompt(length, max_guesses, hard_mode)
 
     def generate(self, rng: np.random.Generator) -> WordleTask:
         """A secret drawn uniformly from the variant's answer pool (as :func:`generate` draws,
-        with the pool looked up once per env rather than once per reset)."""
-        secret = draw_secret(rng, self._pool)
-        return make_task(secret, self.length, self.max_guesses, self.hard_mode, self.vocab)
+        with the pool looked up once per env rather than once per reset, and the task of each
+        pool index kept by the env once built)."""
+        i = draw_index(rng, len(self._pool))
+        task = self._tasks[i]
+        if task is None:  # the shared task make_task keeps for these fields
+            task = self._tasks[i] = make_task(
+                self._pool[i], self.length, self.max_guesses, self.hard_mode, self.vocab)
+        return task
 
     def prompt(self, task: WordleTask) -> str:
         """The rules of the variant and the action format."""
+        # A drawn task is of this env's variant: its prompt is kept rather than looked up in
+        # _prompt's cache (which hashes the three fields) on every reset.
+        if (task.length == self.length and task.max_guesses == self.max_guesses
+                and task.hard_mode == self.hard_mode):
+            return self._prompt_text
         return _prompt(task.length, task.max_guesses, task.hard_mode)
 
     def init_state(self, task: WordleTask) -> WordleState:
