@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pytest
 
@@ -42,3 +44,16 @@ def test_draw_index_without_the_shortcut_is_the_same(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(generate, "RAW_UNIFORM", False)
     slow = [draw_index(seeded_generator(seed), 2315) for seed in range(500)]
     assert fast == slow
+
+
+def test_make_task_builds_what_the_dataclass_builds() -> None:
+    from textgyms.envs.wordle.generate import WordleTask, make_task
+
+    for fields in [("crane", 5, 6, False, "common"), ("planet", 6, 8, True, "full")]:
+        built, ref = make_task(*fields), WordleTask(*fields)
+        assert built == ref and hash(built) == hash(ref) and repr(built) == repr(ref)
+        assert built.__dict__ == ref.__dict__ and list(built.__dict__) == list(ref.__dict__)
+        assert built.task_id == ref.task_id
+        blob = f"WordleTask{fields!r}".encode()  # the task_id recipe, with the constructor
+        assert built.task_id == hashlib.blake2b(blob, digest_size=8).hexdigest()
+        assert built.to_json() == ref.to_json()
