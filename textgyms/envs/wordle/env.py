@@ -218,11 +218,20 @@ def _learn_pool(pool: tuple[str, ...]) -> None:
 @lru_cache(maxsize=64)
 def _task_table(
     length: int, max_guesses: int, hard_mode: bool, vocab: str, split: str
-) -> list[WordleTask | None]:
-    """The task of each index of a variant's answer pool, None until first drawn: a list
-    lookup per reset, where make_task's cache hashes five fields. Shared by the envs of the
-    variant (tasks are immutable), so making an env allocates nothing per pool word."""
-    return [None] * len(answer_pool(length, vocab, split))
+) -> tuple[WordleTask, ...]:
+    """The task of each word of a variant's answer pool, with its ``task_id`` computed: built
+    once per process and variant, at the first make of an env on it (a few milliseconds, like
+    :func:`_learn_pool`), and shared by the envs of the variant (tasks are immutable).
+
+    A reset is then a list lookup. Built at the reset that first draws a secret, the task and
+    its id would cost about as much as the rest of that reset, and a run of a few hundred games
+    draws mostly secrets not drawn before.
+    """
+    tasks = tuple(make_task(secret, length, max_guesses, hard_mode, vocab)
+                  for secret in answer_pool(length, vocab, split))
+    for task in tasks:
+        task.task_id  # noqa: B018  (computed now and cached on the task)
+    return tasks
 
 
 def _texts(first: int, count: int) -> list[str]:
@@ -276,14 +285,9 @@ class WordleEnv(TextEnv):
 
     def generate(self, rng: np.random.Generator) -> WordleTask:
         """A secret drawn uniformly from the variant's answer pool (as :func:`generate` draws,
-        with the pool looked up once per env rather than once per reset, and the task of each
-        pool index kept by the env once built)."""
-        i = draw_index(rng, len(self._pool))
-        task = self._tasks[i]
-        if task is None:  # the shared task make_task keeps for these fields
-            task = self._tasks[i] = make_task(
-                self._pool[i], self.length, self.max_guesses, self.hard_mode, self.vocab)
-        return task
+        with the pool's tasks built once per process and variant rather than per reset)."""
+        tasks = self._tasks
+        return tasks[draw_index(rng, len(tasks))]
 
     def prompt(self, task: WordleTask) -> str:
         """The rules of the variant and the action format."""
