@@ -403,19 +403,14 @@ class TextEnv(gym.Env[str, str]):
         obs = self.prompt(task)
         if len(obs) > self.observation_space.max_length:
             obs = self._clip(obs)
-        messages = [{"role": "user", "content": obs}]
+        message = {"role": "user", "content": obs}
         task_id = task.task_id
-        self._ep = _Episode(task, self.init_state(task), messages, task_id)
-        # The standard keys (see _info), built inline: this runs on every reset.
-        info = {
-            TASK_ID: task_id,
-            TURN: 0,
-            ERROR: None,
-            OBS_KIND: "prompt",
-            MESSAGES: list(messages),
-            TOOLS: _schemas(type(self)),
-        }
-        return obs, info
+        self._ep = _Episode(task, self.init_state(task), [message], task_id)
+        # The standard keys (see _info), built inline as literals, as _record does (the values
+        # of TASK_ID, TURN, ERROR, OBS_KIND, MESSAGES and TOOLS; tests/test_core.py checks
+        # them): this runs on every reset.
+        return obs, {"task_id": task_id, "turn": 0, "error": None, "obs_kind": "prompt",
+                     "messages": [message], "tools": _schemas(type(self))}
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """One agent action. Never raises on agent text; raises ResetNeeded when misused."""
