@@ -88,6 +88,17 @@ def test_made_as_reports_the_id_and_kwargs_of_gym_make():
         bare.made_as()
 
 
+def test_reset_info_is_the_standard_keys():
+    """``TextEnv.reset`` writes the standard keys as literals: they must be the constants."""
+    from textgyms.core import ERROR, MESSAGES, OBS_KIND, TASK_ID, TOOLS, TURN
+
+    env = gym.make("textgyms/Wordle-v0")
+    obs, info = env.reset(seed=0)
+    assert list(info) == [TASK_ID, TURN, ERROR, OBS_KIND, MESSAGES, TOOLS]
+    assert info[MESSAGES] == [{"role": "user", "content": obs}]
+    assert info[MESSAGES] is not env.unwrapped._ep.messages  # the transcript is not shared
+
+
 def test_step_info_starts_with_the_standard_keys():
     """``core._record`` writes the standard keys as literals: they must be the constants."""
     from textgyms.core import ERROR, MESSAGES, OBS_KIND, TASK_ID, TURN

@@ -132,6 +132,12 @@ class TextSpace(gym.spaces.Text):
         return isinstance(other, TextSpace) and other.max_length == self.max_length
 
 
+# A fresh 64-bit blake2b hasher, only ever copied: a copy updated with a blob gives the digest
+# of blake2b(blob, digest_size=8) at a fraction of the constructor's cost (a task_id is
+# computed for every new task, in Wordle at a reset).
+_BLAKE2B_64 = hashlib.blake2b(digest_size=8)
+
+
 @dataclass(frozen=True)
 class Task:
     """Base class of a family's task: a frozen dataclass of JSON-able fields.
@@ -156,7 +162,9 @@ class Task:
         if cached is None:
             # __dict__ holds exactly the fields, in definition order, until the cache is added.
             blob = f"{type(self).__name__}{tuple(self.__dict__.values())!r}".encode()
-            cached = hashlib.blake2b(blob, digest_size=8).hexdigest()
+            hasher = _BLAKE2B_64.copy()  # blake2b(blob, digest_size=8), without its set-up
+            hasher.update(blob)
+            cached = hasher.hexdigest()
             self.__dict__["_task_id"] = cached  # frozen: not a field, just a cache
         return cached
 
@@ -383,29 +391,26 @@ class TextEnv(gym.Env[str, str]):
         """Start an episode: a task drawn from ``np_random``, or ``options={"task": task}``."""
         if seed is None:
             super().reset(seed=seed)
+            rng = self.np_random
         else:  # as seeding.seeded_generator(seed), re-using this env's PCG64 and Generator
             if self._seeder is None:
                 self._seeder = Seeder()
-            self._np_random, self._np_random_seed = self._seeder.seed(seed), seed
+            rng = self._seeder.seed(seed)
+            self._np_random, self._np_random_seed = rng, seed
         task = _task_option(options) if options else None
         if task is None:
-            task = self.generate(self.np_random)
+            task = self.generate(rng)
         obs = self.prompt(task)
         if len(obs) > self.observation_space.max_length:
             obs = self._clip(obs)
-        messages = [{"role": "user", "content": obs}]
+        message = {"role": "user", "content": obs}
         task_id = task.task_id
-        self._ep = _Episode(task, self.init_state(task), messages, task_id)
-        # The standard keys (see _info), built inline: this runs on every reset.
-        info = {
-            TASK_ID: task_id,
-            TURN: 0,
-            ERROR: None,
-            OBS_KIND: "prompt",
-            MESSAGES: list(messages),
-            TOOLS: _schemas(type(self)),
-        }
-        return obs, info
+        self._ep = _Episode(task, self.init_state(task), [message], task_id)
+        # The standard keys (see _info), built inline as literals, as _record does (the values
+        # of TASK_ID, TURN, ERROR, OBS_KIND, MESSAGES and TOOLS; tests/test_core.py checks
+        # them): this runs on every reset.
+        return obs, {"task_id": task_id, "turn": 0, "error": None, "obs_kind": "prompt",
+                     "messages": [message], "tools": _schemas(type(self))}
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """One agent action. Never raises on agent text; raises ResetNeeded when misused."""

@@ -102,9 +102,17 @@ def _seed_digest(seed: int) -> bytes:
     increment (last 16, lowest bit then set), both little-endian."""
     if type(seed) is not int and (isinstance(seed, bool) or not isinstance(seed, np.integer)):
         raise ConfigError(f"seed must be a non-negative int, got {seed!r}")
-    if not 0 <= seed < 1 << 128:
+    if not 0 <= seed < _SEED_LIMIT:
         raise ConfigError(f"seed must be an int in [0, 2**128), got {seed!r}")
-    return hashlib.blake2b(int(seed).to_bytes(16, "little"), digest_size=32).digest()
+    # A copy of a fresh hasher, then update: the same digest as blake2b(data, digest_size=32)
+    # at about half the cost (the constructor parses and sets up its parameter block per call).
+    hasher = _BLAKE2B_256.copy()
+    hasher.update((seed if type(seed) is int else int(seed)).to_bytes(16, "little"))
+    return hasher.digest()
+
+
+_BLAKE2B_256 = hashlib.blake2b(digest_size=32)  # never updated: only copied
+_SEED_LIMIT = 1 << 128  # seeds are 16 bytes
 
 
 def _seed_words(seed: int) -> tuple[int, int]:

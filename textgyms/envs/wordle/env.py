@@ -34,7 +34,7 @@ from textgyms.envs.wordle.generate import (
     SPLITS,
     WordleTask,
     answer_pool,
-    draw_secret,
+    draw_index,
     make_task,
 )
 from textgyms.envs.wordle.rules import GRAY, GREEN, YELLOW, hard_mode_violation
@@ -215,6 +215,25 @@ def _learn_pool(pool: tuple[str, ...]) -> None:
             _others(secret)
 
 
+@lru_cache(maxsize=64)
+def _task_table(
+    length: int, max_guesses: int, hard_mode: bool, vocab: str, split: str
+) -> tuple[WordleTask, ...]:
+    """The task of each word of a variant's answer pool, with its ``task_id`` computed: built
+    once per process and variant, at the first make of an env on it (a few milliseconds, like
+    :func:`_learn_pool`), and shared by the envs of the variant (tasks are immutable).
+
+    A reset is then a list lookup. Built at the reset that first draws a secret, the task and
+    its id would cost about as much as the rest of that reset, and a run of a few hundred games
+    draws mostly secrets not drawn before.
+    """
+    tasks = tuple(make_task(secret, length, max_guesses, hard_mode, vocab)
+                  for secret in answer_pool(length, vocab, split))
+    for task in tasks:
+        task.task_id  # noqa: B018  (computed now and cached on the task)
+    return tasks
+
+
 def _texts(first: int, count: int) -> list[str]:
     """The text of every set of the ``count`` letters from ``first`` on, indexed by its bits:
     the letters in order, upper case, each followed by a space."""
@@ -261,15 +280,22 @@ class WordleEnv(TextEnv):
         self._valid = words.guesses(length)  # looked up on every step
         self._pool = answer_pool(length, vocab, split)  # drawn from on every reset
         _learn_pool(self._pool)
+        self._tasks = _task_table(length, max_guesses, hard_mode, vocab, split)
+        self._prompt_text = _prompt(length, max_guesses, hard_mode)
 
     def generate(self, rng: np.random.Generator) -> WordleTask:
         """A secret drawn uniformly from the variant's answer pool (as :func:`generate` draws,
-        with the pool looked up once per env rather than once per reset)."""
-        secret = draw_secret(rng, self._pool)
-        return make_task(secret, self.length, self.max_guesses, self.hard_mode, self.vocab)
+        with the pool's tasks built once per process and variant rather than per reset)."""
+        tasks = self._tasks
+        return tasks[draw_index(rng, len(tasks))]
 
     def prompt(self, task: WordleTask) -> str:
         """The rules of the variant and the action format."""
+        # A drawn task is of this env's variant: its prompt is kept rather than looked up in
+        # _prompt's cache (which hashes the three fields) on every reset.
+        if (task.length == self.length and task.max_guesses == self.max_guesses
+                and task.hard_mode == self.hard_mode):
+            return self._prompt_text
         return _prompt(task.length, task.max_guesses, task.hard_mode)
 
     def init_state(self, task: WordleTask) -> WordleState:

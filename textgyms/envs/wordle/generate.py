@@ -62,9 +62,48 @@ def generate(
 
 def draw_secret(rng: np.random.Generator, pool: tuple[str, ...]) -> str:
     """A word of ``pool`` drawn uniformly with one number of ``rng``."""
-    # floor(U * n) with a 53-bit uniform U: uniform to within 2**-40 for these pool sizes, and
-    # three times cheaper than rng.integers, which matters in a reset of a few microseconds.
-    return pool[int(rng.random() * len(pool))]
+    return pool[draw_index(rng, len(pool))]
+
+
+def draw_index(rng: np.random.Generator, n: int) -> int:
+    """An index in ``range(n)`` drawn uniformly with one ``rng.random()``: ``floor(U * n)``.
+
+    A 53-bit uniform U is uniform to within 2**-40 for these pool sizes, and three times
+    cheaper than ``rng.integers``, which matters in a reset of a few microseconds. On numpy's
+    PCG64 (what every reset seeds), U is computed from the bit generator's next 64-bit word as
+    numpy's ``random()`` does, at half the cost of the Generator call; :data:`RAW_UNIFORM` says
+    whether that was checked to give the same numbers and leave the same state here.
+    """
+    if RAW_UNIFORM and type(rng) is _GENERATOR:
+        bits = rng.bit_generator
+        if type(bits) is _PCG64:
+            return int((bits.random_raw() >> 11) * _TO_UNIT * n)
+    return int(rng.random() * n)
+
+
+_GENERATOR, _PCG64 = np.random.Generator, np.random.PCG64
+_TO_UNIT = 1.0 / (1 << 53)
+
+
+def _raw_uniform_matches() -> bool:
+    """Whether ``(PCG64.random_raw() >> 11) * 2**-53`` is ``Generator.random()`` in this numpy
+    (its PCG64 double is the top 53 bits of the next word): the same numbers and the same
+    state afterwards, over a few seeds and draws, checked once at import."""
+    try:
+        for seed in (0, 1, 2026, 2**64 + 12345):
+            ref, raw = _GENERATOR(_PCG64(seed)), _PCG64(seed)
+            for _ in range(16):
+                if ref.random() != (raw.random_raw() >> 11) * _TO_UNIT:
+                    return False
+            if ref.bit_generator.state != raw.state:
+                return False
+    except Exception:  # a numpy without random_raw: use Generator.random
+        return False
+    return True
+
+
+#: True where :func:`draw_index` may draw from PCG64's raw words (see there).
+RAW_UNIFORM = _raw_uniform_matches()
 
 
 @lru_cache(maxsize=1 << 15)
@@ -73,4 +112,13 @@ def make_task(
 ) -> WordleTask:
     """The task object for these fields, shared between resets: tasks are immutable, and a
     shared one keeps its cached ``task_id``, so a reset on a secret seen before builds nothing."""
-    return WordleTask(secret, length, max_guesses, hard_mode, vocab)
+    # What the frozen dataclass's __init__ does (it sets each field through
+    # object.__setattr__, twice the cost), in the fields' order, which task_id hashes;
+    # tests/test_wordle_draw.py checks the two agree.
+    task = _new(WordleTask)
+    task.__dict__.update(
+        secret=secret, length=length, max_guesses=max_guesses, hard_mode=hard_mode, vocab=vocab)
+    return task
+
+
+_new = object.__new__
