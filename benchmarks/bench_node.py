@@ -278,7 +278,8 @@ def headline(rows: list[dict[str, Any]], gpu_turn: dict[str, Any]) -> list[dict[
             share = r["env_turn_ms"] / gpu_ms
             out.append({"family": fam, "model": model, "envs": envs, "workers": r["workers"],
                         "env_turn_ms": r["env_turn_ms"], "gpu_limit_ms": gpu_ms,
-                        "share": round(share, 4), "target": target, "met": share <= target})
+                        # 4 significant digits: a small share (Wordle's ~1%) keeps its precision
+                        "share": float(f"{share:.4g}"), "target": target, "met": share <= target})
     return out
 
 
