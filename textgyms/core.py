@@ -293,6 +293,7 @@ class TextEnv(gym.Env[str, str]):
         self.action_space = TextSpace(max_action_chars)
         self._ep: _Episode | None = None
         self._seeder: Seeder | None = None  # re-used by every reset(seed=...)
+        self._ready: tuple[int, Task, dict[str, Any]] | None = None  # see pregenerate
         self._quick = _serves_quick(type(self))
 
     # --- hooks ------------------------------------------------------------------------------
@@ -356,6 +357,25 @@ class TextEnv(gym.Env[str, str]):
         together, on every core). It may only warm caches: the steps' results must be what
         they would be without it. The default does nothing."""
 
+    def pregenerate(self, seed: int) -> None:
+        """Draw now the task that ``reset(seed=seed)`` will draw, and keep it for that reset.
+
+        A vector's worker calls this while it waits for the next actions (the model's turn on
+        the GPU), for the seed its env's next episode will use, so the coming autoreset only
+        looks the task up. ``reset`` then returns exactly what it returns without it: the same
+        task, prompt and info, and ``np_random`` left where drawing the task leaves it. One
+        task is kept, until the reset that uses it or :meth:`forget_pregenerated`; a reset with
+        another seed or with ``options={"task": ...}`` ignores it. This relies on
+        :meth:`generate` drawing from ``rng`` alone, given the env's settings (its contract).
+        """
+        rng = seeded_generator(seed)  # validates the seed as reset does
+        task = self.generate(rng)
+        self._ready = (seed, task, rng.bit_generator.state)
+
+    def forget_pregenerated(self) -> None:
+        """Drop the task kept by :meth:`pregenerate` (after a change of the env's settings)."""
+        self._ready = None
+
     # --- public API -------------------------------------------------------------------------
     @property
     def task(self) -> Task:
@@ -399,7 +419,12 @@ class TextEnv(gym.Env[str, str]):
             self._np_random, self._np_random_seed = rng, seed
         task = _task_option(options) if options else None
         if task is None:
-            task = self.generate(rng)
+            ready = self._ready
+            if ready is not None and seed is not None and ready[0] == seed:
+                task, self._ready = ready[1], None
+                rng.bit_generator.state = ready[2]  # where generate(rng) would have left it
+            else:
+                task = self.generate(rng)
         obs = self.prompt(task)
         if len(obs) > self.observation_space.max_length:
             obs = self._clip(obs)

@@ -258,6 +258,22 @@ class MixtureEnv(gym.Env[str, str]):
         obs, info = self._env(index, int(level)).reset(seed=seed, options=options or None)
         return obs, self._tag(info)
 
+    def pregenerate(self, seed: int) -> None:
+        """:meth:`~textgyms.core.TextEnv.pregenerate` on the env that ``reset(seed=seed)``
+        plays at the current :attr:`levels` (nothing for an entry without the hook)."""
+        index = self.mixture.pick(seed)
+        env = self._env(index, int(self.levels[self.mixture.names[index]])).unwrapped
+        hook = getattr(env, "pregenerate", None)
+        if hook is not None:
+            hook(seed)
+
+    def forget_pregenerated(self) -> None:
+        """Drop the task every entry's env keeps from :meth:`pregenerate`."""
+        for env in self._envs.values():
+            hook = getattr(env.unwrapped, "forget_pregenerated", None)
+            if hook is not None:
+                hook()
+
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Step the entry playing now."""
         if self._current is None:

@@ -77,6 +77,7 @@ def _worker_main(
     autoreset: str,
     inherited: list[Connection],
     threads: int = 1,
+    reset_ahead: bool = False,
 ) -> None:
     """Entry point of a worker process: build ``count`` envs, then serve commands.
     ``threads``: this worker's share of the cores, the ``TEXTGYMS_THREADS`` its envs may use
@@ -96,7 +97,7 @@ def _worker_main(
             conn.send(("err", _pack_exception(exc)))
         # Serve even after a failed start (the parent only closes us then): exiting on our own
         # would look like a crash to the parent.
-        _serve(conn, runners)
+        _serve(conn, runners, reset_ahead)
     finally:
         for runner in runners:
             with contextlib.suppress(Exception):  # exiting anyway; close the rest
@@ -104,9 +105,12 @@ def _worker_main(
         conn.close()
 
 
-def _serve(conn: Connection, runners: list[_EnvRunner]) -> None:
-    """Answer commands until told to close or the parent goes away."""
+def _serve(conn: Connection, runners: list[_EnvRunner], reset_ahead: bool = False) -> None:
+    """Answer commands until told to close or the parent goes away; with ``reset_ahead``,
+    draw the next episodes' tasks while no command waits."""
     while True:
+        if reset_ahead:
+            _prepare_while_idle(conn, runners)
         try:
             command, payload = conn.recv()
         except (EOFError, OSError):  # the parent died or closed the pipe
@@ -124,6 +128,16 @@ def _serve(conn: Connection, runners: list[_EnvRunner]) -> None:
             conn.send(("ok", result))  # inside the try: an unpicklable info is an error too
         except Exception as exc:  # noqa: BLE001  (any env error goes back to the caller)
             conn.send(("err", _pack_exception(exc)))
+
+
+def _prepare_while_idle(conn: Connection, runners: list[_EnvRunner]) -> None:
+    """Draw each env's next task (:meth:`_EnvRunner.prepare_next`) until a command arrives:
+    the time the parent spends on the model's turn. A command waits at most for the one
+    task being drawn when it came."""
+    for runner in runners:
+        if conn.poll():
+            return
+        runner.prepare_next()
 
 
 @dataclass(eq=False)
@@ -165,6 +179,17 @@ class MultiprocessingVecEnv(VecEnv):
     A fork server is started once, single-threaded, with ``textgyms`` preloaded, so workers
     start almost as fast as with fork and safely. Pass ``context="fork"`` to trade safety for
     startup time, or ``"spawn"`` for the most isolated workers.
+
+    Reset-ahead (``reset_ahead=True``, the default): while a worker waits for the next actions
+    (the model's turn), it draws the task of each of its envs' next episode, whose seed the
+    seed schedule already fixes (:meth:`TextEnv.pregenerate`). The autoreset that starts that
+    episode then only looks the task up, so a turn's env side no longer pays for task
+    generation (most of a NetConfig reset) whenever the model's turn is long enough to hide
+    it. Results are the same with it or without it; a command that arrives while a task is
+    being drawn waits for that one task. It costs CPU only for a schedule left unused (a
+    reset to a new seed), and assumes, as Gymnasium does, that an env's settings do not
+    change after it is made (after such a change, ``call`` each env's
+    ``forget_pregenerated``).
     """
 
     _join_timeout = 2.0  # seconds close() waits for workers before terminating them
@@ -176,10 +201,14 @@ class MultiprocessingVecEnv(VecEnv):
         *,
         num_workers: int | None = None,
         context: str | None = None,
+        reset_ahead: bool = True,
         **common: Any,
     ) -> None:
         """``common``: the :class:`VecEnv` options (group_size, autoreset, batch_size,
-        env_kwargs, ladders)."""
+        env_kwargs, ladders). ``reset_ahead``: see the class docstring."""
+        if not isinstance(reset_ahead, bool):
+            raise ConfigError(f"reset_ahead must be True or False, got {reset_ahead!r}")
+        self.reset_ahead = reset_ahead
         self._workers: list[_Worker] = []
         super().__init__(env_id, num_envs, **common)
         self.num_workers = choose_workers(self.num_envs, num_workers, usable_cpus())
@@ -229,6 +258,7 @@ class MultiprocessingVecEnv(VecEnv):
                     self.autoreset,
                     inherited,
                     max(1, usable_cpus() // self.num_workers),
+                    self.reset_ahead,
                 ),
             )
             process.start()
