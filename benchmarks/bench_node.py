@@ -106,7 +106,10 @@ def env_point(env_id: str, envs: int, workers: int, steps: int) -> dict[str, Any
     """Resets/s, steps/s and the median ``vec.step`` of one vector, every env played by its
     own task's oracle (planned between the timed steps), so Code's submissions run."""
     backend = "serial" if workers == 1 else "multiprocessing"
-    extra = {} if workers == 1 else {"num_workers": workers}
+    # Reset-ahead off: the steps run back to back here, with no model turn in between for the
+    # workers to draw the next tasks in, so this is the env side with no help from it (the
+    # upper bound); bench_reset_ahead.py measures it with a model-turn gap.
+    extra = {} if workers == 1 else {"num_workers": workers, "reset_ahead": False}
     vec = make_vec(env_id, envs, backend=backend, **extra)
     policy = ScriptedPolicy("oracle")
     try:
