@@ -47,6 +47,13 @@ def test_quick_run_writes_the_schema(bench, tmp_path):
     for h in res["headline"]:
         assert h["share"] == pytest.approx(h["env_turn_ms"] / h["gpu_limit_ms"], rel=1e-3)
         assert h["met"] == (h["share"] <= h["target"])
+        if h["workers"] > 1:  # measured again with reset-ahead and the model's turn as a gap
+            assert h["env_turn_ahead_ms"] > 0
+            assert h["share_ahead"] == pytest.approx(
+                h["env_turn_ahead_ms"] / h["gpu_limit_ms"], rel=1e-3)
+            assert h["met_ahead"] == (h["share_ahead"] <= h["target"])
+    assert any("share_ahead" in h for h in res["headline"]) == (max(
+        res["settings"]["workers"]["measured"]) > 1)
 
 
 @pytest.mark.parametrize("name", ["smollm2-135m", "qwen2.5-1.5b", "qwen2.5-7b"])
