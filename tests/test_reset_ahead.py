@@ -93,6 +93,19 @@ def test_a_mixture_pregenerates_on_the_entry_its_seed_picks() -> None:
         assert calls == []
 
 
+def test_a_mixture_draws_ahead_at_the_levels_of_its_latest_reset() -> None:
+    env_id = "textgyms/NetConfig-v4"
+    ladders = {env_id: [{"difficulty": "easy"}, {"difficulty": "hard"}]}
+    plain, ahead = MixtureEnv(env_id, ladders), MixtureEnv(env_id, ladders)
+    hard = {"levels": {env_id: 1}}  # as a curriculum passes them, with every reset
+    ahead.reset(seed=0, options=dict(hard))
+    ahead.pregenerate(5)
+    calls = _counting(ahead._env(0, 1).unwrapped)
+    assert ahead.reset(seed=5, options=dict(hard)) == plain.reset(seed=5, options=dict(hard))
+    assert ahead.unwrapped.task == plain.unwrapped.task and ahead.unwrapped.task.level == "hard"
+    assert calls == []
+
+
 class _Flaky(TextEnv):
     """Tasks are the seed's first draw; drawing for a generator whose first draw is odd fails."""
 
