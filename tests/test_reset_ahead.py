@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import multiprocessing as mp
+import pickle
 from dataclasses import dataclass
 
 import gymnasium as gym
@@ -73,6 +74,16 @@ def test_another_seed_or_a_task_option_ignores_the_kept_task() -> None:
     inner.forget_pregenerated()
     assert _episode_start(env, 5) == _episode_start(plain, 5)
     assert calls == [1, 1]
+
+
+def test_a_copied_env_keeps_its_drawn_task_and_generator() -> None:
+    env = gym.make("textgyms/Wordle-v0").unwrapped
+    env.reset(seed=1)
+    env.pregenerate(9)
+    copy = pickle.loads(pickle.dumps(env))  # as an env shipped to another process
+    plain = gym.make("textgyms/Wordle-v0")
+    assert _episode_start(copy, 9) == _episode_start(plain, 9)
+    assert copy.np_random.random() == plain.unwrapped.np_random.random()
 
 
 def test_pregenerate_checks_the_seed_as_reset_does() -> None:

@@ -293,7 +293,10 @@ class TextEnv(gym.Env[str, str]):
         self.action_space = TextSpace(max_action_chars)
         self._ep: _Episode | None = None
         self._seeder: Seeder | None = None  # re-used by every reset(seed=...)
-        self._ready: tuple[int, Task, dict[str, Any]] | None = None  # see pregenerate
+        # pregenerate's (seed, task, seeder left where drawing the task left it), and the
+        # seeder it draws with next (the two seeders swap at the reset that takes the task)
+        self._ready: tuple[int, Task, Seeder] | None = None
+        self._spare_seeder: Seeder | None = None
         self._quick = _serves_quick(type(self))
 
     # --- hooks ------------------------------------------------------------------------------
@@ -368,13 +371,16 @@ class TextEnv(gym.Env[str, str]):
         another seed or with ``options={"task": ...}`` ignores it. This relies on
         :meth:`generate` drawing from ``rng`` alone, given the env's settings (its contract).
         """
-        rng = seeded_generator(seed)  # validates the seed as reset does
-        task = self.generate(rng)
-        self._ready = (seed, task, rng.bit_generator.state)
+        self.forget_pregenerated()  # one kept task; its seeder becomes the spare
+        seeder = self._spare_seeder or Seeder()  # never the episode's own generator
+        self._spare_seeder = None
+        task = self.generate(seeder.seed(seed))  # (seed() validates the seed as reset does)
+        self._ready = (seed, task, seeder)
 
     def forget_pregenerated(self) -> None:
         """Drop the task kept by :meth:`pregenerate` (after a change of the env's settings)."""
-        self._ready = None
+        if self._ready is not None:
+            self._spare_seeder, self._ready = self._ready[2], None
 
     # --- public API -------------------------------------------------------------------------
     @property
@@ -409,22 +415,26 @@ class TextEnv(gym.Env[str, str]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         """Start an episode: a task drawn from ``np_random``, or ``options={"task": task}``."""
+        task = _task_option(options) if options else None
+        ready = self._ready
         if seed is None:
             super().reset(seed=seed)
             rng = self.np_random
+        elif task is None and ready is not None and ready[0] == seed and (
+                type(ready[0]) is type(seed)):  # (so a bool seed is refused below, as ever)
+            # Drawn ahead by pregenerate: its generator is already where drawing the task
+            # left it. The seeders swap rather than copy a state (a copy costs more than a
+            # Wordle reset).
+            task, rng, self._ready = ready[1], ready[2].generator, None
+            self._seeder, self._spare_seeder = ready[2], self._seeder
+            self._np_random, self._np_random_seed = rng, seed
         else:  # as seeding.seeded_generator(seed), re-using this env's PCG64 and Generator
             if self._seeder is None:
                 self._seeder = Seeder()
             rng = self._seeder.seed(seed)
             self._np_random, self._np_random_seed = rng, seed
-        task = _task_option(options) if options else None
         if task is None:
-            ready = self._ready
-            if ready is not None and seed is not None and ready[0] == seed:
-                task, self._ready = ready[1], None
-                rng.bit_generator.state = ready[2]  # where generate(rng) would have left it
-            else:
-                task = self.generate(rng)
+            task = self.generate(rng)
         obs = self.prompt(task)
         if len(obs) > self.observation_space.max_length:
             obs = self._clip(obs)

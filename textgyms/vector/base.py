@@ -86,12 +86,16 @@ class _EnvRunner:
         self.last_obs = ""
         self.prepared: int | None = None  # the episode whose successor's task is drawn
 
+    def wants_prepare(self) -> bool:
+        """Whether :meth:`prepare_next` has a task to draw."""
+        return self.base_seed is not None and self.prepared != self.episode
+
     def prepare_next(self) -> None:
         """Draw the task of this env's next episode now (:meth:`TextEnv.pregenerate`), so its
         reset only looks it up: a worker calls this while it waits for actions. Once per
         episode; nothing for an env without a seed schedule or without the hook. An error is
         left for the reset itself to raise (it draws the same task again)."""
-        if self.base_seed is None or self.prepared == self.episode:
+        if not self.wants_prepare():
             return
         self.prepared = self.episode
         target = self.env if isinstance(self.env, MixtureEnv) else self.env.unwrapped
