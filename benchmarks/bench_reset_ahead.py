@@ -9,6 +9,9 @@ backend="multiprocessing", num_workers=W, reset_ahead=off/on)``, with a *model-t
 (``time.sleep(gap)``) before every step: the time the GPU spends on the model's turn, which is
 the workers' idle time. Reported per family and gap: the median ``vec.step`` wall time (the
 env side of a turn, same-step autoresets included) with reset-ahead off and on, and off / on.
+Next to it, per family, one env's costs in this process (medians over new seeds): a
+``reset(seed)`` that draws its task, ``pregenerate(seed)``, and a ``reset(seed)`` that finds its
+task drawn, which bound what reset-ahead can move off a step.
 
 The actions are the oracle's (``ScriptedPolicy("oracle")``): played once, untimed, on a
 ``serial`` vector with the same seed, and replayed by every timed run, so no planning call
@@ -35,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -135,19 +139,47 @@ def measure(name: str, env_id: str, plan: list[list[str]], serial_digest: str, w
     }
 
 
-def run(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Every selected family and the mixture at every gap."""
+def reset_costs(env_id: str, n: int) -> dict[str, float]:
+    """Median µs, in this process, of one env's ``reset(seed)`` drawing its task, of
+    ``pregenerate(seed)`` and of a ``reset(seed)`` that finds its task drawn: what reset-ahead
+    moves off the step (the first minus the last) and what it spends while the worker waits."""
+    env = gym.make(env_id).unwrapped
+    cold, ahead, ready = [], [], []
+    try:
+        env.reset(seed=SEED)  # warm: first-use caches paid
+        for i in range(n):
+            t0 = time.perf_counter()
+            env.reset(seed=1_000_000 + i)
+            t1 = time.perf_counter()
+            env.pregenerate(2_000_000 + i)
+            t2 = time.perf_counter()
+            env.reset(seed=2_000_000 + i)
+            t3 = time.perf_counter()
+            cold.append(t1 - t0)
+            ahead.append(t2 - t1)
+            ready.append(t3 - t2)
+    finally:
+        env.close()
+    return {"reset_us": round(statistics.median(cold) * 1e6, 1),
+            "pregenerate_us": round(statistics.median(ahead) * 1e6, 1),
+            "reset_with_task_drawn_us": round(statistics.median(ready) * 1e6, 1), "n": n}
+
+
+def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Every selected family and the mixture at every gap; each family's reset costs."""
     ids = {**FAMILIES, "mixture": MIXTURE}
     if args.only:
         ids = {k: v for k, v in ids.items() if k in args.only}
-    rows = []
+    rows, costs = [], {}
     for name, env_id in ids.items():
+        if name in FAMILIES:  # the mixture's resets are its entries' resets
+            costs[name] = reset_costs(env_id, args.resets)
         plan, serial_digest = oracle_script(env_id, args.envs, args.steps)
         for gap in args.gaps:
             print(f"{name} gap {gap:g} ms ...", file=sys.stderr, flush=True)
             rows.append(measure(name, env_id, plan, serial_digest, args.workers, gap,
                                 args.pairs))
-    return rows
+    return rows, costs
 
 
 def markdown(result: dict[str, Any]) -> str:
@@ -167,6 +199,13 @@ def markdown(result: dict[str, Any]) -> str:
               f"({m['usable_cpus']} usable), Python {m['python']}, load average "
               f"{m['load_avg_start'][0]:.1f} at the start, {m['load_avg_end'][0]:.1f} at the "
               f"end, {m['date']}."]
+    if result["reset_costs"]:
+        lines += ["", "| family | reset, µs | pregenerate, µs | reset with its task drawn, µs |",
+                  "|---|---:|---:|---:|"]
+        for fam, c in result["reset_costs"].items():
+            lines.append(f"| {fam} | {c['reset_us']:,.1f} | {c['pregenerate_us']:,.1f} "
+                         f"| {c['reset_with_task_drawn_us']:,.1f} |")
+        lines += ["", f"One env in this process, medians of {s['resets']} resets with new seeds."]
     return "\n".join(lines) + "\n"
 
 
@@ -190,20 +229,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="model-turn gaps in ms (default: 0 50 200)")
     p.add_argument("--steps", type=int, default=12, help="timed vec.steps per run")
     p.add_argument("--pairs", type=int, default=2, help="(off, on) pairs of runs per point")
+    p.add_argument("--resets", type=int, default=50,
+                   help="in-process resets per family for the reset costs")
     p.add_argument("--only", nargs="*", help="family names (and/or 'mixture')")
     p.add_argument("--quick", action="store_true",
-                   help="smoke: 4 envs per worker, 3 steps, gaps 0 and 100 ms, one pair")
+                   help="smoke: 4 envs per worker, 3 steps, gaps 0 and 100 ms, one pair, "
+                        "10 resets")
     p.add_argument("--out", type=Path, default=RESULTS / "reset_ahead.json",
                    help="the JSON (the Markdown goes next to it as .md)")
     args = p.parse_args(argv)
     if args.quick:
-        args.steps, args.gaps, args.pairs = 3, [0.0, 100.0], 1
+        args.steps, args.gaps, args.pairs, args.resets = 3, [0.0, 100.0], 1, 10
     if args.workers is None:
         args.workers = min(16, usable_cpus())
     if args.envs is None:
         args.envs = (4 if args.quick else ENVS_PER_WORKER) * args.workers
-    if min(args.workers, args.envs, args.steps, args.pairs) < 1:
-        p.error("--workers, --envs, --steps and --pairs must be >= 1")
+    if min(args.workers, args.envs, args.steps, args.pairs, args.resets) < 1:
+        p.error("--workers, --envs, --steps, --pairs and --resets must be >= 1")
     if min(args.gaps) < 0:
         p.error("--gaps must be >= 0 ms")
     return args
@@ -214,15 +256,16 @@ def main(argv: list[str] | None = None) -> int:
     results differed between reset-ahead off and on."""
     args = parse_args(argv)
     load_start = list(os.getloadavg())
-    rows = run(args)
+    rows, costs = run(args)
     result = {
         "machine": {"cpu": cpu_name(), "cores": os.cpu_count(), "usable_cpus": usable_cpus(),
                     "python": platform.python_version(), "load_avg_start": load_start,
                     "load_avg_end": list(os.getloadavg()), "date": time.strftime("%F %T %Z")},
         "settings": {"envs": args.envs, "workers": args.workers, "gaps_ms": args.gaps,
-                     "steps": args.steps, "pairs": args.pairs, "seed": SEED, "quick": args.quick,
+                     "steps": args.steps, "pairs": args.pairs, "resets": args.resets,
+                     "seed": SEED, "quick": args.quick,
                      "policy": "ScriptedPolicy('oracle') on a serial vector, replayed (untimed)"},
-        "rows": rows,
+        "rows": rows, "reset_costs": costs,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=1) + "\n")

@@ -27,10 +27,10 @@ def bench():
 def test_small_run_writes_the_schema_and_equal_digests(bench, tmp_path):
     out = tmp_path / "ahead.json"
     argv = ["--only", "Wordle", "--envs", "4", "--workers", "2", "--steps", "2",
-            "--gaps", "10", "--pairs", "1", "--out", str(out)]
+            "--gaps", "10", "--pairs", "1", "--resets", "3", "--out", str(out)]
     assert bench.main(argv) == 0
     res = json.loads(out.read_text())
-    assert set(res) == {"machine", "settings", "rows"}
+    assert set(res) == {"machine", "settings", "rows", "reset_costs"}
     assert res["settings"]["envs"] == 4 and res["settings"]["workers"] == 2
     assert res["settings"]["gaps_ms"] == [10.0]
     [row] = res["rows"]
@@ -43,6 +43,10 @@ def test_small_run_writes_the_schema_and_equal_digests(bench, tmp_path):
     assert row["digests_equal"] is True
     assert row["digest_off"] == row["digest_on"] == [row["digest_serial"]]
     assert len(row["digest_serial"]) == 64
+    costs = res["reset_costs"]["Wordle"]
+    assert costs["n"] == 3
+    assert min(costs["reset_us"], costs["pregenerate_us"],
+               costs["reset_with_task_drawn_us"]) > 0
     md = out.with_suffix(".md").read_text()
     assert "| Wordle | 10 |" in md and "| yes |" in md
 
@@ -65,7 +69,8 @@ def test_digest_sees_every_field(bench):
     assert len(digests) == 1 + len(variants)
 
 
-@pytest.mark.parametrize("argv", [["--steps", "0"], ["--gaps", "-1"], ["--workers", "0"]])
+@pytest.mark.parametrize("argv", [["--steps", "0"], ["--gaps", "-1"], ["--workers", "0"],
+                                  ["--resets", "0"]])
 def test_bad_arguments_are_refused(bench, argv):
     with pytest.raises(SystemExit) as exc:
         bench.parse_args(argv)
