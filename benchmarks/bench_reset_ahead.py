@@ -248,6 +248,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--workers, --envs, --steps, --pairs and --resets must be >= 1")
     if min(args.gaps) < 0:
         p.error("--gaps must be >= 0 ms")
+    unknown = sorted(set(args.only or ()) - {*FAMILIES, "mixture"})
+    if unknown:
+        p.error(f"--only: unknown {unknown}; choose from {[*FAMILIES, 'mixture']}")
     return args
 
 

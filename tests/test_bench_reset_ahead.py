@@ -70,7 +70,7 @@ def test_digest_sees_every_field(bench):
 
 
 @pytest.mark.parametrize("argv", [["--steps", "0"], ["--gaps", "-1"], ["--workers", "0"],
-                                  ["--resets", "0"]])
+                                  ["--resets", "0"], ["--only", "Chess"]])
 def test_bad_arguments_are_refused(bench, argv):
     with pytest.raises(SystemExit) as exc:
         bench.parse_args(argv)
