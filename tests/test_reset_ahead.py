@@ -7,6 +7,7 @@ import hashlib
 import json
 import multiprocessing as mp
 import pickle
+import time
 from dataclasses import dataclass
 
 import gymnasium as gym
@@ -196,6 +197,16 @@ def _digest(ahead: bool, env_id: str, steps: int) -> str:
 def test_multiprocessing_results_are_the_same_with_or_without_reset_ahead() -> None:
     mixture = "textgyms/NetConfig-v4,textgyms/Wordle-v0"  # NetConfig's oracle ends in one step
     assert _digest(True, mixture, 4) == _digest(False, mixture, 4)
+
+
+@pytest.mark.parametrize("ahead", [True, False])
+def test_workers_draw_ahead_once_the_parent_has_the_batch(ahead: bool) -> None:
+    with make_vec("textgyms/NetConfig-v4", 2, backend="multiprocessing", num_workers=2,
+                  reset_ahead=ahead) as vec:
+        vec.reset(seed=0)
+        time.sleep(0.5)  # the model's turn: each worker draws its env's next task
+        kept = [vec.call_env(i, "forget_pregenerated") for i in range(2)]
+    assert kept == [ahead, ahead]
 
 
 def test_reset_ahead_is_a_multiprocessing_switch() -> None:

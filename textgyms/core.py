@@ -377,10 +377,13 @@ class TextEnv(gym.Env[str, str]):
         task = self.generate(seeder.seed(seed))  # (seed() validates the seed as reset does)
         self._ready = (seed, task, seeder)
 
-    def forget_pregenerated(self) -> None:
-        """Drop the task kept by :meth:`pregenerate` (after a change of the env's settings)."""
-        if self._ready is not None:
-            self._spare_seeder, self._ready = self._ready[2], None
+    def forget_pregenerated(self) -> bool:
+        """Drop the task kept by :meth:`pregenerate` (after a change of the env's settings);
+        whether there was one."""
+        if self._ready is None:
+            return False
+        self._spare_seeder, self._ready = self._ready[2], None
+        return True
 
     # --- public API -------------------------------------------------------------------------
     @property

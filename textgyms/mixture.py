@@ -275,12 +275,10 @@ class MixtureEnv(gym.Env[str, str]):
         if hook is not None:
             hook(seed)
 
-    def forget_pregenerated(self) -> None:
-        """Drop the task every entry's env keeps from :meth:`pregenerate`."""
-        for env in self._envs.values():
-            hook = getattr(env.unwrapped, "forget_pregenerated", None)
-            if hook is not None:
-                hook()
+    def forget_pregenerated(self) -> bool:
+        """Drop the task every entry's env keeps from :meth:`pregenerate`; whether any did."""
+        hooks = [getattr(env.unwrapped, "forget_pregenerated", None) for env in self._envs.values()]
+        return any([hook() for hook in hooks if hook is not None])
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Step the entry playing now."""

@@ -77,7 +77,6 @@ def _worker_main(
     autoreset: str,
     inherited: list[Connection],
     threads: int = 1,
-    reset_ahead: bool = False,
 ) -> None:
     """Entry point of a worker process: build ``count`` envs, then serve commands.
     ``threads``: this worker's share of the cores, the ``TEXTGYMS_THREADS`` its envs may use
@@ -97,7 +96,7 @@ def _worker_main(
             conn.send(("err", _pack_exception(exc)))
         # Serve even after a failed start (the parent only closes us then): exiting on our own
         # would look like a crash to the parent.
-        _serve(conn, runners, reset_ahead)
+        _serve(conn, runners)
     finally:
         for runner in runners:
             with contextlib.suppress(Exception):  # exiting anyway; close the rest
@@ -105,18 +104,19 @@ def _worker_main(
         conn.close()
 
 
-def _serve(conn: Connection, runners: list[_EnvRunner], reset_ahead: bool = False) -> None:
-    """Answer commands until told to close or the parent goes away; with ``reset_ahead``,
-    draw the next episodes' tasks while no command waits."""
+def _serve(conn: Connection, runners: list[_EnvRunner]) -> None:
+    """Answer commands until told to close or the parent goes away. ``ahead`` (no reply):
+    the parent has the whole batch, so draw the next episodes' tasks until a command comes."""
     while True:
-        if reset_ahead:
-            _prepare_while_idle(conn, runners)
         try:
             command, payload = conn.recv()
         except (EOFError, OSError):  # the parent died or closed the pipe
             return
         if command == "close":
             return
+        if command == "ahead":
+            _prepare_while_idle(conn, runners)
+            continue
         try:
             if command == "step":
                 result = _step_runners(runners, payload)
@@ -138,8 +138,8 @@ def _prepare_while_idle(conn: Connection, runners: list[_EnvRunner]) -> None:
     the time the parent spends on the model's turn. A command waits at most for the one
     task being drawn when it came. Drawing starts only after ``_SETTLE_S`` with no command,
     so a loop that steps again at once (no model turn: a benchmark, a scripted policy) finds
-    the worker waiting, not busy drawing on the cores the parent and the other workers need;
-    a model's turn is far longer than that."""
+    the worker waiting, not busy drawing on the cores the parent needs; a model's turn is far
+    longer than that."""
     todo = [r for r in runners if r.wants_prepare()]
     if not todo or conn.poll(_SETTLE_S):
         return
@@ -189,9 +189,10 @@ class MultiprocessingVecEnv(VecEnv):
     start almost as fast as with fork and safely. Pass ``context="fork"`` to trade safety for
     startup time, or ``"spawn"`` for the most isolated workers.
 
-    Reset-ahead (``reset_ahead=True``, the default): while a worker waits for the next actions
-    (the model's turn), it draws the task of each of its envs' next episode, whose seed the
-    seed schedule already fixes (:meth:`TextEnv.pregenerate`). The autoreset that starts that
+    Reset-ahead (``reset_ahead=True``, the default): once ``recv`` has a worker's results, the
+    worker is told to use the wait for its next actions (the model's turn) to draw the task of
+    each of its envs' next episode, whose seed the seed schedule already fixes
+    (:meth:`TextEnv.pregenerate`). The autoreset that starts that
     episode then only looks the task up, so a turn's env side no longer pays for task
     generation (most of a NetConfig reset) whenever the model's turn is long enough to hide
     it. Results are the same with it or without it; a command that arrives while a task is
@@ -267,7 +268,6 @@ class MultiprocessingVecEnv(VecEnv):
                     self.autoreset,
                     inherited,
                     max(1, usable_cpus() // self.num_workers),
-                    self.reset_ahead,
                 ),
             )
             process.start()
@@ -293,6 +293,10 @@ class MultiprocessingVecEnv(VecEnv):
         replies, error = self._collect(self.batch_size // self.envs_per_worker)
         if error is not None:
             raise error
+        if self.reset_ahead:  # their batch is in: they wait for the model's turn from now
+            for w, _ in replies:
+                with contextlib.suppress(OSError, ValueError):  # a dead one: the next post says
+                    w.conn.send(("ahead", None))
         return _make_batch([(w.start, result) for w, result in replies])
 
     def _call(self, env_id: int, method: str, args: tuple) -> Any:
