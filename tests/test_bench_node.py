@@ -3,25 +3,16 @@ and its GPU turn's code path (run here on the CPU with a tiny config). No timing
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_node.py"
+from support import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    """The benchmark module, imported from its file (benchmarks/ is not a package)."""
-    sys.path.insert(0, str(BENCH.parent))
-    spec = importlib.util.spec_from_file_location("bench_node", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    yield mod
-    sys.path.remove(str(BENCH.parent))
+    """The benchmark module."""
+    yield from load_benchmark("bench_node")
 
 
 def test_quick_run_writes_the_schema(bench, tmp_path):

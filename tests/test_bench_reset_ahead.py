@@ -3,25 +3,16 @@ off, on and serial digests agree. No timing assertions (speed belongs to benchma
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_reset_ahead.py"
+from support import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    """The benchmark module, imported from its file (benchmarks/ is not a package)."""
-    sys.path.insert(0, str(BENCH.parent))
-    spec = importlib.util.spec_from_file_location("bench_reset_ahead", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    yield mod
-    sys.path.remove(str(BENCH.parent))
+    """The benchmark module."""
+    yield from load_benchmark("bench_reset_ahead")
 
 
 def test_small_run_writes_the_schema_and_equal_digests(bench, tmp_path):
