@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import gymnasium as gym
@@ -64,3 +67,19 @@ def verifiers_env(vf_bin: Path) -> dict[str, str]:
     return {**os.environ, "PATH": f"{vf_bin}:{os.environ['PATH']}",
             "UV_DEFAULT_INDEX": wheels.as_uri(), "UV_FIND_LINKS": str(wheels),
             "UV_PYTHON": str(vf_bin / "python"), "UV_PYTHON_DOWNLOADS": "never"}
+
+
+def load_benchmark(name: str) -> Iterator[ModuleType]:
+    """``benchmarks/<name>.py`` imported from its file (benchmarks/ is not a package), with
+    benchmarks/ on ``sys.path`` (for its sibling imports) while the module is in use; a
+    generator for a fixture: ``yield from load_benchmark("bench_node")``."""
+    folder = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(folder))
+    try:
+        spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        yield mod
+    finally:
+        sys.path.remove(str(folder))

@@ -3,25 +3,16 @@ and its GPU turn's code path (run here on the CPU with a tiny config). No timing
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import pytest
-
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_node.py"
+from support import load_benchmark
 
 
 @pytest.fixture(scope="module")
 def bench():
-    """The benchmark module, imported from its file (benchmarks/ is not a package)."""
-    sys.path.insert(0, str(BENCH.parent))
-    spec = importlib.util.spec_from_file_location("bench_node", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    yield mod
-    sys.path.remove(str(BENCH.parent))
+    """The benchmark module."""
+    yield from load_benchmark("bench_node")
 
 
 def test_quick_run_writes_the_schema(bench, tmp_path):
@@ -47,6 +38,13 @@ def test_quick_run_writes_the_schema(bench, tmp_path):
     for h in res["headline"]:
         assert h["share"] == pytest.approx(h["env_turn_ms"] / h["gpu_limit_ms"], rel=1e-3)
         assert h["met"] == (h["share"] <= h["target"])
+        if h["workers"] > 1:  # measured again with reset-ahead and the model's turn as a gap
+            assert h["env_turn_ahead_ms"] > 0
+            assert h["share_ahead"] == pytest.approx(
+                h["env_turn_ahead_ms"] / h["gpu_limit_ms"], rel=1e-3)
+            assert h["met_ahead"] == (h["share_ahead"] <= h["target"])
+    assert any("share_ahead" in h for h in res["headline"]) == (max(
+        res["settings"]["workers"]["measured"]) > 1)
 
 
 @pytest.mark.parametrize("name", ["smollm2-135m", "qwen2.5-1.5b", "qwen2.5-7b"])

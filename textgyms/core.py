@@ -293,6 +293,10 @@ class TextEnv(gym.Env[str, str]):
         self.action_space = TextSpace(max_action_chars)
         self._ep: _Episode | None = None
         self._seeder: Seeder | None = None  # re-used by every reset(seed=...)
+        # pregenerate's (seed, task, seeder left where drawing the task left it), and the
+        # seeder it draws with next (the two seeders swap at the reset that takes the task)
+        self._ready: tuple[int, Task, Seeder] | None = None
+        self._spare_seeder: Seeder | None = None
         self._quick = _serves_quick(type(self))
 
     # --- hooks ------------------------------------------------------------------------------
@@ -356,6 +360,31 @@ class TextEnv(gym.Env[str, str]):
         together, on every core). It may only warm caches: the steps' results must be what
         they would be without it. The default does nothing."""
 
+    def pregenerate(self, seed: int) -> None:
+        """Draw now the task that ``reset(seed=seed)`` will draw, and keep it for that reset.
+
+        A vector's worker calls this while it waits for the next actions (the model's turn on
+        the GPU), for the seed its env's next episode will use, so the coming autoreset only
+        looks the task up. ``reset`` then returns exactly what it returns without it: the same
+        task, prompt and info, and ``np_random`` left where drawing the task leaves it. One
+        task is kept, until the reset that uses it or :meth:`forget_pregenerated`; a reset with
+        another seed or with ``options={"task": ...}`` ignores it. This relies on
+        :meth:`generate` drawing from ``rng`` alone, given the env's settings (its contract).
+        """
+        self.forget_pregenerated()  # one kept task; its seeder becomes the spare
+        seeder = self._spare_seeder or Seeder()  # never the episode's own generator
+        self._spare_seeder = None
+        task = self.generate(seeder.seed(seed))  # (seed() validates the seed as reset does)
+        self._ready = (seed, task, seeder)
+
+    def forget_pregenerated(self) -> bool:
+        """Drop the task kept by :meth:`pregenerate` (after a change of the env's settings);
+        whether there was one."""
+        if self._ready is None:
+            return False
+        self._spare_seeder, self._ready = self._ready[2], None
+        return True
+
     # --- public API -------------------------------------------------------------------------
     @property
     def task(self) -> Task:
@@ -389,15 +418,24 @@ class TextEnv(gym.Env[str, str]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[str, dict[str, Any]]:
         """Start an episode: a task drawn from ``np_random``, or ``options={"task": task}``."""
+        task = _task_option(options) if options else None
+        ready = self._ready
         if seed is None:
             super().reset(seed=seed)
             rng = self.np_random
+        elif task is None and ready is not None and ready[0] == seed and (
+                type(ready[0]) is type(seed)):  # (so a bool seed is refused below, as ever)
+            # Drawn ahead by pregenerate: its generator is already where drawing the task
+            # left it. The seeders swap rather than copy a state (a copy costs more than a
+            # Wordle reset).
+            task, rng, self._ready = ready[1], ready[2].generator, None
+            self._seeder, self._spare_seeder = ready[2], self._seeder
+            self._np_random, self._np_random_seed = rng, seed
         else:  # as seeding.seeded_generator(seed), re-using this env's PCG64 and Generator
             if self._seeder is None:
                 self._seeder = Seeder()
             rng = self._seeder.seed(seed)
             self._np_random, self._np_random_seed = rng, seed
-        task = _task_option(options) if options else None
         if task is None:
             task = self.generate(rng)
         obs = self.prompt(task)

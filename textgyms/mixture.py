@@ -209,6 +209,7 @@ class MixtureEnv(gym.Env[str, str]):
         if unknown:
             raise ConfigError(f"curriculum names {sorted(unknown)} are not in the mixture {names}")
         self.levels = dict.fromkeys(names, 0)
+        self._last_levels = self.levels  # those of the latest reset (a curriculum's, say)
         self._envs: dict[tuple[int, int], gym.Env] = {}
         self._current: tuple[int, int] | None = None
         try:
@@ -249,14 +250,35 @@ class MixtureEnv(gym.Env[str, str]):
             seed = int(self.np_random.integers(_SEED_BOUND))
         options = dict(options or {})
         levels = {**self.levels, **options.pop("levels", {})}
+        self._last_levels = levels
         index = self.mixture.pick(seed)
+        level = self._level(index, levels)
+        self._current = (index, level)
+        obs, info = self._env(index, level).reset(seed=seed, options=options or None)
+        return obs, self._tag(info)
+
+    def _level(self, index: int, levels: Mapping[str, Any]) -> int:
+        """Entry ``index``'s level in ``levels``, checked against its ladder."""
         name = self.mixture.names[index]
         level = levels[name]
         if not (isinstance(level, (int, np.integer)) and 0 <= level < len(self.ladders[name])):
             raise ConfigError(f"level of {name} must be in 0..{len(self.ladders[name]) - 1}")
-        self._current = (index, int(level))
-        obs, info = self._env(index, int(level)).reset(seed=seed, options=options or None)
-        return obs, self._tag(info)
+        return int(level)
+
+    def pregenerate(self, seed: int) -> None:
+        """:meth:`~textgyms.core.TextEnv.pregenerate` on the env that ``reset(seed=seed)``
+        will play if it uses the levels of the latest reset (a curriculum passes them with
+        every reset and changes them rarely); nothing for an entry without the hook."""
+        index = self.mixture.pick(seed)
+        env = self._env(index, self._level(index, self._last_levels)).unwrapped
+        hook = getattr(env, "pregenerate", None)
+        if hook is not None:
+            hook(seed)
+
+    def forget_pregenerated(self) -> bool:
+        """Drop the task every entry's env keeps from :meth:`pregenerate`; whether any did."""
+        hooks = [getattr(env.unwrapped, "forget_pregenerated", None) for env in self._envs.values()]
+        return any([hook() for hook in hooks if hook is not None])
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         """Step the entry playing now."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,8 @@ class Seeder:
     128-bit state and increment in the native little-endian layout, the 32 hash bytes are
     written straight into that state: they already are the little-endian state and increment.
     The layout is checked once against the ``state`` setter when the seeder is built; anywhere
-    it differs, the setter is used. A seeder pickles as a new one (memory views do not pickle).
+    it differs, the setter is used. A seeder pickles as a new one in the same state (memory
+    views do not pickle).
     """
 
     __slots__ = ("bits", "generator", "_words", "_buffer", "_state")
@@ -43,8 +45,8 @@ class Seeder:
         if views is not None and self._writes_like_setter(*views):
             self._words, self._buffer = views
 
-    def __reduce__(self) -> tuple[type, tuple]:
-        return Seeder, ()
+    def __reduce__(self) -> tuple[Any, tuple]:
+        return _restored, (self.bits.state,)
 
     def seed(self, seed: int) -> np.random.Generator:
         """The generator, seeded with ``seed`` (validated as :func:`seeded_generator` does)."""
@@ -70,6 +72,13 @@ class Seeder:
         words[16] |= 1
         buffer[:] = _NO_BUFFERED_UINT32
         return self.bits.state == expected
+
+
+def _restored(state: dict[str, Any]) -> Seeder:
+    """A new seeder whose generator is in ``state`` (unpickling a seeder)."""
+    seeder = Seeder()
+    seeder.bits.state = state
+    return seeder
 
 
 # has_uint32 = 0 and uinteger = 0: no half-used 64-bit draw is pending.

@@ -90,6 +90,7 @@ def make_vec(
     env_kwargs: Mapping[str, Any] | None = None,
     curriculum: Any = None,
     actor_options: Mapping[str, Any] | None = None,
+    reset_ahead: bool | None = None,
     **more_env_kwargs: Any,
 ) -> VecEnv:
     """Make a vector of ``num_envs`` envs ``gymnasium.make(env_id, **env_kwargs)``.
@@ -106,7 +107,9 @@ def make_vec(
     :class:`MultiprocessingVecEnv` for ``num_workers``, ``batch_size`` and ``context``) or
     ``"ray"`` (``actor_options={...}`` go to each Ray actor's ``.options()``, e.g.
     ``{"num_cpus": 1}`` or ``{"resources": {"env_node": 1}}`` to place the actors on the
-    nodes offering that resource). ``group_size=G``: the G consecutive envs of a group play
+    nodes offering that resource). ``reset_ahead`` (multiprocessing only, on by default):
+    workers draw their envs' next tasks while they wait for actions (see
+    :class:`MultiprocessingVecEnv`). ``group_size=G``: the G consecutive envs of a group play
     the same tasks (GRPO).
     ``autoreset``: ``"same_step"`` (default), ``"next_step"`` or ``"disabled"``.
     Every other keyword goes to the env; ``env_kwargs={...}`` passes env kwargs whose names
@@ -127,6 +130,13 @@ def make_vec(
                 f"actor_options apply to backend='ray' (Ray actor options), not {backend!r}"
             )
         common["actor_options"] = actor_options  # checked by the Ray backend before it starts
+    if reset_ahead is not None:
+        if backend != "multiprocessing":
+            raise ConfigError(
+                f"reset_ahead applies to backend='multiprocessing' (its workers draw the next "
+                f"tasks while they wait), not {backend!r}"
+            )
+        common["reset_ahead"] = reset_ahead
     if curriculum is None:
         return _BACKENDS[backend](
             env_id,

@@ -84,6 +84,25 @@ class _EnvRunner:
         self.episode = 0
         self.pending_reset = False  # next_step: the coming step only resets
         self.last_obs = ""
+        self.prepared: int | None = None  # the episode whose successor's task is drawn
+
+    def wants_prepare(self) -> bool:
+        """Whether :meth:`prepare_next` has a task to draw."""
+        return self.base_seed is not None and self.prepared != self.episode
+
+    def prepare_next(self) -> None:
+        """Draw the task of this env's next episode now (:meth:`TextEnv.pregenerate`), so its
+        reset only looks it up: a worker calls this while it waits for actions. Once per
+        episode; nothing for an env without a seed schedule or without the hook. An error is
+        left for the reset itself to raise (it draws the same task again)."""
+        if not self.wants_prepare():
+            return
+        self.prepared = self.episode
+        target = self.env if isinstance(self.env, MixtureEnv) else self.env.unwrapped
+        hook = getattr(target, "pregenerate", None)
+        if hook is not None:
+            with contextlib.suppress(Exception):
+                hook(self.base_seed + (self.episode + 1) * self.stride)
 
     def reset(self, seed: int | None, options: dict | None) -> tuple[str, dict]:
         """Start an episode; ``seed=None`` continues this env's schedule when it has one."""
@@ -91,7 +110,7 @@ class _EnvRunner:
             self.episode += 1
             seed = self.base_seed + self.episode * self.stride
         else:
-            self.base_seed, self.episode = seed, 0
+            self.base_seed, self.episode, self.prepared = seed, 0, None
         obs, info = self.env.reset(seed=seed, options=None if options is None else dict(options))
         self.pending_reset = False
         self.last_obs = obs

@@ -105,7 +105,8 @@ def _worker_main(
 
 
 def _serve(conn: Connection, runners: list[_EnvRunner]) -> None:
-    """Answer commands until told to close or the parent goes away."""
+    """Answer commands until told to close or the parent goes away. ``ahead`` (no reply):
+    the parent has the whole batch, so draw the next episodes' tasks until a command comes."""
     while True:
         try:
             command, payload = conn.recv()
@@ -113,6 +114,9 @@ def _serve(conn: Connection, runners: list[_EnvRunner]) -> None:
             return
         if command == "close":
             return
+        if command == "ahead":
+            _prepare_while_idle(conn, runners)
+            continue
         try:
             if command == "step":
                 result = _step_runners(runners, payload)
@@ -124,6 +128,25 @@ def _serve(conn: Connection, runners: list[_EnvRunner]) -> None:
             conn.send(("ok", result))  # inside the try: an unpicklable info is an error too
         except Exception as exc:  # noqa: BLE001  (any env error goes back to the caller)
             conn.send(("err", _pack_exception(exc)))
+
+
+_SETTLE_S = 0.003  # idle this long before drawing ahead (see _prepare_while_idle)
+
+
+def _prepare_while_idle(conn: Connection, runners: list[_EnvRunner]) -> None:
+    """Draw each env's next task (:meth:`_EnvRunner.prepare_next`) until a command arrives:
+    the time the parent spends on the model's turn. A command waits at most for the one
+    task being drawn when it came. Drawing starts only after ``_SETTLE_S`` with no command,
+    so a loop that steps again at once (no model turn: a benchmark, a scripted policy) finds
+    the worker waiting, not busy drawing on the cores the parent needs; a model's turn is far
+    longer than that."""
+    todo = [r for r in runners if r.wants_prepare()]
+    if not todo or conn.poll(_SETTLE_S):
+        return
+    for runner in todo:
+        if conn.poll():
+            return
+        runner.prepare_next()
 
 
 @dataclass(eq=False)
@@ -165,6 +188,18 @@ class MultiprocessingVecEnv(VecEnv):
     A fork server is started once, single-threaded, with ``textgyms`` preloaded, so workers
     start almost as fast as with fork and safely. Pass ``context="fork"`` to trade safety for
     startup time, or ``"spawn"`` for the most isolated workers.
+
+    Reset-ahead (``reset_ahead=True``, the default): once ``recv`` has a worker's results, the
+    worker is told to use the wait for its next actions (the model's turn) to draw the task of
+    each of its envs' next episode, whose seed the seed schedule already fixes
+    (:meth:`TextEnv.pregenerate`). The autoreset that starts that
+    episode then only looks the task up, so a turn's env side no longer pays for task
+    generation (most of a NetConfig reset) whenever the model's turn is long enough to hide
+    it. Results are the same with it or without it; a command that arrives while a task is
+    being drawn waits for that one task. It costs CPU only for a schedule left unused (a
+    reset to a new seed), and assumes, as Gymnasium does, that an env's settings do not
+    change after it is made (after such a change, ``call`` each env's
+    ``forget_pregenerated``).
     """
 
     _join_timeout = 2.0  # seconds close() waits for workers before terminating them
@@ -176,10 +211,14 @@ class MultiprocessingVecEnv(VecEnv):
         *,
         num_workers: int | None = None,
         context: str | None = None,
+        reset_ahead: bool = True,
         **common: Any,
     ) -> None:
         """``common``: the :class:`VecEnv` options (group_size, autoreset, batch_size,
-        env_kwargs, ladders)."""
+        env_kwargs, ladders). ``reset_ahead``: see the class docstring."""
+        if not isinstance(reset_ahead, bool):
+            raise ConfigError(f"reset_ahead must be True or False, got {reset_ahead!r}")
+        self.reset_ahead = reset_ahead
         self._workers: list[_Worker] = []
         super().__init__(env_id, num_envs, **common)
         self.num_workers = choose_workers(self.num_envs, num_workers, usable_cpus())
@@ -254,6 +293,10 @@ class MultiprocessingVecEnv(VecEnv):
         replies, error = self._collect(self.batch_size // self.envs_per_worker)
         if error is not None:
             raise error
+        if self.reset_ahead:  # their batch is in: they wait for the model's turn from now
+            for w, _ in replies:
+                with contextlib.suppress(OSError, ValueError):  # a dead one: the next post says
+                    w.conn.send(("ahead", None))
         return _make_batch([(w.start, result) for w, result in replies])
 
     def _call(self, env_id: int, method: str, args: tuple) -> Any:

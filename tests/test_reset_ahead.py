@@ -1,0 +1,217 @@
+"""Reset-ahead: ``TextEnv.pregenerate`` and the multiprocessing workers that call it while they
+wait for actions. A reset that uses a drawn task must give exactly what it gives without it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing as mp
+import pickle
+import time
+from dataclasses import dataclass
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from support import conformance_cases
+
+import textgyms
+from textgyms.core import Task, TextEnv, Turn, Verdict
+from textgyms.errors import ConfigError
+from textgyms.mixture import MixtureEnv
+from textgyms.policies import ScriptedPolicy
+from textgyms.vector import make_vec
+from textgyms.vector.base import _EnvRunner
+from textgyms.vector.multiprocessing import _prepare_while_idle
+
+
+def _counting(env: TextEnv) -> list[int]:
+    """Count ``env.generate`` calls (an instance attribute shadows the method)."""
+    calls: list[int] = []
+    method = type(env).generate
+
+    def generate(rng: np.random.Generator) -> Task:
+        calls.append(1)
+        return method(env, rng)
+
+    env.generate = generate  # type: ignore[method-assign]
+    return calls
+
+
+def _episode_start(env: gym.Env, seed: int) -> tuple:
+    obs, info = env.reset(seed=seed)
+    inner = env.unwrapped
+    return obs, info, inner.task, inner.np_random.bit_generator.state
+
+
+@pytest.mark.parametrize(("env_id", "kwargs"), conformance_cases())
+def test_a_pregenerated_task_starts_the_same_episode(env_id: str, kwargs: dict) -> None:
+    plain = gym.make(env_id, **kwargs)
+    ahead = gym.make(env_id, **kwargs)
+    try:
+        ahead.unwrapped.pregenerate(11)
+        calls = _counting(ahead.unwrapped)
+        assert _episode_start(ahead, 11) == _episode_start(plain, 11)
+        assert calls == []  # the reset drew nothing: it used the kept task
+        # The kept task is used once: the same seed again draws it afresh, equally.
+        assert _episode_start(ahead, 11) == _episode_start(plain, 11)
+        assert calls == [1]
+    finally:
+        plain.close()
+        ahead.close()
+
+
+def test_another_seed_or_a_task_option_ignores_the_kept_task() -> None:
+    env = gym.make("textgyms/Wordle-v0")
+    plain = gym.make("textgyms/Wordle-v0")
+    inner = env.unwrapped
+    inner.pregenerate(5)
+    calls = _counting(inner)
+    assert _episode_start(env, 6) == _episode_start(plain, 6)
+    assert calls == [1]
+    task = plain.unwrapped.task
+    obs, _ = env.reset(seed=5, options={"task": task})
+    assert env.unwrapped.task == task and calls == [1]
+    inner.forget_pregenerated()
+    assert _episode_start(env, 5) == _episode_start(plain, 5)
+    assert calls == [1, 1]
+
+
+def test_a_copied_env_keeps_its_drawn_task_and_generator() -> None:
+    env = gym.make("textgyms/Wordle-v0").unwrapped
+    env.reset(seed=1)
+    env.pregenerate(9)
+    copy = pickle.loads(pickle.dumps(env))  # as an env shipped to another process
+    plain = gym.make("textgyms/Wordle-v0")
+    assert _episode_start(copy, 9) == _episode_start(plain, 9)
+    assert copy.np_random.random() == plain.unwrapped.np_random.random()
+
+
+def test_pregenerate_checks_the_seed_as_reset_does() -> None:
+    env = gym.make("textgyms/Wordle-v0").unwrapped
+    for bad in (-1, 1.5, "3"):
+        with pytest.raises(ConfigError):
+            env.pregenerate(bad)  # type: ignore[arg-type]
+
+
+def test_a_mixture_pregenerates_on_the_entry_its_seed_picks() -> None:
+    spec = "textgyms/Wordle-v0,textgyms/NetConfig-v4"
+    plain, ahead = MixtureEnv(spec), MixtureEnv(spec)
+    for seed in range(4):
+        ahead.pregenerate(seed)
+        calls = _counting(ahead._env(ahead.mixture.pick(seed), 0).unwrapped)
+        assert ahead.reset(seed=seed) == plain.reset(seed=seed)
+        assert ahead.unwrapped.task == plain.unwrapped.task
+        assert calls == []
+
+
+def test_a_mixture_draws_ahead_at_the_levels_of_its_latest_reset() -> None:
+    env_id = "textgyms/NetConfig-v4"
+    ladders = {env_id: [{"difficulty": "easy"}, {"difficulty": "hard"}]}
+    plain, ahead = MixtureEnv(env_id, ladders), MixtureEnv(env_id, ladders)
+    hard = {"levels": {env_id: 1}}  # as a curriculum passes them, with every reset
+    ahead.reset(seed=0, options=dict(hard))
+    ahead.pregenerate(5)
+    calls = _counting(ahead._env(0, 1).unwrapped)
+    assert ahead.reset(seed=5, options=dict(hard)) == plain.reset(seed=5, options=dict(hard))
+    assert ahead.unwrapped.task == plain.unwrapped.task and ahead.unwrapped.task.level == "hard"
+    assert calls == []
+
+
+class _Flaky(TextEnv):
+    """Tasks are the seed's first draw; drawing for a generator whose first draw is odd fails."""
+
+    def __init__(self) -> None:
+        super().__init__(max_turns=2)
+
+    def generate(self, rng: np.random.Generator) -> Task:
+        value = int(rng.integers(1000))
+        if value % 2:
+            raise ValueError(f"odd draw {value}")
+        return _Value(value)
+
+    def prompt(self, task: Task) -> str:
+        return str(task)
+
+    def respond(self, state: object, action: str) -> Turn:
+        return Turn("done", terminated=True, verdict=Verdict(1.0, True))
+
+    def final_verdict(self, state: object) -> Verdict:
+        return Verdict(0.0, False)
+
+
+@dataclass(frozen=True)
+class _Value(Task):
+    value: int
+
+
+def _odd(seed: int) -> bool:
+    return int(textgyms.seeding.seeded_generator(seed).integers(1000)) % 2 == 1
+
+
+def test_a_worker_draws_next_tasks_until_a_command_waits() -> None:
+    even = next(s for s in range(200) if not _odd(s) and not _odd(s + 4))
+    runners = [_EnvRunner(_Flaky(), "same_step", 4) for _ in range(3)]
+    parent, child = mp.Pipe()
+    for r in runners:
+        r.reset(even, None)
+    parent.send(("step", []))  # a command is waiting: the worker must not start drawing
+    _prepare_while_idle(child, runners)
+    assert all(r.env._ready is None for r in runners)
+    child.recv()
+    _prepare_while_idle(child, runners)  # idle: each env's next episode (seed + stride)
+    assert [r.env._ready[0] for r in runners] == [even + 4] * 3
+    calls = _counting(runners[0].env)
+    runners[0].reset(None, None)
+    fresh = _Flaky().generate(textgyms.seeding.seeded_generator(even + 4))
+    assert calls == [] and runners[0].env.task == fresh
+    parent.close()
+    child.close()
+
+
+def test_a_failed_draw_ahead_is_raised_by_the_reset_itself() -> None:
+    odd = next(s for s in range(1, 200) if _odd(s))
+    runner = _EnvRunner(_Flaky(), "same_step", 1)
+    runner.base_seed, runner.episode = odd - 1, 0  # the next episode's seed is ``odd``
+    runner.prepare_next()  # swallowed here ...
+    assert runner.env._ready is None
+    with pytest.raises(ValueError, match="odd draw"):  # ... and raised where it belongs
+        runner.reset(None, None)
+
+
+def _digest(ahead: bool, env_id: str, steps: int) -> str:
+    vec = make_vec(env_id, 4, backend="multiprocessing", num_workers=2, reset_ahead=ahead)
+    policy = ScriptedPolicy("oracle")
+    h = hashlib.sha256()
+    try:
+        obs, infos = vec.reset(seed=3)
+        for _ in range(steps):
+            obs, rewards, term, trunc, infos = vec.step(policy.act(obs, infos, envs=vec))
+            h.update(json.dumps([obs, rewards.tolist(), term.tolist(), trunc.tolist(),
+                                 [i.get("task_id") for i in infos]]).encode())
+    finally:
+        vec.close()
+    return h.hexdigest()
+
+
+def test_multiprocessing_results_are_the_same_with_or_without_reset_ahead() -> None:
+    mixture = "textgyms/NetConfig-v4,textgyms/Wordle-v0"  # NetConfig's oracle ends in one step
+    assert _digest(True, mixture, 4) == _digest(False, mixture, 4)
+
+
+@pytest.mark.parametrize("ahead", [True, False])
+def test_workers_draw_ahead_once_the_parent_has_the_batch(ahead: bool) -> None:
+    with make_vec("textgyms/NetConfig-v4", 2, backend="multiprocessing", num_workers=2,
+                  reset_ahead=ahead) as vec:
+        vec.reset(seed=0)
+        time.sleep(0.5)  # the model's turn: each worker draws its env's next task
+        kept = [vec.call_env(i, "forget_pregenerated") for i in range(2)]
+    assert kept == [ahead, ahead]
+
+
+def test_reset_ahead_is_a_multiprocessing_switch() -> None:
+    with pytest.raises(ConfigError, match="multiprocessing"):
+        make_vec("textgyms/Wordle-v0", 2, backend="serial", reset_ahead=True)
+    with pytest.raises(ConfigError, match="True or False"):
+        make_vec("textgyms/Wordle-v0", 2, backend="multiprocessing", num_workers=1,
+                 reset_ahead="yes")
