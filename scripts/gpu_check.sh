@@ -16,19 +16,8 @@ dest="${OUT:-runs}/gpu_check"
 mkdir -p "$dest"
 exec > >(tee "$dest/gpu_check.log") 2>&1
 t0=$(date +%s)
-status=0
 budget=${GPU_CHECK_SECONDS:-450}  # the whole check; setup (`source .gpu/setup.sh`) comes on top
-stage() {  # stage NAME SECONDS CMD...: run CMD with a time limit, report its time and status
-  local name=$1 limit=$2 s rc left; shift 2
-  s=$(date +%s)
-  left=$(( budget - (s - t0) ))
-  if [ "$left" -lt 20 ]; then echo "== $name: skipped (the ${budget}s budget is spent)"; status=1; return; fi
-  [ "$limit" -gt "$left" ] && limit=$left
-  echo "== $name (limit ${limit}s)"
-  timeout "$limit" "$@"; rc=$?
-  echo "== $name: exit $rc after $(( $(date +%s) - s )) s"
-  [ "$rc" = 0 ] || status=1
-}
+source scripts/gpu_stages.sh  # stage NAME SECONDS CMD...
 
 "$PY" - <<'PYEOF' || exit 2
 import platform, torch, transformers, textgyms

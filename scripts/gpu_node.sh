@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The node check for a 16-core GPU machine: can its CPUs keep its GPU fed? Runs, in one command,
+#   1. benchmarks/bench_node.py at 256 envs with 1, 4 and 16 workers (env side of a turn, the
+#      GPU's measured and physical-limit turn for SmolLM2-135M, Qwen2.5-1.5B and -7B shapes);
+#   2. benchmarks/bench_code.py (the sandbox's scaling from 1 to 16 workers);
+#   3. benchmarks/bench_reset_ahead.py with 16 workers (reset-ahead with a model-turn gap).
+# Run from the project root, offline, with textgyms installed with torch, transformers and
+# gymnasium (no model download: the GPU turns use random weights of the real shapes):
+#
+#     bash scripts/gpu_node.sh
+#
+# Results and the log go to $OUT/gpu_node/ when OUT is set, else runs/gpu_node/ (bring the JSON
+# into benchmarks/results/). Sized for one 10-minute command with setup: every stage has a time
+# limit and the whole run GPU_NODE_SECONDS (520 by default; a stage that would start later is
+# skipped); the exit status is non-zero if a stage failed.
+set -uo pipefail
+PY=${PYTHON:-python3}
+dest="${OUT:-runs}/gpu_node"
+mkdir -p "$dest"
+exec > >(tee "$dest/gpu_node.log") 2>&1
+t0=$(date +%s)
+budget=${GPU_NODE_SECONDS:-520}
+source scripts/gpu_stages.sh  # stage NAME SECONDS CMD...
+
+"$PY" -c "import os, torch, textgyms; print('cores', os.cpu_count(), 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '-', 'textgyms', textgyms.__version__)"
+stage "node: 256 envs, 1/4/16 workers" 300 "$PY" benchmarks/bench_node.py --envs 256 \
+  --workers 1 4 16 --steps 4 --out "$dest/node.json"
+stage "Code sandbox scaling" 150 "$PY" benchmarks/bench_code.py
+cp benchmarks/results/code.json "$dest/code.json" 2>/dev/null
+cp benchmarks/results/code.md "$dest/code.md" 2>/dev/null
+stage "reset-ahead, 16 workers" 150 "$PY" benchmarks/bench_reset_ahead.py --gaps 0 100 \
+  --pairs 1 --steps 6 --out "$dest/reset_ahead.json"
+echo "== total $(( $(date +%s) - t0 )) s, status $status"
+exit $status
