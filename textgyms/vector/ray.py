@@ -21,7 +21,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +33,7 @@ import ray
 
 from textgyms.errors import BackendError, ConfigError, WorkerDiedError
 from textgyms.vector.base import (
+    AHEAD_SETTLE_S,
     Batch,
     EnvFactory,
     VecEnv,
@@ -47,10 +50,17 @@ __all__ = ["RayVecEnv"]
 
 
 class _Worker:
-    """The body of one actor: ``count`` env runners and the three commands on them."""
+    """The body of one actor: ``count`` env runners and the commands on them.
+
+    ``ahead`` (reset-ahead) runs in its own concurrency group, on its own thread, while the
+    others run one at a time in the default group (the driver never has two of those in
+    flight to one actor). A lock keeps the runners to one thread at a time, and a command that
+    comes in raises ``_wanted`` so that ``ahead`` stops after the task it is drawing."""
 
     def __init__(self, make_env: EnvFactory, count: int, stride: int, autoreset: str) -> None:
         self.error: Exception | None = None
+        self._lock = threading.Lock()
+        self._wanted = 0  # commands waiting for the lock (ahead yields to them)
         self.runners: list[_EnvRunner] = []
         try:
             for _ in range(count):
@@ -65,17 +75,43 @@ class _Worker:
         env = self.runners[0].env
         return env.observation_space, env.action_space, ray.get_runtime_context().get_actor_id()
 
+    @contextlib.contextmanager
+    def _turn(self) -> Iterator[None]:
+        """The runners, for a command: ``ahead`` stops drawing and lets it in."""
+        self._wanted += 1
+        try:
+            with self._lock:
+                yield
+        finally:
+            self._wanted -= 1
+
     def reset(self, seeds: list[int | None], options: dict | None, mask: list[bool]) -> _Result:
         """Reset this actor's slice (see ``_reset_runners``)."""
-        return _reset_runners(self.runners, seeds, options, mask)
+        with self._turn():
+            return _reset_runners(self.runners, seeds, options, mask)
 
     def step(self, actions: list[str]) -> _Result:
         """Step this actor's slice."""
-        return _step_runners(self.runners, actions)
+        with self._turn():
+            return _step_runners(self.runners, actions)
 
     def call(self, index: int, method: str, args: tuple) -> Any:
         """``env.unwrapped.<method>(*args)`` on one env of the slice."""
-        return getattr(self.runners[index].env.unwrapped, method)(*args)
+        with self._turn():
+            return getattr(self.runners[index].env.unwrapped, method)(*args)
+
+    @ray.method(concurrency_group="ahead")
+    def ahead(self) -> None:
+        """Reset-ahead: draw each env's next task (``_EnvRunner.prepare_next``) until a
+        command comes in (the driver has this actor's results and computes the next actions)."""
+        time.sleep(AHEAD_SETTLE_S)  # a driver that steps again at once finds the runners free
+        for runner in self.runners:
+            if self._wanted:
+                return
+            with self._lock:
+                if self._wanted:
+                    return
+                runner.prepare_next()
 
     def pid(self) -> int:
         """The actor's process id (for monitoring, and for tests that kill it)."""
@@ -83,9 +119,10 @@ class _Worker:
 
     def close(self) -> None:
         """Close this actor's envs (e.g. a sandbox server), then end the actor gracefully."""
-        for runner in self.runners:
-            with contextlib.suppress(Exception):
-                runner.env.close()
+        with self._turn():
+            for runner in self.runners:
+                with contextlib.suppress(Exception):
+                    runner.env.close()
         ray.actor.exit_actor()
 
 
@@ -98,7 +135,8 @@ def _remote_worker() -> Any:
     if _RemoteWorker is None:
         # A dead actor is never restarted: its envs' episodes are lost, so the VecEnv raises
         # WorkerDiedError rather than silently replaying from a fresh env.
-        _RemoteWorker = ray.remote(max_restarts=0, max_task_retries=0)(_Worker)
+        _RemoteWorker = ray.remote(max_restarts=0, max_task_retries=0,
+                                   concurrency_groups={"ahead": 1})(_Worker)
     return _RemoteWorker
 
 
@@ -154,6 +192,10 @@ class RayVecEnv(VecEnv):
     wait for every actor to build its envs before raising :class:`BackendError`.
     With ``batch_size < num_envs`` (a multiple of the envs per actor), ``recv`` returns the
     first actors to answer; pass the batch's ``env_ids`` back to ``send``.
+
+    ``reset_ahead`` (default on) is the multiprocessing backend's (see
+    :class:`~textgyms.vector.MultiprocessingVecEnv`): once ``recv`` has an actor's results,
+    the actor draws its envs' next tasks on a second thread until the next command comes.
     """
 
     def __init__(
@@ -164,10 +206,14 @@ class RayVecEnv(VecEnv):
         num_workers: int | None = None,
         actor_options: dict[str, Any] | None = None,
         startup_timeout: float = 120.0,
+        reset_ahead: bool = True,
         **common: Any,
     ) -> None:
         """``common``: the :class:`VecEnv` options (group_size, autoreset, batch_size,
-        env_kwargs, ladders)."""
+        env_kwargs, ladders). ``reset_ahead``: see the class docstring."""
+        if not isinstance(reset_ahead, bool):
+            raise ConfigError(f"reset_ahead must be True or False, got {reset_ahead!r}")
+        self.reset_ahead = reset_ahead
         self._handles: list[_Handle] = []
         actor_cls = actor_class(actor_options)  # a bad option fails here, before Ray starts
         super().__init__(env_id, num_envs, **common)
@@ -247,6 +293,10 @@ class RayVecEnv(VecEnv):
                 errors.append(exc)
         if errors:
             raise errors[0]
+        if self.reset_ahead:  # their batch is in: they wait for the model's turn from now
+            for h in ready:
+                with contextlib.suppress(Exception):  # a dead actor: the next call says so
+                    h.actor.ahead.remote()
         return _make_batch(results)
 
     def _call(self, env_id: int, method: str, args: tuple) -> Any:
