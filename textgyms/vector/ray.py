@@ -52,15 +52,19 @@ __all__ = ["RayVecEnv"]
 class _Worker:
     """The body of one actor: ``count`` env runners and the commands on them.
 
-    ``ahead`` (reset-ahead) runs in its own concurrency group, on its own thread, while the
-    others run one at a time in the default group (the driver never has two of those in
-    flight to one actor). A lock keeps the runners to one thread at a time, and a command that
-    comes in raises ``_wanted`` so that ``ahead`` stops after the task it is drawing."""
+    ``ahead`` (reset-ahead) only wakes the actor's drawing thread, a plain thread of its own
+    (not a Ray concurrency group: an actor with one aborted inside Ray's task execution in a
+    benchmark run), which draws the envs' next tasks. A lock keeps the runners to one
+    thread at a time, and a command that comes in raises ``_wanted`` so that the drawing
+    stops after the task it is drawing."""
 
     def __init__(self, make_env: EnvFactory, count: int, stride: int, autoreset: str) -> None:
         self.error: Exception | None = None
         self._lock = threading.Lock()
-        self._wanted = 0  # commands waiting for the lock (ahead yields to them)
+        self._wanted = 0  # commands waiting for the lock (the drawing yields to them)
+        self._wake = threading.Event()
+        self._stop = False
+        self._drawer: threading.Thread | None = None
         self.runners: list[_EnvRunner] = []
         try:
             for _ in range(count):
@@ -100,18 +104,30 @@ class _Worker:
         with self._turn():
             return getattr(self.runners[index].env.unwrapped, method)(*args)
 
-    @ray.method(concurrency_group="ahead")
     def ahead(self) -> None:
-        """Reset-ahead: draw each env's next task (``_EnvRunner.prepare_next``) until a
-        command comes in (the driver has this actor's results and computes the next actions)."""
-        time.sleep(AHEAD_SETTLE_S)  # a driver that steps again at once finds the runners free
-        for runner in self.runners:
-            if self._wanted:
+        """Reset-ahead: the driver has this actor's results and computes the next actions, so
+        wake the drawing thread (started on first use) and return at once."""
+        if self._drawer is None:
+            self._drawer = threading.Thread(target=self._draw, name="textgyms-ahead",
+                                            daemon=True)
+            self._drawer.start()
+        self._wake.set()
+
+    def _draw(self) -> None:
+        """The drawing thread: on each wake-up, each env's next task
+        (``_EnvRunner.prepare_next``) until a command comes in."""
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            time.sleep(AHEAD_SETTLE_S)  # a driver that steps again at once finds us idle
+            for runner in self.runners:
+                if self._wanted or self._stop:
+                    break
+                with self._lock:
+                    if not (self._wanted or self._stop):
+                        runner.prepare_next()
+            if self._stop:
                 return
-            with self._lock:
-                if self._wanted:
-                    return
-                runner.prepare_next()
 
     def pid(self) -> int:
         """The actor's process id (for monitoring, and for tests that kill it)."""
@@ -119,6 +135,8 @@ class _Worker:
 
     def close(self) -> None:
         """Close this actor's envs (e.g. a sandbox server), then end the actor gracefully."""
+        self._stop = True
+        self._wake.set()
         with self._turn():
             for runner in self.runners:
                 with contextlib.suppress(Exception):
@@ -135,8 +153,7 @@ def _remote_worker() -> Any:
     if _RemoteWorker is None:
         # A dead actor is never restarted: its envs' episodes are lost, so the VecEnv raises
         # WorkerDiedError rather than silently replaying from a fresh env.
-        _RemoteWorker = ray.remote(max_restarts=0, max_task_retries=0,
-                                   concurrency_groups={"ahead": 1})(_Worker)
+        _RemoteWorker = ray.remote(max_restarts=0, max_task_retries=0)(_Worker)
     return _RemoteWorker
 
 
@@ -195,7 +212,7 @@ class RayVecEnv(VecEnv):
 
     ``reset_ahead`` (default on) is the multiprocessing backend's (see
     :class:`~textgyms.vector.MultiprocessingVecEnv`): once ``recv`` has an actor's results,
-    the actor draws its envs' next tasks on a second thread until the next command comes.
+    the actor draws its envs' next tasks on a thread of its own until the next command comes.
     """
 
     def __init__(
