@@ -1,8 +1,9 @@
 """Reset-ahead: does drawing the next tasks during the model's turn shorten a turn's env side?
 (results: results/reset_ahead.json and results/reset_ahead.md).
 
-The multiprocessing backend's workers draw each env's next task while they wait for actions
-(``make_vec(..., reset_ahead=True)``, the default), so an autoreset only looks its task up.
+The multiprocessing (and Ray) backend's workers draw each env's next task while they wait for
+actions (``make_vec(..., reset_ahead=True)``, the default), so an autoreset only looks its task
+up (``--backend ray`` measures Ray actors instead of worker processes).
 For every family of ``bench_rollout.py`` and its mixture, W workers (default
 ``min(16, usable cores)``) and 16 envs per worker run ``make_vec(id, envs,
 backend="multiprocessing", num_workers=W, reset_ahead=off/on)``, with a *model-turn gap*
@@ -93,10 +94,10 @@ def oracle_script(env_id: str, envs: int, steps: int) -> tuple[list[list[str]], 
 
 
 def timed_run(env_id: str, workers: int, gap_s: float, plan: list[list[str]],
-              ahead: bool) -> tuple[list[float], str]:
-    """Seconds of each ``vec.step`` of one multiprocessing run replaying ``plan`` with
-    ``gap_s`` of sleep (the model's turn) before each step, and the run's digest."""
-    vec = make_vec(env_id, len(plan[0]), backend="multiprocessing", num_workers=workers,
+              ahead: bool, backend: str = "multiprocessing") -> tuple[list[float], str]:
+    """Seconds of each ``vec.step`` of one run (``backend``: multiprocessing or ray) replaying
+    ``plan`` with ``gap_s`` of sleep (the model's turn) before each step, and its digest."""
+    vec = make_vec(env_id, len(plan[0]), backend=backend, num_workers=workers,
                    reset_ahead=ahead)
     digest, times = Digest(), []
     try:
@@ -115,14 +116,14 @@ def timed_run(env_id: str, workers: int, gap_s: float, plan: list[list[str]],
 
 
 def measure(name: str, env_id: str, plan: list[list[str]], serial_digest: str, workers: int,
-            gap_ms: float, pairs: int) -> dict[str, Any]:
+            gap_ms: float, pairs: int, backend: str = "multiprocessing") -> dict[str, Any]:
     """One family at one gap: ``pairs`` alternating (off, on) runs, medians of pooled steps."""
     times: dict[bool, list[float]] = {False: [], True: []}
     runs: dict[bool, list[float]] = {False: [], True: []}
     digests: dict[bool, set[str]] = {False: set(), True: set()}
     for _ in range(pairs):
         for ahead in (False, True):
-            t, d = timed_run(env_id, workers, gap_ms / 1e3, plan, ahead)
+            t, d = timed_run(env_id, workers, gap_ms / 1e3, plan, ahead, backend)
             times[ahead] += t
             runs[ahead].append(round(statistics.median(t) * 1e3, 3))
             digests[ahead].add(d)
@@ -178,7 +179,7 @@ def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]
         for gap in args.gaps:
             print(f"{name} gap {gap:g} ms ...", file=sys.stderr, flush=True)
             rows.append(measure(name, env_id, plan, serial_digest, args.workers, gap,
-                                args.pairs))
+                                args.pairs, args.backend))
     return rows, costs
 
 
@@ -192,7 +193,8 @@ def markdown(result: dict[str, Any]) -> str:
         lines.append(f"| {r['family']} | {r['gap_ms']:g} | {r['step_ms_off']:,.1f} "
                      f"| {r['step_ms_on']:,.1f} | {ratio} "
                      f"| {'yes' if r['digests_equal'] else 'NO'} |")
-    lines += ["", f"{s['envs']} envs, {s['workers']} workers (`multiprocessing`), the oracle's "
+    backend = s.get("backend", "multiprocessing")
+    lines += ["", f"{s['envs']} envs, {s['workers']} workers (`{backend}`), the oracle's "
               f"actions replayed, {s['steps']} steps per run, {s['pairs']} (off, on) pairs of "
               f"runs, median of the pooled `vec.step` times; same results: the sha256 of every "
               f"batch equal off, on and on a `serial` vector. {m['cpu']}, {m['cores']} cores "
@@ -232,6 +234,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--resets", type=int, default=50,
                    help="in-process resets per family for the reset costs")
     p.add_argument("--only", nargs="*", help="family names (and/or 'mixture')")
+    p.add_argument("--backend", choices=["multiprocessing", "ray"], default="multiprocessing",
+                   help="ray: actors of a local Ray instance (or the cluster RAY_ADDRESS names)")
     p.add_argument("--quick", action="store_true",
                    help="smoke: 4 envs per worker, 3 steps, gaps 0 and 100 ms, one pair, "
                         "10 resets")
@@ -265,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
                     "python": platform.python_version(), "load_avg_start": load_start,
                     "load_avg_end": list(os.getloadavg()), "date": time.strftime("%F %T %Z")},
         "settings": {"envs": args.envs, "workers": args.workers, "gaps_ms": args.gaps,
+                     "backend": args.backend,
                      "steps": args.steps, "pairs": args.pairs, "resets": args.resets,
                      "seed": SEED, "quick": args.quick,
                      "policy": "ScriptedPolicy('oracle') on a serial vector, replayed (untimed)"},

@@ -23,6 +23,7 @@ def test_small_run_writes_the_schema_and_equal_digests(bench, tmp_path):
     res = json.loads(out.read_text())
     assert set(res) == {"machine", "settings", "rows", "reset_costs"}
     assert res["settings"]["envs"] == 4 and res["settings"]["workers"] == 2
+    assert res["settings"]["backend"] == "multiprocessing"  # --backend ray: Ray actors
     assert res["settings"]["gaps_ms"] == [10.0]
     [row] = res["rows"]
     assert (row["family"], row["env_id"]) == ("Wordle", "textgyms/Wordle-v0")
@@ -61,7 +62,7 @@ def test_digest_sees_every_field(bench):
 
 
 @pytest.mark.parametrize("argv", [["--steps", "0"], ["--gaps", "-1"], ["--workers", "0"],
-                                  ["--resets", "0"], ["--only", "Chess"]])
+                                  ["--resets", "0"], ["--only", "Chess"], ["--backend", "serial"]])
 def test_bad_arguments_are_refused(bench, argv):
     with pytest.raises(SystemExit) as exc:
         bench.parse_args(argv)

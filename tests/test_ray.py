@@ -228,3 +228,22 @@ def test_bad_actor_options_raise_config_error(options, match):
 def test_actor_options_need_the_ray_backend():
     with pytest.raises(ConfigError, match="actor_options apply to backend='ray'"):
         textgyms.make_vec(ENV_IDS[0], 2, backend="serial", actor_options={"num_cpus": 1})
+
+
+@pytest.mark.parametrize("ahead", [True, False])
+def test_actors_draw_ahead_once_the_driver_has_the_batch(ahead):
+    """Reset-ahead: after ``recv``, each actor draws its env's next task on its second thread
+    (the batches stay the serial backend's: test_same_batches_as_serial runs with it on)."""
+    with textgyms.make_vec("textgyms/NetConfig-v4", 2, backend="ray", num_workers=2,
+                           reset_ahead=ahead) as vec:
+        first = vec.reset(seed=0)
+        time.sleep(1.0)  # the model's turn
+        kept = [vec.call_env(i, "forget_pregenerated") for i in range(2)]
+        assert kept == [ahead, ahead]
+        vec.reset(seed=0)
+        time.sleep(1.0)
+        batch = vec.step([vec.call_env(i, "oracle_actions")[0] for i in range(2)])
+    with textgyms.make_vec("textgyms/NetConfig-v4", 2) as serial:
+        assert serial.reset(seed=0)[0] == first[0]
+        want = serial.step([serial.call_env(i, "oracle_actions")[0] for i in range(2)])
+    _same(batch, want)  # the autoreset used the drawn tasks: the same next episodes

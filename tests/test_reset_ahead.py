@@ -209,7 +209,7 @@ def test_workers_draw_ahead_once_the_parent_has_the_batch(ahead: bool) -> None:
     assert kept == [ahead, ahead]
 
 
-def test_reset_ahead_is_a_multiprocessing_switch() -> None:
+def test_reset_ahead_is_a_switch_of_the_worker_backends() -> None:
     with pytest.raises(ConfigError, match="multiprocessing"):
         make_vec("textgyms/Wordle-v0", 2, backend="serial", reset_ahead=True)
     with pytest.raises(ConfigError, match="True or False"):

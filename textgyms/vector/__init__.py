@@ -107,7 +107,7 @@ def make_vec(
     :class:`MultiprocessingVecEnv` for ``num_workers``, ``batch_size`` and ``context``) or
     ``"ray"`` (``actor_options={...}`` go to each Ray actor's ``.options()``, e.g.
     ``{"num_cpus": 1}`` or ``{"resources": {"env_node": 1}}`` to place the actors on the
-    nodes offering that resource). ``reset_ahead`` (multiprocessing only, on by default):
+    nodes offering that resource). ``reset_ahead`` (multiprocessing and Ray, on by default):
     workers draw their envs' next tasks while they wait for actions (see
     :class:`MultiprocessingVecEnv`). ``group_size=G``: the G consecutive envs of a group play
     the same tasks (GRPO).
@@ -131,10 +131,10 @@ def make_vec(
             )
         common["actor_options"] = actor_options  # checked by the Ray backend before it starts
     if reset_ahead is not None:
-        if backend != "multiprocessing":
+        if backend not in ("multiprocessing", "ray"):
             raise ConfigError(
-                f"reset_ahead applies to backend='multiprocessing' (its workers draw the next "
-                f"tasks while they wait), not {backend!r}"
+                f"reset_ahead applies to backend='multiprocessing' and 'ray' (their workers "
+                f"draw the next tasks while they wait), not {backend!r}"
             )
         common["reset_ahead"] = reset_ahead
     if curriculum is None:

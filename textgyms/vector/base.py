@@ -73,6 +73,12 @@ def _make_batch(parts: Sequence[tuple[int, _Result]]) -> Batch:
 # One env and its episode bookkeeping: the same code runs in-process and inside workers.
 
 
+# Reset-ahead: a worker told to draw ahead first waits this long for a next command, so a
+# driver that steps again at once (no model turn: a benchmark, a scripted policy) finds it
+# waiting, not drawing on the cores the driver needs; a model's turn is far longer.
+AHEAD_SETTLE_S = 0.003
+
+
 class _EnvRunner:
     """Wraps one env: applies the autoreset mode and the deterministic seed schedule."""
 

@@ -24,6 +24,7 @@ import numpy as np
 from textgyms.cpus import usable_cpus
 from textgyms.errors import BackendError, ConfigError, WorkerDiedError
 from textgyms.vector.base import (
+    AHEAD_SETTLE_S,
     Batch,
     EnvFactory,
     VecEnv,
@@ -130,18 +131,13 @@ def _serve(conn: Connection, runners: list[_EnvRunner]) -> None:
             conn.send(("err", _pack_exception(exc)))
 
 
-_SETTLE_S = 0.003  # idle this long before drawing ahead (see _prepare_while_idle)
-
-
 def _prepare_while_idle(conn: Connection, runners: list[_EnvRunner]) -> None:
     """Draw each env's next task (:meth:`_EnvRunner.prepare_next`) until a command arrives:
     the time the parent spends on the model's turn. A command waits at most for the one
-    task being drawn when it came. Drawing starts only after ``_SETTLE_S`` with no command,
-    so a loop that steps again at once (no model turn: a benchmark, a scripted policy) finds
-    the worker waiting, not busy drawing on the cores the parent needs; a model's turn is far
-    longer than that."""
+    task being drawn when it came. Drawing starts only after ``AHEAD_SETTLE_S`` with no
+    command."""
     todo = [r for r in runners if r.wants_prepare()]
-    if not todo or conn.poll(_SETTLE_S):
+    if not todo or conn.poll(AHEAD_SETTLE_S):
         return
     for runner in todo:
         if conn.poll():

@@ -21,7 +21,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +33,7 @@ import ray
 
 from textgyms.errors import BackendError, ConfigError, WorkerDiedError
 from textgyms.vector.base import (
+    AHEAD_SETTLE_S,
     Batch,
     EnvFactory,
     VecEnv,
@@ -47,10 +50,21 @@ __all__ = ["RayVecEnv"]
 
 
 class _Worker:
-    """The body of one actor: ``count`` env runners and the three commands on them."""
+    """The body of one actor: ``count`` env runners and the commands on them.
+
+    ``ahead`` (reset-ahead, after a step or reset) only wakes the actor's drawing thread, a
+    plain thread of its own (not a Ray concurrency group: an actor with one aborted inside
+    Ray's task execution in a benchmark run), which draws the envs' next tasks. A lock keeps
+    the runners to one thread at a time, and a command that comes in raises ``_wanted`` so
+    that the drawing stops after the task it is drawing."""
 
     def __init__(self, make_env: EnvFactory, count: int, stride: int, autoreset: str) -> None:
         self.error: Exception | None = None
+        self._lock = threading.Lock()
+        self._wanted = 0  # commands waiting for the lock (the drawing yields to them)
+        self._wake = threading.Event()
+        self._stop = False
+        self._drawer: threading.Thread | None = None
         self.runners: list[_EnvRunner] = []
         try:
             for _ in range(count):
@@ -65,17 +79,65 @@ class _Worker:
         env = self.runners[0].env
         return env.observation_space, env.action_space, ray.get_runtime_context().get_actor_id()
 
-    def reset(self, seeds: list[int | None], options: dict | None, mask: list[bool]) -> _Result:
-        """Reset this actor's slice (see ``_reset_runners``)."""
-        return _reset_runners(self.runners, seeds, options, mask)
+    @contextlib.contextmanager
+    def _turn(self) -> Iterator[None]:
+        """The runners, for a command: ``ahead`` stops drawing and lets it in."""
+        self._wanted += 1
+        try:
+            with self._lock:
+                yield
+        finally:
+            self._wanted -= 1
 
-    def step(self, actions: list[str]) -> _Result:
-        """Step this actor's slice."""
-        return _step_runners(self.runners, actions)
+    def reset(self, seeds: list[int | None], options: dict | None, mask: list[bool],
+              ahead: bool = False) -> _Result:
+        """Reset this actor's slice (see ``_reset_runners``); ``ahead``: then draw ahead."""
+        with self._turn():
+            result = _reset_runners(self.runners, seeds, options, mask)
+        if ahead:
+            self.ahead()
+        return result
+
+    def step(self, actions: list[str], ahead: bool = False) -> _Result:
+        """Step this actor's slice; ``ahead``: then draw the next tasks while the driver
+        computes the next actions (no extra call: a Ray call costs about a millisecond)."""
+        with self._turn():
+            result = _step_runners(self.runners, actions)
+        if ahead:
+            self.ahead()
+        return result
 
     def call(self, index: int, method: str, args: tuple) -> Any:
         """``env.unwrapped.<method>(*args)`` on one env of the slice."""
-        return getattr(self.runners[index].env.unwrapped, method)(*args)
+        with self._turn():
+            return getattr(self.runners[index].env.unwrapped, method)(*args)
+
+    def ahead(self) -> None:
+        """Reset-ahead: wake the drawing thread (started on first use) if an env has a next
+        task to draw, and return at once."""
+        if not any(r.wants_prepare() for r in self.runners):
+            return
+        if self._drawer is None:
+            self._drawer = threading.Thread(target=self._draw, name="textgyms-ahead",
+                                            daemon=True)
+            self._drawer.start()
+        self._wake.set()
+
+    def _draw(self) -> None:
+        """The drawing thread: on each wake-up, each env's next task
+        (``_EnvRunner.prepare_next``) until a command comes in."""
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            time.sleep(AHEAD_SETTLE_S)  # a driver that steps again at once finds us idle
+            for runner in self.runners:
+                if self._wanted or self._stop:
+                    break
+                with self._lock:
+                    if not (self._wanted or self._stop):
+                        runner.prepare_next()
+            if self._stop:
+                return
 
     def pid(self) -> int:
         """The actor's process id (for monitoring, and for tests that kill it)."""
@@ -83,9 +145,12 @@ class _Worker:
 
     def close(self) -> None:
         """Close this actor's envs (e.g. a sandbox server), then end the actor gracefully."""
-        for runner in self.runners:
-            with contextlib.suppress(Exception):
-                runner.env.close()
+        self._stop = True
+        self._wake.set()
+        with self._turn():
+            for runner in self.runners:
+                with contextlib.suppress(Exception):
+                    runner.env.close()
         ray.actor.exit_actor()
 
 
@@ -154,6 +219,12 @@ class RayVecEnv(VecEnv):
     wait for every actor to build its envs before raising :class:`BackendError`.
     With ``batch_size < num_envs`` (a multiple of the envs per actor), ``recv`` returns the
     first actors to answer; pass the batch's ``env_ids`` back to ``send``.
+
+    ``reset_ahead`` (default on) is the multiprocessing backend's (see
+    :class:`~textgyms.vector.MultiprocessingVecEnv`), with one difference: an actor starts
+    drawing its envs' next tasks (on a thread of its own, until the next command comes) as soon
+    as it has answered a step or reset, 3 ms later, since a separate call from the driver
+    would cost about a millisecond per actor and step.
     """
 
     def __init__(
@@ -164,10 +235,14 @@ class RayVecEnv(VecEnv):
         num_workers: int | None = None,
         actor_options: dict[str, Any] | None = None,
         startup_timeout: float = 120.0,
+        reset_ahead: bool = True,
         **common: Any,
     ) -> None:
         """``common``: the :class:`VecEnv` options (group_size, autoreset, batch_size,
-        env_kwargs, ladders)."""
+        env_kwargs, ladders). ``reset_ahead``: see the class docstring."""
+        if not isinstance(reset_ahead, bool):
+            raise ConfigError(f"reset_ahead must be True or False, got {reset_ahead!r}")
+        self.reset_ahead = reset_ahead
         self._handles: list[_Handle] = []
         actor_cls = actor_class(actor_options)  # a bad option fails here, before Ray starts
         super().__init__(env_id, num_envs, **common)
@@ -216,7 +291,8 @@ class RayVecEnv(VecEnv):
         self._drain()
         for h in self._handles:
             part = slice(h.start, h.start + self.envs_per_worker)
-            self._post(h, h.actor.reset.remote(seeds[part], options, mask[part].tolist()))
+            self._post(h, h.actor.reset.remote(seeds[part], options, mask[part].tolist(),
+                                               self.reset_ahead))
 
     def _send(self, actions: list[str], env_ids: np.ndarray) -> None:
         chunks = self._split(actions, env_ids)
@@ -224,7 +300,7 @@ class RayVecEnv(VecEnv):
             if h.pending is not None:
                 raise BackendError(f"worker {h.index} has results not yet received; call recv()")
         for h, chunk in chunks:
-            self._post(h, h.actor.step.remote(chunk))
+            self._post(h, h.actor.step.remote(chunk, self.reset_ahead))
 
     def _recv(self) -> Batch:
         busy = [h for h in self._handles if h.pending is not None]
