@@ -12,12 +12,10 @@
 # stage that would start later is skipped); the exit status is non-zero if a stage failed.
 set -uo pipefail
 PY=${PYTHON:-python3}
-dest="${OUT:-runs}/gpu_check"
-mkdir -p "$dest"
-exec > >(tee "$dest/gpu_check.log") 2>&1
 t0=$(date +%s)
 budget=${GPU_CHECK_SECONDS:-450}  # the whole check; setup (`source .gpu/setup.sh`) comes on top
-source scripts/gpu_stages.sh  # stage NAME SECONDS CMD...
+source scripts/gpu_stages.sh  # start_log NAME; stage NAME SECONDS CMD...
+start_log gpu_check
 
 "$PY" - <<'PYEOF' || exit 2
 import platform, torch, transformers, textgyms

@@ -15,12 +15,10 @@
 # skipped); the exit status is non-zero if a stage failed.
 set -uo pipefail
 PY=${PYTHON:-python3}
-dest="${OUT:-runs}/gpu_node"
-mkdir -p "$dest"
-exec > >(tee "$dest/gpu_node.log") 2>&1
 t0=$(date +%s)
 budget=${GPU_NODE_SECONDS:-520}
-source scripts/gpu_stages.sh  # stage NAME SECONDS CMD...
+source scripts/gpu_stages.sh  # start_log NAME; stage NAME SECONDS CMD...
+start_log gpu_node
 
 "$PY" -c "import os, torch, textgyms; print('cores', os.cpu_count(), 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '-', 'textgyms', textgyms.__version__)"
 stage "node: 256 envs, 1/4/16 workers" 300 "$PY" benchmarks/bench_node.py --envs 256 \
