@@ -61,3 +61,21 @@ def test_the_int_shortcuts_are_checked_at_import_and_fall_back(monkeypatch) -> N
                            ipaddress.IPv6Interface((x << 100, plen * 4)))
     assert ipobj._same(ipobj.address4(7), ipaddress.IPv4Address(7))
     assert not ipobj._same(ipobj.network4(x, 24), ipaddress.IPv4Network((x, 25), False))
+
+
+def test_from_text_is_the_cached_constructor_of_its_class():
+    from textgyms.envs.netconfig.ipobj import from_text
+
+    for cls, text in ((ipaddress.IPv4Interface, "10.1.2.3/24"),
+                      (ipaddress.IPv4Network, "10.1.2.3/24"),
+                      (ipaddress.IPv6Interface, "2001:db8::1/64")):
+        if cls is ipaddress.IPv4Network:
+            with pytest.raises(ValueError):  # host bits set: refused as the constructor does
+                from_text(cls, text)
+            continue
+        got = from_text(cls, text)
+        assert type(got) is cls and got == cls(text)
+        assert from_text(cls, text) is got  # cached
+    # the class is part of the key: the same text as a network is a network
+    assert type(from_text(ipaddress.IPv4Network, "10.1.2.0/24")) is ipaddress.IPv4Network
+    assert type(from_text(ipaddress.IPv4Interface, "10.1.2.0/24")) is ipaddress.IPv4Interface

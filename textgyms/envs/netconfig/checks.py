@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 
 from textgyms.envs.netconfig.acl import FULL, difference, evaluate, format_packet
 from textgyms.envs.netconfig.checks6 import CHECKS6, WEIGHTS6, static_only
+from textgyms.envs.netconfig.ipobj import from_text
 from textgyms.envs.netconfig.memo import derived
 from textgyms.envs.netconfig.model import DeviceConfig, Interface
 from textgyms.envs.netconfig.routing import lookup, ospf_area
@@ -31,7 +32,7 @@ def _addressing(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     itf = net.config(c["dev"]).interfaces.get(c["if"])
     have = itf.ip if itf is not None else None
     status = net.status.get((c["dev"], c["if"]), ("down", "down"))
-    if have == _interface(c["ip"]) and status == ("up", "up"):
+    if have == from_text(ipaddress.IPv4Interface, c["ip"]) and status == ("up", "up"):
         return True, ""  # the reason is only ever read for a check that fails
     return False, f"{c['dev']} {c['if']}: address {have or 'unassigned'}, {status[0]}/{status[1]}"
 
@@ -86,21 +87,14 @@ def _acl_equiv(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
                    f"policy: {format_packet(pkt)} should {want}")
 
 
-@functools.lru_cache(maxsize=4096)
-def _interface(text: str) -> ipaddress.IPv4Interface:
-    """A check's interface address (cached like :func:`_prefix`)."""
-    return ipaddress.IPv4Interface(text)
-
-
-@functools.lru_cache(maxsize=4096)
 def _prefix(text: str) -> ipaddress.IPv4Network:
-    """A check's prefix (cached: every submission's checks name the same prefixes)."""
-    return ipaddress.IPv4Network(text)
+    """A check's prefix (cached)."""
+    return from_text(ipaddress.IPv4Network, text)
 
 
 @functools.lru_cache(maxsize=4096)
 def _network_int(text: str) -> int:
-    """A check's prefix's network address as an int (cached like :func:`_prefix`)."""
+    """A check's prefix's network address as an int (cached)."""
     return int(_prefix(text).network_address)
 
 

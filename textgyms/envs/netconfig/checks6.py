@@ -8,6 +8,7 @@ import functools
 import ipaddress
 
 from textgyms.envs.netconfig import routing
+from textgyms.envs.netconfig.ipobj import from_text
 from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.sim import Network
 
@@ -23,7 +24,7 @@ def addr6(text: str) -> int:
 
 def _addressing6(net: Network, c: dict, ref) -> tuple[bool, str]:
     """The interface is up with the required address (the forms IOS accepts compare equal)."""
-    want = _interface6(c["ip"])
+    want = from_text(ipaddress.IPv6Interface, c["ip"])
     plane = net.v6
     have = [i for i in plane.l3[c["dev"]] if i.name == c["if"]]
     ok = any(i.ip == int(want.ip) and i.plen == want.network.prefixlen for i in have)
@@ -31,18 +32,6 @@ def _addressing6(net: Network, c: dict, ref) -> tuple[bool, str]:
         return True, ""  # the reason is only ever read for a check that fails
     shown = ", ".join(f"{ipaddress.IPv6Address(i.ip)}/{i.plen}" for i in have) or "none up"
     return ok, f"{c['dev']} {c['if']}: IPv6 {shown}, required {want}"
-
-
-@functools.lru_cache(maxsize=4096)
-def _interface6(text: str) -> ipaddress.IPv6Interface:
-    """A check's interface address (cached like :func:`addr6`)."""
-    return ipaddress.IPv6Interface(text)
-
-
-@functools.lru_cache(maxsize=4096)
-def _prefix6(text: str) -> ipaddress.IPv6Network:
-    """A check's prefix (cached like :func:`addr6`)."""
-    return ipaddress.IPv6Network(text)
 
 
 def _reach6(net: Network, c: dict, ref) -> tuple[bool, str]:
@@ -55,7 +44,7 @@ def _reach6(net: Network, c: dict, ref) -> tuple[bool, str]:
 
 def _routing6(net: Network, c: dict, ref) -> tuple[bool, str]:
     """Traffic to the prefix is forwarded by a route of the required protocol."""
-    pfx = _prefix6(c["prefix"])
+    pfx = from_text(ipaddress.IPv6Network, c["prefix"])
     fib = net.v6.fib.get(c["dev"])
     routes = routing.lookup(fib, int(pfx.network_address) + 1) if fib is not None else []
     got = sorted({r.proto.split()[0] for r in routes})

@@ -15,12 +15,13 @@ prefix length.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["FAST", "address4", "address6", "clash4", "clash6", "interface4", "interface6",
-           "network4", "span4"]
+__all__ = ["FAST", "address4", "address6", "clash4", "clash6", "from_text", "interface4",
+           "interface6", "network4", "span4"]
 
 _Address = ipaddress.IPv4Address
 _Network = ipaddress.IPv4Network
@@ -37,6 +38,13 @@ _ALL6 = (1 << 128) - 1
 _NETMASK6 = [_Network6((0, plen)).netmask for plen in range(129)]
 _HOST6 = [(1 << (128 - plen)) - 1 for plen in range(129)]
 _MASK6 = [_ALL6 ^ h for h in _HOST6]
+
+
+@functools.lru_cache(maxsize=16384)
+def from_text(cls: type, text: str) -> Any:
+    """``cls(text)`` for an ``ipaddress`` class, cached: the verifier's checks name the same
+    interfaces and prefixes in every submission of a task."""
+    return cls(text)
 
 
 def address4(n: int) -> ipaddress.IPv4Address:
