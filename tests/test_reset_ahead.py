@@ -7,6 +7,7 @@ import hashlib
 import json
 import multiprocessing as mp
 import pickle
+import threading
 import time
 from dataclasses import dataclass
 
@@ -22,7 +23,7 @@ from textgyms.mixture import MixtureEnv
 from textgyms.policies import ScriptedPolicy
 from textgyms.vector import make_vec
 from textgyms.vector.base import _EnvRunner
-from textgyms.vector.multiprocessing import _prepare_while_idle
+from textgyms.vector.multiprocessing import _prepare_while_idle, _serve
 
 
 def _counting(env: TextEnv) -> list[int]:
@@ -167,6 +168,54 @@ def test_a_worker_draws_next_tasks_until_a_command_waits() -> None:
     assert calls == [] and runners[0].env.task == fresh
     parent.close()
     child.close()
+
+
+class _Slow(_Flaky):
+    """A ``_Flaky`` with a method a policy might call in the model's turn, slower than the
+    workers' settle time (so a drawing thread is sure to see it running)."""
+
+    def look(self) -> str:
+        time.sleep(0.05)
+        return "looked"
+
+
+def test_a_call_in_the_models_turn_does_not_end_the_drawing() -> None:
+    even = next(s for s in range(200) if not _odd(s) and not _odd(s + 4))
+    runners = [_EnvRunner(_Slow(), "same_step", 4) for _ in range(3)]
+    for r in runners:
+        r.reset(even, None)
+    parent, child = mp.Pipe()
+    # Queued before the worker reads them: the call arrives before any task is drawn.
+    parent.send(("ahead", None))
+    parent.send(("call", (0, "look", ())))
+    worker = threading.Thread(target=_serve, args=(child, runners))
+    worker.start()
+    assert parent.recv() == ("ok", "looked")
+    time.sleep(0.3)  # the rest of the model's turn: the worker draws on after the call
+    for i in range(3):
+        parent.send(("call", (i, "forget_pregenerated", ())))
+        assert parent.recv() == ("ok", True)
+    parent.send(("close", None))
+    worker.join(5)
+    assert not worker.is_alive()
+
+
+def test_a_ray_actor_draws_on_after_a_call_in_the_models_turn() -> None:
+    pytest.importorskip("ray")
+    from textgyms.vector.ray import _Worker
+
+    even = next(s for s in range(200) if not _odd(s) and not _odd(s + 1))
+    worker = _Worker(_Slow, 2, 1, "same_step")  # the actor's body, run in this process
+    worker.reset([even, even], None, [True, True], ahead=True)
+    assert worker.call(0, "look", ()) == "looked"  # its thread yields to the call ...
+    time.sleep(0.3)  # ... and draws after it
+    assert [worker.call(i, "forget_pregenerated", ()) for i in range(2)] == [True, True]
+    worker.step(["x", "x"])  # after a step without ``ahead``, a call starts no drawing
+    worker.call(0, "look", ())
+    time.sleep(0.1)
+    assert [worker.call(i, "forget_pregenerated", ()) for i in range(2)] == [False, False]
+    worker._stop = True
+    worker._wake.set()
 
 
 def test_a_failed_draw_ahead_is_raised_by_the_reset_itself() -> None:

@@ -107,7 +107,9 @@ def _worker_main(
 
 def _serve(conn: Connection, runners: list[_EnvRunner]) -> None:
     """Answer commands until told to close or the parent goes away. ``ahead`` (no reply):
-    the parent has the whole batch, so draw the next episodes' tasks until a command comes."""
+    the parent has the whole batch, so draw the next episodes' tasks until a command comes;
+    a ``call`` in that time (a policy reading its env) stops the drawing only while it runs."""
+    ahead = False  # from the parent's "ahead" to the next step or reset: the model's turn
     while True:
         try:
             command, payload = conn.recv()
@@ -116,19 +118,22 @@ def _serve(conn: Connection, runners: list[_EnvRunner]) -> None:
         if command == "close":
             return
         if command == "ahead":
+            ahead = True
             _prepare_while_idle(conn, runners)
             continue
         try:
-            if command == "step":
-                result = _step_runners(runners, payload)
-            elif command == "call":
+            if command == "call":
                 index, method, args = payload
                 result = getattr(runners[index].env.unwrapped, method)(*args)
+            elif command == "step":
+                ahead, result = False, _step_runners(runners, payload)
             else:
-                result = _reset_runners(runners, *payload)
+                ahead, result = False, _reset_runners(runners, *payload)
             conn.send(("ok", result))  # inside the try: an unpicklable info is an error too
         except Exception as exc:  # noqa: BLE001  (any env error goes back to the caller)
             conn.send(("err", _pack_exception(exc)))
+        if ahead:  # still the model's turn: draw on
+            _prepare_while_idle(conn, runners)
 
 
 def _prepare_while_idle(conn: Connection, runners: list[_EnvRunner]) -> None:

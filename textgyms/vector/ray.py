@@ -56,7 +56,8 @@ class _Worker:
     plain thread of its own (not a Ray concurrency group: an actor with one aborted inside
     Ray's task execution in a benchmark run), which draws the envs' next tasks. A lock keeps
     the runners to one thread at a time, and a command that comes in raises ``_wanted`` so
-    that the drawing stops after the task it is drawing."""
+    that the drawing stops after the task it is drawing; after a ``call`` in the model's turn
+    (a policy reading its env) the drawing goes on."""
 
     def __init__(self, make_env: EnvFactory, count: int, stride: int, autoreset: str) -> None:
         self.error: Exception | None = None
@@ -65,6 +66,7 @@ class _Worker:
         self._wake = threading.Event()
         self._stop = False
         self._drawer: threading.Thread | None = None
+        self._ahead = False  # from a step or reset with ``ahead`` to the next one
         self.runners: list[_EnvRunner] = []
         try:
             for _ in range(count):
@@ -94,6 +96,7 @@ class _Worker:
         """Reset this actor's slice (see ``_reset_runners``); ``ahead``: then draw ahead."""
         with self._turn():
             result = _reset_runners(self.runners, seeds, options, mask)
+        self._ahead = ahead
         if ahead:
             self.ahead()
         return result
@@ -103,14 +106,20 @@ class _Worker:
         computes the next actions (no extra call: a Ray call costs about a millisecond)."""
         with self._turn():
             result = _step_runners(self.runners, actions)
+        self._ahead = ahead
         if ahead:
             self.ahead()
         return result
 
     def call(self, index: int, method: str, args: tuple) -> Any:
-        """``env.unwrapped.<method>(*args)`` on one env of the slice."""
-        with self._turn():
-            return getattr(self.runners[index].env.unwrapped, method)(*args)
+        """``env.unwrapped.<method>(*args)`` on one env of the slice (in the model's turn,
+        the drawing goes on after it)."""
+        try:
+            with self._turn():
+                return getattr(self.runners[index].env.unwrapped, method)(*args)
+        finally:
+            if self._ahead:
+                self.ahead()
 
     def ahead(self) -> None:
         """Reset-ahead: wake the drawing thread (started on first use) if an env has a next
