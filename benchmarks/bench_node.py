@@ -9,10 +9,11 @@ same-step resets of episodes that ended), and the env side of one turn (that med
 
 When CUDA is present, next to it the GPU's time for the same turn: random-weight models of
 real shapes built from their configs only (SmolLM2-135M, Qwen2.5-1.5B, Qwen2.5-7B; no
-download), bfloat16, batch = envs, a prefill of the turn's new tokens then 32 greedy decode
-steps; and the physical-limit turn time: 32 reads of the weights at the GPU's memory
-bandwidth plus the prefill's FLOPs at its bf16 peak (from a table of known GPUs, or the
-bandwidth of a large device-to-device copy when the GPU is not in it).
+download; each built once, directly on the GPU, and timed at every batch and prefill),
+bfloat16, batch = envs, a prefill of the turn's new tokens then 32 greedy decode steps; and
+the physical-limit turn time: 32 reads of the weights at the GPU's memory bandwidth plus the
+prefill's FLOPs at its bf16 peak (from a table of known GPUs, or the bandwidth of a large
+device-to-device copy when the GPU is not in it).
 
 The headline is the env side's share of a turn at the physical limit (env ms / GPU ms, 256
 envs, the most workers measured): the targets are <= 5 % of a 7B turn and <= 25 % of a 1.5B
@@ -24,8 +25,10 @@ physical limit of an H200 (stated in the JSON).
 
     .venv/bin/python benchmarks/bench_node.py [--quick] [--out PATH]
 
-The default output is ``results/node-<machine>.json`` (the machine's GPU name, or ``cpu-<N>c``
-with N cores), so a CPU run is never mistaken for the GPU node's figures.
+The JSON is written as the run goes (after the env side, each model and each reset-ahead
+row, with ``"complete": false`` until the end), so a run stopped by a time limit keeps what it
+measured. The default output is ``results/node-<machine>.json`` (the machine's GPU name, or
+``cpu-<N>c`` with N cores), so a CPU run is never mistaken for the GPU node's figures.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import re
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -139,19 +143,29 @@ def env_point(env_id: str, envs: int, workers: int, steps: int,
             "obs_chars_per_turn": round(statistics.mean(chars), 1)}
 
 
-def gpu_turn_s(cfg: dict[str, Any], batch: int, prefill: int, device: str = "cuda",
-               dtype: str = "bfloat16", reps: int = 2) -> float:
-    """Median seconds of one turn on ``device``: a prefill of ``prefill`` new tokens per
-    sequence, then DECODE_TOKENS greedy steps with the KV cache (random weights)."""
+def build_model(cfg: dict[str, Any], device: str = "cuda", dtype: str = "bfloat16") -> Any:
+    """A random-weight model of ``cfg``'s shape, allocated and initialised on ``device``.
+
+    Built there directly, not on the CPU then moved: initialising a 7B model's weights on the
+    CPU takes minutes (a 1.5B one 34 s on 2 cores), a GPU does it in a fraction of a second.
+    Built once per model and timed at every batch and prefill (see :func:`gpu_side`)."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM
 
-    conf = AutoConfig.for_model(**cfg)
     torch.manual_seed(0)
-    model = AutoModelForCausalLM.from_config(conf, dtype=getattr(torch, dtype))
-    model.to(device).eval()
+    with torch.device(device):
+        model = AutoModelForCausalLM.from_config(AutoConfig.for_model(**cfg),
+                                                 dtype=getattr(torch, dtype))
+    return model.eval()
+
+
+def gpu_turn_s(model: Any, batch: int, prefill: int, device: str = "cuda", reps: int = 2) -> float:
+    """Median seconds of one turn of ``model`` (on ``device``): a prefill of ``prefill`` new
+    tokens per sequence, then DECODE_TOKENS greedy steps with the KV cache."""
+    import torch
+
     gen = torch.Generator(device="cpu").manual_seed(0)
-    ids = torch.randint(0, cfg["vocab_size"], (batch, prefill), generator=gen).to(device)
+    ids = torch.randint(0, model.config.vocab_size, (batch, prefill), generator=gen).to(device)
     # transformers 5 renamed ``past_key_values`` to ``cache``; accept either release
     kw = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
     times = []
@@ -171,9 +185,6 @@ def gpu_turn_s(cfg: dict[str, Any], batch: int, prefill: int, device: str = "cud
             _sync(device)
             times.append(time.perf_counter() - t0)
             del out, cache
-    del model
-    if device.startswith("cuda"):
-        torch.cuda.empty_cache()
     return statistics.median(times[1:])
 
 
@@ -252,35 +263,51 @@ def env_side(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, 
     return rows, cap
 
 
-def gpu_side(rows: list[dict[str, Any]], gpu: dict[str, Any],
-             args: argparse.Namespace) -> dict[str, Any]:
+def gpu_side(rows: list[dict[str, Any]], gpu: dict[str, Any], args: argparse.Namespace,
+             save: Callable[[dict[str, Any]], None] = lambda _: None) -> dict[str, Any]:
     """Physical-limit turn times for every model x batch x prefill, and measured ones on CUDA.
-    Without a GPU the limits are an H200's (the node the issue is about), flagged as such."""
+    Without a GPU the limits are an H200's (the node the issue is about), flagged as such.
+    ``save`` gets the figures so far after each model (a run cut short keeps them)."""
     bw, flops = (gpu["bandwidth"], gpu["bf16_flops"]) if "name" in gpu else GPUS["H200"]
     flops = flops or GPUS["H200"][1]  # an unknown GPU: its bandwidth, an H200's bf16 peak
     prefills = sorted({prefill_tokens(r["obs_chars_per_turn"]) for r in rows})
+    keys = [(batch, p, f"{batch}x{p}") for batch in args.envs for p in prefills]
     out: dict[str, Any] = {"limit_assumes": gpu.get("name", "H200 (no GPU here)"),
                            "bandwidth": bw, "bf16_flops": flops, "models": {}}
-    for model in args.models:
-        cfg = MODELS[model]
-        entry = {"params": param_count(cfg), "limit_ms": {}, "measured_ms": {}}
-        for batch in args.envs:
-            for p in prefills:
-                key = f"{batch}x{p}"
-                entry["limit_ms"][key] = round(physical_limit_s(cfg, batch, p, bw, flops) * 1e3, 3)
-                if "name" in gpu:
-                    print(f"GPU {model} {key} ...", file=sys.stderr, flush=True)
-                    entry["measured_ms"][key] = round(gpu_turn_s(cfg, batch, p) * 1e3, 2)
-        out["models"][model] = entry
+    for name in args.models:
+        cfg = MODELS[name]
+        entry = out["models"][name] = {
+            "params": param_count(cfg), "measured_ms": {},
+            "limit_ms": {k: round(physical_limit_s(cfg, b, p, bw, flops) * 1e3, 3)
+                         for b, p, k in keys}}
+        if "name" in gpu:
+            entry["measured_ms"] = _measure_model(name, cfg, keys)
+        save(out)
     return out
 
 
-def headline(rows: list[dict[str, Any]], gpu_turn: dict[str, Any], env_ids: dict[str, str],
-             steps: int) -> list[dict[str, Any]]:
+def _measure_model(name: str, cfg: dict[str, Any], keys: list[tuple[int, int, str]],
+                   device: str = "cuda") -> dict[str, float]:
+    """Measured ms of one turn of model ``name`` at every (batch, prefill, key), the model
+    built once for all of them."""
+    import torch
+
+    print(f"GPU {name}: building ...", file=sys.stderr, flush=True)
+    model = build_model(cfg, device)
+    measured = {}
+    for batch, p, key in keys:
+        print(f"GPU {name} {key} ...", file=sys.stderr, flush=True)
+        measured[key] = round(gpu_turn_s(model, batch, p, device) * 1e3, 2)
+    del model
+    if device.startswith("cuda"):
+        torch.cuda.empty_cache()
+    return measured
+
+
+def headline(rows: list[dict[str, Any]], gpu_turn: dict[str, Any]) -> list[dict[str, Any]]:
     """Per family, the env side's share of a turn (env ms / physical-limit GPU ms) at 256
-    envs and the most workers measured, against the 7B and 1.5B targets: with the steps back
-    to back (``share``), and with reset-ahead and a gap of that model's turn between steps
-    (``share_ahead``, multiprocessing points only)."""
+    envs and the most workers measured, with the steps back to back (``share``), against
+    the 7B and 1.5B targets."""
     out = []
     for fam in dict.fromkeys(r["family"] for r in rows):
         mine = [r for r in rows if r["family"] == fam]
@@ -292,22 +319,33 @@ def headline(rows: list[dict[str, Any]], gpu_turn: dict[str, Any], env_ids: dict
                 continue
             gpu_ms = gpu_turn["models"][model]["limit_ms"][key]
             share = r["env_turn_ms"] / gpu_ms
-            row = {"family": fam, "model": model, "envs": envs, "workers": r["workers"],
-                   "env_turn_ms": r["env_turn_ms"], "gpu_limit_ms": gpu_ms,
-                   # 4 significant digits: a small share (Wordle's ~1%) keeps its precision
-                   "share": float(f"{share:.4g}"), "target": target, "met": share <= target}
-            if r["workers"] > 1:
-                print(f"{fam} reset-ahead, {model} turn gap ...", file=sys.stderr, flush=True)
-                ahead = env_point(env_ids[fam], envs, r["workers"], steps, gpu_ms / 1e3)
-                share = ahead["env_turn_ms"] / gpu_ms
-                row.update(env_turn_ahead_ms=ahead["env_turn_ms"],
-                           share_ahead=float(f"{share:.4g}"), met_ahead=share <= target)
-            out.append(row)
+            out.append({"family": fam, "model": model, "envs": envs, "workers": r["workers"],
+                        "env_turn_ms": r["env_turn_ms"], "gpu_limit_ms": gpu_ms,
+                        # 4 significant digits: a small share (Wordle's ~1%) keeps its precision
+                        "share": float(f"{share:.4g}"), "target": target,
+                        "met": share <= target})
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the benchmark, write the JSON and print the headline."""
+def add_ahead(heads: list[dict[str, Any]], env_ids: dict[str, str], steps: int,
+              save: Callable[[], None] = lambda: None) -> None:
+    """Measure each headline row again with reset-ahead on and a gap of that model's
+    physical-limit turn before each step, as in training (``share_ahead``; multiprocessing
+    rows only); ``save`` after each row."""
+    for h in heads:
+        if h["workers"] < 2:
+            continue
+        print(f"{h['family']} reset-ahead, {h['model']} turn gap ...", file=sys.stderr,
+              flush=True)
+        gpu_ms = h["gpu_limit_ms"]
+        ahead = env_point(env_ids[h["family"]], h["envs"], h["workers"], steps, gpu_ms / 1e3)
+        share = ahead["env_turn_ms"] / gpu_ms
+        h.update(env_turn_ahead_ms=ahead["env_turn_ms"], share_ahead=float(f"{share:.4g}"),
+                 met_ahead=share <= h["target"])
+        save()
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--envs", type=int, nargs="+", default=[256, 1024])
     p.add_argument("--workers", type=int, nargs="+", default=[1, 4, 16])
@@ -320,34 +358,58 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.quick:
         args.envs, args.workers, args.steps = [16, 32], [1, 2], 2
-    gpu = {"skipped": "--quick"} if args.quick else gpu_info()
-    rows, cap = env_side(args)
-    gpu_turn = gpu_side(rows, gpu, args)
-    result = {
-        "machine": {"name": machine_name(gpu), "cpu": platform.processor() or platform.machine(),
-                    "cores": os.cpu_count(), "python": platform.python_version(),
-                    "load_avg": list(os.getloadavg()), "date": time.strftime("%F %T %Z"),
-                    "gpu": gpu},
-        "settings": {"envs": args.envs, "workers": cap, "steps": args.steps,
-                     "decode_tokens": DECODE_TOKENS, "chars_per_token": CHARS_PER_TOKEN,
-                     "policy": "each task's oracle (ScriptedPolicy), untimed",
-                     "quick": args.quick},
-        "env": rows, "gpu_turn": gpu_turn,
-        "headline": headline(rows, gpu_turn, env_ids(args), args.steps),
-    }
-    out = args.out or RESULTS / f"node-{result['machine']['name']}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
+    return args
+
+
+def _print_summary(result: dict[str, Any]) -> None:
     print(f"{'family':10} {'envs':>5} {'wk':>3} {'resets/s':>10} {'steps/s':>10} {'turn ms':>9}")
-    for r in rows:
+    for r in result["env"]:
         print(f"{r['family']:10} {r['envs']:>5} {r['workers']:>3} {r['resets_per_s']:>10,.0f} "
               f"{r['steps_per_s']:>10,.0f} {r['env_turn_ms']:>9.2f}")
-    print(f"\nEnv side's share of a turn at the physical limit ({gpu_turn['limit_assumes']}):")
+    print(f"\nEnv side's share of a turn at the physical limit "
+          f"({result['gpu_turn']['limit_assumes']}):")
     for h in result["headline"]:
         ahead = (f"; with reset-ahead {h['share_ahead']:.1%} "
                  f"({'met' if h['met_ahead'] else 'NOT met'})" if "share_ahead" in h else "")
         print(f"{h['family']:10} vs {h['model']:13} {h['share']:8.1%} (target <= "
               f"{h['target']:.0%}: {'met' if h['met'] else 'NOT met'}){ahead}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark, write the JSON and print the headline. The JSON is written after
+    the env side and after each model's GPU turns too (``"complete": false`` until the
+    end), so a run stopped by a time limit keeps what it measured."""
+    args = _args(argv)
+    gpu = {"skipped": "--quick"} if args.quick else gpu_info()
+    name = machine_name(gpu)
+    out = args.out or RESULTS / f"node-{name}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    result: dict[str, Any] = {
+        "complete": False,
+        "machine": {"name": name, "cpu": platform.processor() or platform.machine(),
+                    "cores": os.cpu_count(), "python": platform.python_version(),
+                    "load_avg": list(os.getloadavg()), "date": time.strftime("%F %T %Z"),
+                    "gpu": gpu},
+        "settings": {"envs": args.envs, "steps": args.steps,
+                     "decode_tokens": DECODE_TOKENS, "chars_per_token": CHARS_PER_TOKEN,
+                     "policy": "each task's oracle (ScriptedPolicy), untimed",
+                     "quick": args.quick},
+    }
+
+    def save(gpu_turn: dict[str, Any] | None = None) -> None:
+        if gpu_turn is not None:
+            result["gpu_turn"] = gpu_turn
+        out.write_text(json.dumps(result, indent=1) + "\n")
+
+    result["env"], result["settings"]["workers"] = env_side(args)
+    save()
+    result["gpu_turn"] = gpu_side(result["env"], gpu, args, save)
+    result["headline"] = headline(result["env"], result["gpu_turn"])
+    save()
+    add_ahead(result["headline"], env_ids(args), args.steps, save)
+    result["complete"] = True
+    save()
+    _print_summary(result)
     print(f"wrote {out}")
     return 0
 

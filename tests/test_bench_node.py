@@ -19,6 +19,7 @@ def test_quick_run_writes_the_schema(bench, tmp_path):
     out = tmp_path / "node.json"
     assert bench.main(["--quick", "--only", "Wordle", "--out", str(out)]) == 0
     res = json.loads(out.read_text())
+    assert res["complete"] is True
     assert res["machine"]["gpu"] == {"skipped": "--quick"}
     assert res["machine"]["name"].startswith("cpu-")
     assert res["settings"]["workers"]["measured"] == sorted(
@@ -66,10 +67,50 @@ def test_physical_limit_is_weights_per_decode_step_plus_prefill(bench):
     assert bench.prefill_tokens(10) == 64 and bench.prefill_tokens(700) == 256
 
 
-def test_gpu_turn_code_path_runs_on_cpu(bench):
-    pytest.importorskip("torch")
-    tiny = dict(bench.MODELS["qwen2.5-1.5b"], hidden_size=32, intermediate_size=64,
+def _tiny(bench) -> dict:
+    return dict(bench.MODELS["qwen2.5-1.5b"], hidden_size=32, intermediate_size=64,
                 num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                 vocab_size=256)
-    secs = bench.gpu_turn_s(tiny, batch=3, prefill=200, device="cpu", dtype="float32", reps=1)
-    assert secs > 0
+
+
+def test_gpu_turn_code_path_runs_on_cpu(bench):
+    pytest.importorskip("torch")
+    model = bench.build_model(_tiny(bench), device="cpu", dtype="float32")
+    assert bench.gpu_turn_s(model, batch=3, prefill=200, device="cpu", reps=1) > 0
+
+
+def test_models_are_built_on_the_device_they_run_on(bench):
+    torch = pytest.importorskip("torch")
+    # A 7B model initialised on the CPU first would take minutes of a GPU run's time budget.
+    model = bench.build_model(bench.MODELS["qwen2.5-7b"], device="meta")
+    assert {p.device.type for p in model.parameters()} == {"meta"}
+    assert {p.dtype for p in model.parameters()} == {torch.bfloat16}
+
+
+def test_each_model_is_built_once_for_all_its_turns(bench, monkeypatch):
+    pytest.importorskip("torch")
+    built, real = [], bench.build_model
+
+    def build(cfg, device="cuda", dtype="bfloat16"):
+        built.append(cfg)
+        return real(cfg, "cpu", "float32")
+
+    monkeypatch.setattr(bench, "build_model", build)
+    keys = [(2, 64, "2x64"), (2, 128, "2x128"), (3, 64, "3x64")]
+    got = bench._measure_model("tiny", _tiny(bench), keys, device="cpu")
+    assert len(built) == 1 and set(got) == {"2x64", "2x128", "3x64"}
+    assert all(ms > 0 for ms in got.values())
+
+
+def test_a_run_cut_short_keeps_what_it_measured(bench, monkeypatch, tmp_path):
+    def stop(*args, **kwargs):
+        raise KeyboardInterrupt  # as a time limit would stop the run
+
+    monkeypatch.setattr(bench, "add_ahead", stop)
+    out = tmp_path / "node.json"
+    with pytest.raises(KeyboardInterrupt):
+        bench.main(["--quick", "--only", "Wordle", "--out", str(out)])
+    res = json.loads(out.read_text())
+    assert res["complete"] is False
+    assert res["env"] and res["gpu_turn"]["models"] and res["headline"]
+    assert all("share_ahead" not in h for h in res["headline"])
