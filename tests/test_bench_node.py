@@ -41,6 +41,8 @@ def test_quick_run_writes_the_schema(bench, tmp_path):
         assert h["met"] == (h["share"] <= h["target"])
         if h["workers"] > 1:  # measured again with reset-ahead and the model's turn as a gap
             assert h["env_turn_ahead_ms"] > 0
+            assert h["gap_ms"] == pytest.approx(min(h["gpu_limit_ms"], 2 * h["env_turn_ms"]),
+                                                abs=1e-3)
             assert h["share_ahead"] == pytest.approx(
                 h["env_turn_ahead_ms"] / h["gpu_limit_ms"], rel=1e-3)
             assert h["met_ahead"] == (h["share_ahead"] <= h["target"])
