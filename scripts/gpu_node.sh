@@ -3,7 +3,8 @@
 #   1. benchmarks/bench_node.py at 256 envs with 1, 4 and 16 workers (env side of a turn, the
 #      GPU's measured and physical-limit turn for SmolLM2-135M, Qwen2.5-1.5B and -7B shapes);
 #   2. benchmarks/bench_code.py (the sandbox's scaling from 1 to 16 workers);
-#   3. benchmarks/bench_reset_ahead.py with 16 workers (reset-ahead with a model-turn gap).
+#   3. benchmarks/bench_reset_ahead.py with 16 workers (NetConfig and the mixture, a 100 ms gap),
+#      in what is left of the budget.
 # Run from the project root, offline, with textgyms installed with torch, transformers and
 # gymnasium (no model download: the GPU turns use random weights of the real shapes):
 #
@@ -21,12 +22,14 @@ source scripts/gpu_stages.sh  # start_log NAME; stage NAME SECONDS CMD...
 start_log gpu_node
 
 "$PY" -c "import os, torch, textgyms; print('cores', os.cpu_count(), 'cuda', torch.cuda.is_available(), torch.cuda.get_device_name(0) if torch.cuda.is_available() else '-', 'textgyms', textgyms.__version__)"
-stage "node: 256 envs, 1/4/16 workers" 300 "$PY" benchmarks/bench_node.py --envs 256 \
+# node.json is written as the run goes: a stage cut short still leaves what it measured.
+stage "node: 256 envs, 1/4/16 workers" 330 "$PY" benchmarks/bench_node.py --envs 256 \
   --workers 1 4 16 --steps 4 --out "$dest/node.json"
-stage "Code sandbox scaling" 150 "$PY" benchmarks/bench_code.py
+stage "Code sandbox scaling" 140 "$PY" benchmarks/bench_code.py
 cp benchmarks/results/code.json "$dest/code.json" 2>/dev/null
 cp benchmarks/results/code.md "$dest/code.md" 2>/dev/null
-stage "reset-ahead, 16 workers" 150 "$PY" benchmarks/bench_reset_ahead.py --gaps 0 100 \
-  --pairs 1 --steps 6 --out "$dest/reset_ahead.json"
+# What is left of the budget (the figures come first): the two heaviest resets.
+stage "reset-ahead, 16 workers" 60 "$PY" benchmarks/bench_reset_ahead.py --gaps 100 \
+  --only NetConfig mixture --pairs 1 --steps 6 --out "$dest/reset_ahead.json"
 echo "== total $(( $(date +%s) - t0 )) s, status $status"
 exit $status
