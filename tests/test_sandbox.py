@@ -450,6 +450,35 @@ def test_no_bubblewrap_process_outlives_a_killed_server(monkeypatch):
     sandbox.close()
 
 
+@pytest.mark.parametrize("when", ["while it starts", "before it exists"])
+def test_a_server_killed_as_it_starts_ends_the_run_as_killed(monkeypatch, when):
+    """A pool closed while a run's server is still starting kills that run: it must end as
+    killed (not as "could not start"), and a kill that came before the server existed must
+    not let the run go ahead on it."""
+    box = Sandbox()
+    real_read, real_start = box._read, box._start
+
+    def read_after_kill(timeout):  # the hello's read: the server is killed just before it
+        box.kill()
+        monkeypatch.setattr(box, "_read", real_read)
+        return real_read(timeout)
+
+    def start_after_kill():  # kill() finds no server yet, then the server starts
+        box.kill()
+        real_start()
+
+    if when == "while it starts":
+        monkeypatch.setattr(box, "_read", read_after_kill)
+    else:
+        monkeypatch.setattr(box, "_start", start_after_kill)
+    try:
+        with pytest.raises(SandboxError, match="killed"):
+            box.run("print(1)", timeout=10)
+        assert box.pid is None
+    finally:
+        box.close()
+
+
 def test_a_closed_pool_refuses_runs_and_wakes_its_waiters():
     """After close(), a pool starts no server: a new run and a run that was waiting for the
     busy server both raise SandboxError (the waiter used to wait forever, a later run to start

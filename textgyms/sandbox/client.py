@@ -153,7 +153,7 @@ class Sandbox:
                 if self._proc is not None and self._proc.poll() is not None:
                     self._stop()  # a dead server: close its pipes before starting another
                 if self._proc is None:
-                    self._start()
+                    self._start_unless_killed(kills)
                 try:
                     protocol.send(self._proc.stdin.fileno(), message)
                     reply = self._read(timeout + 70.0)  # the server allows 60 s of setup
@@ -167,6 +167,20 @@ class Sandbox:
         if reply.get("status") == "sandbox_error":
             raise SandboxError(f"sandbox fault: {reply.get('message')}")
         return reply
+
+    def _start_unless_killed(self, kills: int) -> None:
+        """:meth:`_start`, for a request that began at ``kills`` kills: a :meth:`kill` while
+        the server starts (a pool closed then) ends the run as killed, not as a server that
+        could not start."""
+        try:
+            self._start()
+        except SandboxError as exc:
+            if self._kills != kills:
+                raise SandboxError("sandbox run killed: its work was cancelled") from exc
+            raise
+        if self._kills != kills:  # killed before the server existed: it must not run either
+            self._stop()
+            raise SandboxError("sandbox run killed: its work was cancelled")
 
     def ping(self) -> int:
         """Start the server if needed; return its pid."""
