@@ -200,6 +200,27 @@ def test_a_call_in_the_models_turn_does_not_end_the_drawing() -> None:
     assert not worker.is_alive()
 
 
+def test_a_failed_step_ends_the_models_turn_too() -> None:
+    even = next(s for s in range(200) if not _odd(s) and not _odd(s + 4))
+    runners = [_EnvRunner(_Slow(), "same_step", 4) for _ in range(2)]
+    for r in runners:
+        r.reset(even, None)
+    parent, child = mp.Pipe()
+    for message in (("ahead", None), ("call", (0, "look", ())), ("step", None)):
+        parent.send(message)  # all queued: nothing is drawn before the step
+    worker = threading.Thread(target=_serve, args=(child, runners))
+    worker.start()
+    assert parent.recv() == ("ok", "looked")
+    assert parent.recv()[0] == "err"  # a step with no actions
+    time.sleep(0.3)
+    for i in range(2):  # no drawing after it: the parent sends no "ahead" after an error
+        parent.send(("call", (i, "forget_pregenerated", ())))
+        assert parent.recv() == ("ok", False)
+    parent.send(("close", None))
+    worker.join(5)
+    assert not worker.is_alive()
+
+
 def test_a_ray_actor_draws_on_after_a_call_in_the_models_turn() -> None:
     pytest.importorskip("ray")
     from textgyms.vector.ray import _Worker

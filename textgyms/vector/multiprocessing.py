@@ -121,14 +121,15 @@ def _serve(conn: Connection, runners: list[_EnvRunner]) -> None:
             ahead = True
             _prepare_while_idle(conn, runners)
             continue
+        ahead = ahead and command == "call"  # a step or reset (failed ones too) ends it
         try:
-            if command == "call":
+            if command == "step":
+                result = _step_runners(runners, payload)
+            elif command == "call":
                 index, method, args = payload
                 result = getattr(runners[index].env.unwrapped, method)(*args)
-            elif command == "step":
-                ahead, result = False, _step_runners(runners, payload)
             else:
-                ahead, result = False, _reset_runners(runners, *payload)
+                result = _reset_runners(runners, *payload)
             conn.send(("ok", result))  # inside the try: an unpicklable info is an error too
         except Exception as exc:  # noqa: BLE001  (any env error goes back to the caller)
             conn.send(("err", _pack_exception(exc)))

@@ -94,6 +94,7 @@ class _Worker:
     def reset(self, seeds: list[int | None], options: dict | None, mask: list[bool],
               ahead: bool = False) -> _Result:
         """Reset this actor's slice (see ``_reset_runners``); ``ahead``: then draw ahead."""
+        self._ahead = False  # set again only once it has succeeded
         with self._turn():
             result = _reset_runners(self.runners, seeds, options, mask)
         self._ahead = ahead
@@ -104,6 +105,7 @@ class _Worker:
     def step(self, actions: list[str], ahead: bool = False) -> _Result:
         """Step this actor's slice; ``ahead``: then draw the next tasks while the driver
         computes the next actions (no extra call: a Ray call costs about a millisecond)."""
+        self._ahead = False  # set again only once it has succeeded
         with self._turn():
             result = _step_runners(self.runners, actions)
         self._ahead = ahead
