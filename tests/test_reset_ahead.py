@@ -179,46 +179,43 @@ class _Slow(_Flaky):
         return "looked"
 
 
-def test_a_call_in_the_models_turn_does_not_end_the_drawing() -> None:
+def _kept_after(messages: list[tuple], envs: int) -> tuple[list, list[bool]]:
+    """Run a worker (``_serve``, in a thread) on ``envs`` fresh ``_Slow`` envs with
+    ``messages`` queued before it reads any (so nothing is drawn before them), leave it
+    0.3 s of model's turn, then ask each env whether it holds a drawn task: (the replies to
+    ``messages``, those answers)."""
     even = next(s for s in range(200) if not _odd(s) and not _odd(s + 4))
-    runners = [_EnvRunner(_Slow(), "same_step", 4) for _ in range(3)]
+    runners = [_EnvRunner(_Slow(), "same_step", 4) for _ in range(envs)]
     for r in runners:
         r.reset(even, None)
     parent, child = mp.Pipe()
-    # Queued before the worker reads them: the call arrives before any task is drawn.
-    parent.send(("ahead", None))
-    parent.send(("call", (0, "look", ())))
+    for message in messages:
+        parent.send(message)
     worker = threading.Thread(target=_serve, args=(child, runners))
     worker.start()
-    assert parent.recv() == ("ok", "looked")
-    time.sleep(0.3)  # the rest of the model's turn: the worker draws on after the call
-    for i in range(3):
+    replies = [parent.recv() for m in messages if m[0] != "ahead"]
+    time.sleep(0.3)
+    kept = []
+    for i in range(envs):
         parent.send(("call", (i, "forget_pregenerated", ())))
-        assert parent.recv() == ("ok", True)
+        kept.append(parent.recv()[1])
     parent.send(("close", None))
     worker.join(5)
     assert not worker.is_alive()
+    return replies, kept
+
+
+def test_a_call_in_the_models_turn_does_not_end_the_drawing() -> None:
+    replies, kept = _kept_after([("ahead", None), ("call", (0, "look", ()))], 3)
+    assert replies == [("ok", "looked")]
+    assert kept == [True, True, True]  # the worker drew on after the call
 
 
 def test_a_failed_step_ends_the_models_turn_too() -> None:
-    even = next(s for s in range(200) if not _odd(s) and not _odd(s + 4))
-    runners = [_EnvRunner(_Slow(), "same_step", 4) for _ in range(2)]
-    for r in runners:
-        r.reset(even, None)
-    parent, child = mp.Pipe()
-    for message in (("ahead", None), ("call", (0, "look", ())), ("step", None)):
-        parent.send(message)  # all queued: nothing is drawn before the step
-    worker = threading.Thread(target=_serve, args=(child, runners))
-    worker.start()
-    assert parent.recv() == ("ok", "looked")
-    assert parent.recv()[0] == "err"  # a step with no actions
-    time.sleep(0.3)
-    for i in range(2):  # no drawing after it: the parent sends no "ahead" after an error
-        parent.send(("call", (i, "forget_pregenerated", ())))
-        assert parent.recv() == ("ok", False)
-    parent.send(("close", None))
-    worker.join(5)
-    assert not worker.is_alive()
+    replies, kept = _kept_after(
+        [("ahead", None), ("call", (0, "look", ())), ("step", None)], 2)
+    assert replies[0] == ("ok", "looked") and replies[1][0] == "err"  # a step with no actions
+    assert kept == [False, False]  # the parent sends no "ahead" after an error: no drawing
 
 
 def test_a_ray_actor_draws_on_after_a_call_in_the_models_turn() -> None:
