@@ -35,6 +35,7 @@ import numpy as np
 
 from textgyms.actions import Param, ParseError, ToolSpec, parse
 from textgyms.core import SPLITS, TextEnv, Turn, Verdict, check_choice, generate_in_split
+from textgyms.envs.netconfig.bounded import gc_paused
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS, NetTask, generate
 from textgyms.envs.netconfig.memo import Memo, parsed_config
 from textgyms.envs.netconfig.model import DeviceConfig
@@ -171,7 +172,8 @@ class NetConfigEnv(TextEnv):
                 lambda: generate(rng, self.family, self.difficulty), self.split)
             return task, rng.bit_generator.state
 
-        task, after = _TASKS.get(key, draw)
+        with gc_paused():
+            task, after = _TASKS.get(key, draw)
         rng.bit_generator.state = after
         return task
 
@@ -201,9 +203,10 @@ class NetConfigEnv(TextEnv):
 
     def _submit(self, state: NetState, body: str) -> Verdict:
         task = state.task
-        if body.strip() or task.family in ("diagnosis", "analysis"):
-            return verify_submission(task, body)
-        return verify_configs(task, state.mine, [], 1, state.texts())
+        with gc_paused():
+            if body.strip() or task.family in ("diagnosis", "analysis"):
+                return verify_submission(task, body)
+            return verify_configs(task, state.mine, [], 1, state.texts())
 
     def _tool(self, state: NetState, name: str, args) -> tuple[str, str | None]:
         """Run one inspection or edit tool on the candidate; (output, error or None)."""
@@ -214,7 +217,8 @@ class NetConfigEnv(TextEnv):
         task = state.task
         if task.family in ("diagnosis", "analysis"):
             return Verdict(0.0, False, "No answer was submitted.", {}, "no_submit")
-        v = verify_configs(task, state.mine, [], 1, state.texts())
+        with gc_paused():
+            v = verify_configs(task, state.mine, [], 1, state.texts())
         return Verdict(v.score * 0.5, False, "Not submitted. " + v.feedback, v.parts, "no_submit")
 
     def solve(self, task: NetTask) -> list[str]:

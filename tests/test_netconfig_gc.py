@@ -1,0 +1,82 @@
+"""NetConfig pauses the cyclic garbage collector while it draws a task or verifies a
+submission (bounded.gc_paused), and always gives it back as it found it."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import gymnasium as gym
+import pytest
+
+import textgyms  # noqa: F401  (registers the ids)
+from textgyms.envs.netconfig import env as env_module
+from textgyms.envs.netconfig.bounded import gc_paused
+
+
+@pytest.fixture(autouse=True)
+def _collector_on():
+    was = gc.isenabled()
+    gc.enable()
+    yield
+    (gc.enable if was else gc.disable)()
+
+
+def test_paused_inside_and_resumed_after_even_on_error():
+    with gc_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(ValueError), gc_paused():
+        raise ValueError("boom")
+    assert gc.isenabled()
+
+
+def test_a_collector_the_caller_disabled_stays_disabled():
+    gc.disable()
+    with gc_paused():
+        assert not gc.isenabled()
+    assert not gc.isenabled()
+
+
+def test_nested_and_threaded_holders_resume_only_when_the_last_leaves():
+    inside, leave = threading.Event(), threading.Event()
+
+    def other():
+        with gc_paused():
+            inside.set()
+            leave.wait(10)
+
+    t = threading.Thread(target=other)
+    with gc_paused():
+        t.start()
+        assert inside.wait(10)
+        with gc_paused():
+            assert not gc.isenabled()
+    assert not gc.isenabled()  # the other thread still holds it
+    leave.set()
+    t.join(10)
+    assert gc.isenabled()
+
+
+def test_reset_and_submission_run_with_the_collector_paused(monkeypatch):
+    seen = []
+    real_generate, real_verify = env_module.generate, env_module.verify_submission
+
+    def generate(*a, **k):
+        seen.append(("generate", gc.isenabled()))
+        return real_generate(*a, **k)
+
+    def verify(*a, **k):
+        seen.append(("verify", gc.isenabled()))
+        return real_verify(*a, **k)
+
+    monkeypatch.setattr(env_module, "generate", generate)
+    monkeypatch.setattr(env_module, "verify_submission", verify)
+    env = gym.make("textgyms/NetConfig-v4", family="routing", difficulty="easy").unwrapped
+    env.reset(seed=123_457)
+    assert gc.isenabled()
+    _obs, _r, term, _tr, info = env.step(env.solve(env.task)[-1])
+    assert term and info["score"] == 1.0
+    assert gc.isenabled()
+    assert ("generate", False) in seen and ("verify", False) in seen
+    assert all(not on for _name, on in seen)
