@@ -20,6 +20,7 @@ area border routers, external routes from redistribution, and equal-cost multipa
 
 from __future__ import annotations
 
+import functools
 import heapq
 import ipaddress
 from collections.abc import Mapping
@@ -29,7 +30,7 @@ from textgyms.envs.netconfig import ospf_opts, policy
 from textgyms.envs.netconfig.acl import evaluate
 from textgyms.envs.netconfig.bounded import Key, Memo, by_identity
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
-from textgyms.envs.netconfig.routing import L3If, Route, new_route, ospf_area, router_id
+from textgyms.envs.netconfig.routing import L3If, Route, network_ints, new_route, router_id
 
 DEFAULT_BW = {  # kbit/s, as IOS sets them per interface type
     "GigabitEthernet": 1_000_000, "FastEthernet": 100_000, "Ethernet": 10_000,
@@ -56,7 +57,12 @@ class Adjacency(NamedTuple):
     usable: bool = True  # False: FULL, but the two ends describe the link differently
 
 
+_new_adj = functools.partial(tuple.__new__, Adjacency)  # Adjacency(*fields), all given
+
+
 class OspfIf(NamedTuple):
+    """One up interface OSPF runs on, with what adjacency and SPF read of it."""
+
     dev: str
     l3: L3If
     area: int
@@ -68,6 +74,9 @@ class OspfIf(NamedTuple):
     dr: tuple[bool, int] = (False, 1)  # (the network elects a DR, the priority)
     kind: str = "broadcast"  # the OSPF network type
     acl_in: tuple | None = None  # the inbound ACL's entries (None: no filter)
+
+
+_new_oif = functools.partial(tuple.__new__, OspfIf)  # OspfIf(*fields), every field given
 
 
 def if_cost(cfg: DeviceConfig, name: str) -> int:
@@ -110,21 +119,35 @@ _OIFS = Memo(1024)  # (config id, device, interfaces) -> (config, its OSPF inter
 
 def _device_oifs(dev: str, cfg: DeviceConfig, ifs: list[L3If]) -> list[OspfIf]:
     """The OSPF interfaces of one router (with a router ID) among its up interfaces."""
+    ospf = cfg.ospf
+    interfaces = cfg.interfaces
+    nets = None  # the network statements as ints, converted once per router when needed
     out = []
     for i in ifs:
-        area = ospf_area(cfg, i.ip, i.name)
-        if area is None:
-            continue
-        itf = cfg.interfaces.get(i.name)
-        kind = ospf_opts.net_type(itf, i.name)
+        name = i.name
+        itf = interfaces.get(name)
+        if itf is not None and itf.ospf_area is not None and itf.ospf_area[0] == ospf.pid:
+            area = itf.ospf_area[1]
+        else:  # routing.ospf_area over the statements converted once
+            if nets is None:
+                nets = network_ints(ospf)
+            for net, w, area in nets:
+                if (i.ip | w) == net:
+                    break
+            else:
+                continue
+        kind = ospf_opts.net_type(itf, name)
         hello = (itf.ospf_hello if itf is not None else None) or ospf_opts.default_hello(kind)
         dead = (itf.ospf_dead if itf is not None else None) or 4 * hello
-        passive = cfg.ospf.is_passive(i.name) or i.name.startswith("Loopback")
+        passive = ospf.is_passive(name) or name.startswith("Loopback")
         acl = cfg.acls.get(itf.acl_in) if itf is not None and itf.acl_in else None
-        out.append(OspfIf(dev, i, area, if_cost(cfg, i.name), passive, (hello, dead),
-                          cfg.ospf.stub_kind(area), ospf_opts.auth_of(itf, cfg.ospf, area),
-                          ospf_opts.dr_role(itf, i.name), kind,
-                          tuple(acl.entries) if acl is not None and acl.entries else None))
+        cost = itf.ospf_cost if itf is not None and itf.ospf_cost is not None else \
+            bw_cost(cfg, name, ospf.ref_bw)
+        prio = itf.ospf_priority if itf is not None and itf.ospf_priority is not None else 1
+        out.append(_new_oif((dev, i, area, cost, passive, (hello, dead), ospf.stub_kind(area),
+                             ospf_opts.auth_of(itf, ospf, area),
+                             (kind in ospf_opts.DR_TYPES, prio), kind,
+                             tuple(acl.entries) if acl is not None and acl.entries else None)))
     return out
 
 
@@ -165,8 +188,8 @@ def adjacencies(oifs: list[OspfIf], rids: Mapping[str, int], devices) -> tuple[
                 # broadcast) reach FULL, but one router LSA lists a point-to-point link and
                 # the other a transit network: SPF's two-way check fails, no route uses it.
                 same = a.kind == b.kind
-                adj[a.dev].append(Adjacency(a.l3.name, b.dev, b.l3.ip, rids[b.dev], a.area, same))
-                adj[b.dev].append(Adjacency(b.l3.name, a.dev, a.l3.ip, rids[a.dev], b.area, same))
+                adj[a.dev].append(_new_adj((a.l3.name, b.dev, b.l3.ip, rids[b.dev], a.area, same)))
+                adj[b.dev].append(_new_adj((b.l3.name, a.dev, a.l3.ip, rids[a.dev], b.area, same)))
     return adj, logs
 
 

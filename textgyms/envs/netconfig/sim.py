@@ -36,6 +36,7 @@ _EMPTY: dict = {}
 MAX_HOPS = 32
 dotted = functools.lru_cache(maxsize=4096)(_dotted)  # walk reasons name the same addresses
 _W = functools.partial(tuple.__new__, Walk)  # Walk(*fields) without the Python-level call
+_new_l3if = functools.partial(tuple.__new__, L3If)  # L3If(*fields), as above
 MAX_PASSES = 4  # IGP/BGP rounds when OSPF and BGP are redistributed into each other
 
 
@@ -64,9 +65,9 @@ def _facts(kind: str, cfg: DeviceConfig) -> _Facts:
         addrs = {}
         ingress = []
         for name, itf in cfg.interfaces.items():
-            if itf.ip is not None:
-                net = itf.ip.network
-                addrs[name] = (int(itf.ip), int(net.network_address), net.prefixlen)
+            if itf.ip is not None:  # (the network address masked here: one int() less)
+                ip, plen = int(itf.ip), itf.ip.network.prefixlen
+                addrs[name] = (ip, ip & routing.MASKS[plen], plen)
             if itf.acl_in is not None or itf.nat == "outside":
                 ingress.append(name)
         members = fhrp.device_members(cfg) if kind in ROUTERS else []
@@ -96,7 +97,7 @@ class Network:
             addr = facts[dev].addrs.get(name)
             if addr is None:
                 continue
-            self.l3[dev].append(L3If(name, addr[0], addr[1], addr[2], dom))
+            self.l3[dev].append(_new_l3if((name, addr[0], addr[1], addr[2], dom)))
             self.arp.setdefault(dom, {})[addr[0]] = (dev, name)
         self.own = {d: {i.ip: i.name for i in ifs} for d, ifs in self.l3.items()}
         self.routers = {d for d, (k, c) in self.devices.items() if routes_packets(k, c)}
@@ -220,9 +221,8 @@ class Network:
                 continue
             ospf_routes = ospf.to_routes(table) if grown else internal.get(dev, [])
             cands = conn[dev] + ospf_routes
-            rib = routing.select(cands + statics[dev] + learned.get(dev, []))
-            self.rib[dev] = rib
-            self.fib[dev] = routing.build_fib(rib)
+            self.rib[dev], self.fib[dev] = routing.rib_fib(
+                cands + statics[dev] + learned.get(dev, []))
 
     @staticmethod
     def _device_table(cfg: DeviceConfig, conn: list[Route], internal: list[Route],
@@ -235,8 +235,7 @@ class Network:
         shared config."""
         if found is not None:
             return found[1], found[2]
-        rib = routing.select(conn + internal + statics)
-        fib = routing.build_fib(rib)
+        rib, fib = routing.rib_fib(conn + internal + statics)
         if is_shared(cfg):
             _ROUTES.put(key, (cfg, internal, (statics, rib, fib), domain))
         return rib, fib
@@ -263,9 +262,8 @@ class Network:
         self.bgp_attempts, self.bgp_sessions, self.bgp_best = bgp.compute(
             configs, l3r, self.rib, self.fib, owner, self._tcp_hops)
         for dev, best in self.bgp_best.items():
-            rib = routing.select(self.rib[dev] + bgp.to_routes(best, self.fib[dev]))
-            self.rib[dev] = rib
-            self.fib[dev] = routing.build_fib(rib)
+            self.rib[dev], self.fib[dev] = routing.rib_fib(
+                self.rib[dev] + bgp.to_routes(best, self.fib[dev]))
 
     # --- helpers ----------------------------------------------------------------------------
     def kind(self, dev: str) -> str:
