@@ -322,8 +322,13 @@ def internal_tables(areas: Areas) -> dict[str, dict]:
     intra_area = {(r, a): areas.intra(r, a) for r in routers for a in areas.areas_of(r)}
     tables: dict[str, dict] = {r: {} for r in routers}
     for (r, _a), routes in intra_area.items():
-        for pfx, (c, hops) in routes.items():
-            _merge(tables[r], pfx, "O", c, hops)
+        table = tables[r]
+        if table:
+            for pfx, (c, hops) in routes.items():
+                _merge(table, pfx, "O", c, hops)
+        else:  # what _merge does with each prefix of one area into an empty table
+            for pfx, (c, hops) in routes.items():
+                table[pfx] = ("O", c, set(hops), 0)
     # What each ABR summarises into the backbone: its non-backbone intra-area routes.
     into0 = {b: {} for b in areas.abrs}
     for b in areas.abrs:
@@ -417,6 +422,18 @@ def external_routes(areas: Areas, tables: dict, externals: dict[str, list],
                     _merge(table, pfx, f"O {kind}2", (metric << 24) + path[0], path[1], tag)
 
 
+def with_externals(areas: Areas, tables: dict[str, dict], externals: dict[str, list],
+                   nssa_defaults: dict[str, list[int]]) -> dict[str, dict]:
+    """The shared internal ``tables`` with the external routes added (see
+    :func:`external_routes`): copies when there are any (external routes only ever add
+    entries, so the copies' shared entries stay intact), else the tables themselves."""
+    if not nssa_defaults and not any(externals.values()):
+        return tables
+    tables = {r: dict(t) for r, t in tables.items()}
+    external_routes(areas, tables, externals, nssa_defaults)
+    return tables
+
+
 def nssa_defaults(configs: Mapping[str, DeviceConfig], areas: Areas) -> dict[str, list[int]]:
     """ABR -> the NSSAs it sends a type-7 default into (``default-information-originate``
     on its ``area A nssa``)."""
@@ -443,8 +460,8 @@ def _external_path(areas: Areas, r: str, s: str):
 def to_routes(table: dict) -> list[Route]:
     """A router's OSPF table as RIB candidates (one per equal-cost next hop)."""
     out = []
-    for net, plen in sorted(table):  # prefixes are unique: sorting the keys alone is enough
-        kind, cost, hops, tag = table[(net, plen)]
+    # Prefixes are unique: sorting the items compares their keys alone.
+    for (net, plen), (kind, cost, hops, tag) in sorted(table.items()):
         metric = cost >> 24 if kind == "O E2" else cost
         for nh, iface in sorted(hops) if len(hops) > 1 else hops:  # most have one next hop
             out.append(new_route((net, plen, kind, 110, metric, nh, iface, nh, tag)))
@@ -507,8 +524,8 @@ _SPF = Memo(256)
 
 def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]]):
     """(adjacencies, syslog events, router IDs, OSPF interfaces, areas, internal tables,
-    each router's internal tables as routes: :func:`to_routes`); all shared and read-only
-    but the tables (external routes are added to them)."""
+    each router's internal tables as routes: :func:`to_routes`); all shared and read-only:
+    a caller adding external routes copies the tables first (:func:`with_externals`)."""
     rids = {d: router_id(configs[d], l3[d]) if configs[d].ospf is not None else 0 for d in l3}
     oifs = ospf_interfaces(configs, l3, rids)
 
@@ -519,7 +536,4 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]]):
         return adj, logs, areas, tables, {r: to_routes(t) for r, t in tables.items()}
 
     adj, logs, areas, tables, routes = _SPF.get(Key((tuple(oifs), tuple(rids.items()))), make)
-    # External routes only add entries to a router's table (never change one of these):
-    # a copy of each table's dict keeps the shared entries intact.
-    return (adj, logs, dict(rids), oifs, areas, {r: dict(t) for r, t in tables.items()},
-            routes)
+    return adj, logs, dict(rids), oifs, areas, tables, routes

@@ -184,7 +184,6 @@ class Network:
         # Connected routes and the OSPF candidates of each router, built once (the lists are
         # only concatenated below, never changed).
         conn = {dev: routing.connected_routes(self.l3[dev]) for dev in configs}
-        sizes = {dev: len(t) for dev, t in tables.items()}
         known: dict[str, tuple] = {}  # dev -> (memo key, (statics, RIB, FIB)) of a device
         # A router's up interfaces are a function of its config and the broadcast domains
         # (a shared, read-only dict that an unchanged layer 2 hands out again): keyed by
@@ -199,21 +198,23 @@ class Network:
                 statics[dev] = hit[2][0]
             else:
                 known[dev] = key, None
-                statics[dev] = routing.static_routes(cfg.routes, self.l3[dev], conn[dev] + mine)
+                statics[dev] = routing.static_routes(
+                    cfg.routes, self.l3[dev], conn[dev] + mine) if cfg.routes else []
         externals = {}
         for dev, cfg in configs.items():
             if cfg.ospf is not None and (cfg.ospf.redistribute or cfg.ospf.originate):
                 rib = routing.select(conn[dev] + statics[dev] + learned.get(dev, []))
                 mine = [o for o in oifs if o.dev == dev]
                 externals[dev] = ospf.redistributed(cfg, rib, self.l3[dev], mine)
-        ospf.external_routes(self.areas, tables, externals, ospf.nssa_defaults(configs, self.areas))
+        full = ospf.with_externals(self.areas, tables, externals,
+                                   ospf.nssa_defaults(configs, self.areas))
         self.rib: dict[str, list[Route]] = {}
         self.fib = {}
         for dev, cfg in configs.items():
-            # External routes only ever add prefixes to a table: one that did not grow
-            # still gives the routes listed before.
-            table = tables.get(dev, _EMPTY)
-            grown = len(table) != sizes.get(dev, 0)
+            # External routes only ever add prefixes to a table (a copy of the shared one):
+            # one that did not grow still gives the routes listed before.
+            table = full.get(dev, _EMPTY)
+            grown = full is not tables and len(table) != len(tables.get(dev, _EMPTY))
             if not grown and not learned.get(dev):
                 self.rib[dev], self.fib[dev] = self._device_table(
                     cfg, conn[dev], internal.get(dev, _NO_ROUTES), statics[dev], dom,
