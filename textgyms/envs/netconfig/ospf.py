@@ -89,12 +89,16 @@ def if_cost(cfg: DeviceConfig, name: str) -> int:
 
 def bw_cost(cfg: DeviceConfig, name: str, ref: int) -> int:
     """The reference bandwidth ``ref`` (Mbit/s) / the interface bandwidth, in 1..65535."""
-    itf = cfg.interfaces.get(name)
-    parent = cfg.interfaces.get(name.split(".", 1)[0])
+    return _bw_cost(cfg.interfaces, cfg.interfaces.get(name), name, ref)
+
+
+def _bw_cost(interfaces: dict, itf, name: str, ref: int) -> int:
+    """:func:`bw_cost` of interface ``name`` (``itf``: its settings, None if it has none)."""
     bw = itf.bandwidth if itf is not None and itf.bandwidth else None
-    bw = bw or (parent.bandwidth if parent is not None and parent.bandwidth else None)
-    kind = name.rstrip("0123456789/.")
-    bw = bw or DEFAULT_BW.get(kind, 1_000_000)
+    if not bw:
+        parent = interfaces.get(name.split(".", 1)[0])
+        bw = parent.bandwidth if parent is not None and parent.bandwidth else None
+    bw = bw or DEFAULT_BW.get(name.rstrip("0123456789/."), 1_000_000)
     return max(1, min(65535, ref * 1000 // bw))
 
 
@@ -142,7 +146,7 @@ def _device_oifs(dev: str, cfg: DeviceConfig, ifs: list[L3If]) -> list[OspfIf]:
         passive = ospf.is_passive(name) or name.startswith("Loopback")
         acl = cfg.acls.get(itf.acl_in) if itf is not None and itf.acl_in else None
         cost = itf.ospf_cost if itf is not None and itf.ospf_cost is not None else \
-            bw_cost(cfg, name, ospf.ref_bw)
+            _bw_cost(interfaces, itf, name, ospf.ref_bw)
         prio = itf.ospf_priority if itf is not None and itf.ospf_priority is not None else 1
         out.append(_new_oif((dev, i, area, cost, passive, (hello, dead), ospf.stub_kind(area),
                              ospf_opts.auth_of(itf, ospf, area),
@@ -246,25 +250,34 @@ class Areas:
 
     def __init__(self, oifs: list[OspfIf], adj: Mapping[str, list[Adjacency]],
                  host_plen: int = 32) -> None:
-        cost = {(o.dev, o.l3.name): o.cost for o in oifs}
-        self.stub = {(o.dev, o.area): o.stub for o in oifs}
+        cost: dict[tuple[str, str], int] = {}
+        self.stub: dict[tuple[str, int], int] = {}
         self.members: dict[int, set[str]] = {}
         self.stubs: dict[int, dict[tuple[int, int], list[tuple[str, int]]]] = {}
-        for o in oifs:
-            self.members.setdefault(o.area, set()).add(o.dev)
-            if o.l3.plen < 0:
+        for o in oifs:  # (one pass over the interfaces for all four)
+            dev, l3, area = o.dev, o.l3, o.area
+            cost[(dev, l3.name)] = o.cost
+            self.stub[(dev, area)] = o.stub
+            ms = self.members.get(area)
+            if ms is None:
+                ms = self.members[area] = set()
+            ms.add(dev)
+            if l3.plen < 0:
                 continue
-            loop = o.l3.name.startswith("Loopback")
-            pfx = (o.l3.ip, host_plen) if loop else (o.l3.net, o.l3.plen)
-            self.stubs.setdefault(o.area, {}).setdefault(pfx, []).append((o.dev, o.cost))
+            loop = l3.name.startswith("Loopback")
+            pfx = (l3.ip, host_plen) if loop else (l3.net, l3.plen)
+            self.stubs.setdefault(area, {}).setdefault(pfx, []).append((dev, o.cost))
         graphs: dict[int, dict] = {a: {} for a in self.members}
         for d, ns in adj.items():
-            for a in (a for a in ns if a.usable):
-                graphs[a.area].setdefault(d, []).append(
-                    (a.neighbor, cost[(d, a.iface)], a.neighbor_ip, a.iface))
+            for a in ns:
+                if a.usable:
+                    graphs[a.area].setdefault(d, []).append(
+                        (a.neighbor, cost[(d, a.iface)], a.neighbor_ip, a.iface))
         self.spf = {(a, r): _spf(r, graphs[a]) for a, ms in self.members.items() for r in ms}
+        # An ABR is in area 0 and another: none without two areas.
         self.abrs = {r for r in self.members.get(0, ())
-                     if any(r in ms for a, ms in self.members.items() if a != 0)}
+                     if any(r in ms for a, ms in self.members.items() if a != 0)} \
+            if len(self.members) > 1 else set()
         self._areas_of: dict[str, list[int]] = {}
 
     def areas_of(self, r: str) -> list[int]:
@@ -362,6 +375,8 @@ def _into_area(areas: Areas, abr_table: dict, learned_here: dict, b: str, a: int
 
 def _summaries(table: dict, areas: Areas, r: str, area: int, heard: dict) -> None:
     """Add the inter-area routes ``r`` derives from the summaries ``heard`` in ``area``."""
+    if not heard:  # (an area without an ABR, most: no summaries)
+        return
     intra = {p for p, e in table.items() if e[0] == "O"}
     for b, routes in heard.items():
         via = _via(areas, r, area, b)
