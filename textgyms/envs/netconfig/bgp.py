@@ -196,6 +196,7 @@ def sessions(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]], 
     return out
 
 
+@functools.lru_cache(maxsize=4096)  # a compile converts each session's two ends many times
 def _addr(ip: int) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
     """An address from its int: IPv6 past 32 bits (no neighbor has a 32-bit IPv6 one)."""
     return ipaddress.IPv6Address(ip) if ip >> 32 else ipaddress.IPv4Address(ip)

@@ -312,6 +312,24 @@ class Areas:
         return out
 
 
+def _intra_table(areas: Areas, r: str, area: int) -> dict[tuple[int, int], tuple]:
+    """``areas.intra(r, area)`` as a fresh table (what :func:`_merge` makes of it in an
+    empty one): prefix -> ("O", cost, a copy of the first hops, tag 0)."""
+    dist, first = areas.spf[(area, r)]
+    out: dict[tuple[int, int], tuple] = {}
+    for pfx, owners in areas.stubs.get(area, {}).items():
+        if len(owners) == 1:  # most prefixes have one router on them
+            o, c = owners[0]
+            if o in dist:
+                out[pfx] = ("O", dist[o] + c, set(first[o]), 0)
+            continue
+        best = [(dist[o] + c, o) for o, c in owners if o in dist]
+        if best:
+            m = min(x for x, _ in best)
+            out[pfx] = ("O", m, set().union(*(first[o] for x, o in best if x == m)), 0)
+    return out
+
+
 def _merge(table: dict, pfx, kind: str, cost, hops: set, tag: int = 0) -> None:
     """Keep the better route (type first, then cost); equal ones add their next hops. An
     entry is (kind, cost, first hops, route tag)."""
@@ -332,6 +350,8 @@ def _via(areas: Areas, r: str, area: int, b: str):
 def internal_tables(areas: Areas) -> dict[str, dict]:
     """Per router, prefix -> (kind, cost, first hops) for intra- and inter-area routes."""
     routers = {r for ms in areas.members.values() for r in ms}
+    if not areas.abrs:  # no summaries: each router's intra-area routes are its table
+        return {r: _table_of(areas, r) for r in routers}
     intra_area = {(r, a): areas.intra(r, a) for r in routers for a in areas.areas_of(r)}
     tables: dict[str, dict] = {r: {} for r in routers}
     for (r, _a), routes in intra_area.items():
@@ -360,6 +380,18 @@ def internal_tables(areas: Areas) -> dict[str, dict]:
                     heard[b] = _into_area(areas, tables[b], intra_area[(b, a)], b, a)
             _summaries(tables[r], areas, r, a, heard)
     return tables
+
+
+def _table_of(areas: Areas, r: str) -> dict:
+    """Router ``r``'s intra-area routes of all its areas (the best of each prefix)."""
+    table = None
+    for a in areas.areas_of(r):
+        if table is None:
+            table = _intra_table(areas, r, a)
+        else:
+            for pfx, (c, hops) in areas.intra(r, a).items():
+                _merge(table, pfx, "O", c, hops)
+    return {} if table is None else table
 
 
 def _into_area(areas: Areas, abr_table: dict, learned_here: dict, b: str, a: int) -> dict:

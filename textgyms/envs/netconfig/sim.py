@@ -64,13 +64,15 @@ def _facts(kind: str, cfg: DeviceConfig) -> _Facts:
     def make() -> _Facts:
         addrs = {}
         ingress = []
+        groups = False  # any FHRP group (most devices have none: no second pass for them)
         for name, itf in cfg.interfaces.items():
             if itf.ip is not None:  # (the network address masked here: one int() less)
                 ip, plen = int(itf.ip), itf.ip.network.prefixlen
                 addrs[name] = (ip, ip & routing.MASKS[plen], plen)
+                groups = groups or bool(itf.fhrp)
             if itf.acl_in is not None or itf.nat == "outside":
                 ingress.append(name)
-        members = fhrp.device_members(cfg) if kind in ROUTERS else []
+        members = fhrp.device_members(cfg) if groups and kind in ROUTERS else []
         gateway = int(cfg.gateway) if cfg.gateway is not None else None
         return _Facts(l2.signature(kind, cfg), addrs, tuple(ingress), members, gateway)
 
