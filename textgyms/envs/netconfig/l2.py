@@ -25,11 +25,6 @@ def peers(links: list[Link]) -> dict[tuple[str, str], tuple[str, str]]:
     return out
 
 
-def _admin_up(cfg: DeviceConfig, name: str) -> bool:
-    itf = cfg.interfaces.get(name)
-    return itf is None or not itf.shutdown
-
-
 UP = ("up", "up")
 DOWN = ("down", "down")
 ADMIN_DOWN = ("administratively down", "down")
@@ -59,8 +54,11 @@ def oper_status(
                 st = _virtual(kind, cfg, name)
             else:
                 other = peer.get((dev, name))
-                st = DOWN if other is None or other[0] not in devices else (
-                    UP if _admin_up(devices[other[0]][1], other[1]) else DOWN)
+                if other is None or other[0] not in devices:
+                    st = DOWN
+                else:  # up unless the far end is shut down
+                    far = devices[other[0]][1].interfaces.get(other[1])
+                    st = UP if far is None or not far.shutdown else DOWN
             out[(dev, name)] = st
         for name in later:
             itf = ifs.get(name)
@@ -202,11 +200,12 @@ _LAYER2 = Memo(64)  # the last few tasks (few entries: each holds two dicts)
 def signature(kind: str, cfg: DeviceConfig) -> Key:
     """Everything :func:`oper_status` and :func:`domains` read of one device (callers
     cache it per shared config)."""
+    # (tuple() of a list, not of a generator: faster for these few items)
     if kind not in SWITCHES:  # the VLAN settings of a router's or host's ports are unused
-        return Key((kind, tuple((name, i.shutdown, i.dot1q)
-                                for name, i in cfg.interfaces.items())))
-    ports = tuple((name, i.shutdown, i.mode, i.access_vlan, i.trunk_allowed, i.native_vlan,
-                   i.dot1q) for name, i in cfg.interfaces.items())
+        return Key((kind, tuple([(name, i.shutdown, i.dot1q)
+                                 for name, i in cfg.interfaces.items()])))
+    ports = tuple([(name, i.shutdown, i.mode, i.access_vlan, i.trunk_allowed, i.native_vlan,
+                    i.dot1q) for name, i in cfg.interfaces.items()])
     return Key((kind, tuple(cfg.vlans), ports))
 
 
@@ -215,7 +214,7 @@ def layer2(devices: Mapping[str, tuple[str, DeviceConfig]], links: list[Link],
         dict[tuple[str, str], tuple[str, str]], dict[tuple[str, str], tuple]]:
     """(:func:`oper_status`, :func:`domains`) of a network, shared and read-only: computed
     once per cabling and set of device :func:`signature` s (given per device)."""
-    key = Key((tuple((d, signatures[d]) for d in devices), tuple(links)))
+    key = Key((tuple([(d, signatures[d]) for d in devices]), tuple(links)))
 
     def make():
         status = oper_status(devices, peers(links))

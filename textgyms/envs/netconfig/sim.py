@@ -53,6 +53,7 @@ class _Facts(NamedTuple):
     gateway: int | None  # ``ip default-gateway``
 
 
+_new_facts = functools.partial(tuple.__new__, _Facts)  # _Facts(*fields), all given
 _FACTS = Memo(512)  # (config id, kind) -> (config, its _Facts); the last few tasks
 # (config id, domains id, OSPF routes id) -> (config, those routes, (statics, RIB, FIB),
 # domains): see Network._device_table. All three are held, so their ids stay theirs.
@@ -74,7 +75,7 @@ def _facts(kind: str, cfg: DeviceConfig) -> _Facts:
                 ingress.append(name)
         members = fhrp.device_members(cfg) if groups and kind in ROUTERS else []
         gateway = int(cfg.gateway) if cfg.gateway is not None else None
-        return _Facts(l2.signature(kind, cfg), addrs, tuple(ingress), members, gateway)
+        return _new_facts((l2.signature(kind, cfg), addrs, tuple(ingress), members, gateway))
 
     return by_identity(_FACTS, cfg, kind, make)
 
@@ -90,7 +91,7 @@ class Network:
         (another network's ``fhrp_state``); by default the one that won at boot."""
         self.devices = dict(devices)
         self.links = list(links)
-        facts = {d: _facts(k, c) for d, (k, c) in self.devices.items()}
+        facts = self._index_devices()
         self.status, self.domain = l2.layer2(  # shared, read-only
             self.devices, self.links, {d: f.layer2 for d, f in facts.items()})
         self.l3: dict[str, list[L3If]] = {d: [] for d in self.devices}
@@ -102,10 +103,6 @@ class Network:
             self.l3[dev].append(_new_l3if((name, addr[0], addr[1], addr[2], dom)))
             self.arp.setdefault(dom, {})[addr[0]] = (dev, name)
         self.own = {d: {i.ip: i.name for i in ifs} for d, ifs in self.l3.items()}
-        self.routers = {d for d, (k, c) in self.devices.items() if routes_packets(k, c)}
-        # In device order, never set order: results must not depend on the hash seed.
-        self._router_cfgs = {d: c for d, (_k, c) in self.devices.items() if d in self.routers}
-        self._members = {d: facts[d].fhrp for d in self._router_cfgs}
         self.fhrp_state, self.fhrp_actives = fhrp.elect(
             self._router_cfgs, self.domain, self.status, fhrp_incumbent, self._members)
         # With a dual-active both answer ARP; hosts keep one (the first, here).
@@ -113,14 +110,35 @@ class Network:
         for (dom, vip), (dev, name, _vip) in self.fhrp.items():
             self.arp.setdefault(dom, {})[vip] = (dev, name)
             self.own[dev].setdefault(vip, name)
-        # Lookups the packet walk does at every hop, precomputed once.
-        self._cfgs = {d: c for d, (_k, c) in self.devices.items()}
-        self._ingress_fx = {(d, n) for d, f in facts.items() for n in f.ingress}
-        self._gateway = {d: f.gateway for d, f in facts.items() if f.gateway is not None}
         self._arp_at = {k: self.arp.get(dom, _EMPTY) for k, dom in self.domain.items()}
         self.nat_pool_use: dict[tuple[str, int], int] = {}  # (dev, inside local) -> global
         self._v6: sim6.Plane6 | None = None
         self._route()
+
+    def _index_devices(self) -> dict[str, _Facts]:
+        """Each device's :class:`_Facts`, and in one pass over the devices what routing and
+        the packet walk look up by device: the routers (their configs and FHRP members, in
+        device order, never set order: results must not depend on the hash seed), every
+        config, the ports that filter or translate inbound, and the hosts' gateways."""
+        facts: dict[str, _Facts] = {}
+        self.routers: set[str] = set()
+        self._router_cfgs: dict[str, DeviceConfig] = {}
+        self._members: dict[str, list] = {}
+        self._cfgs: dict[str, DeviceConfig] = {}
+        self._ingress_fx: set[tuple[str, str]] = set()
+        self._gateway: dict[str, int] = {}
+        for d, (k, c) in self.devices.items():
+            f = facts[d] = _facts(k, c)
+            self._cfgs[d] = c
+            if routes_packets(k, c):
+                self.routers.add(d)
+                self._router_cfgs[d] = c
+                self._members[d] = f.fhrp
+            for n in f.ingress:
+                self._ingress_fx.add((d, n))
+            if f.gateway is not None:
+                self._gateway[d] = f.gateway
+        return facts
 
     def with_incumbent(self, incumbent: Mapping) -> Network:
         """This network with each FHRP group's election starting from ``incumbent`` (another
