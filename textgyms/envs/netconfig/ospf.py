@@ -30,7 +30,14 @@ from textgyms.envs.netconfig import ospf_opts, policy
 from textgyms.envs.netconfig.acl import evaluate
 from textgyms.envs.netconfig.bounded import Key, Memo, by_identity
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
-from textgyms.envs.netconfig.routing import L3If, Route, network_ints, new_route, router_id
+from textgyms.envs.netconfig.routing import (
+    L3If,
+    Route,
+    network_area,
+    network_ints,
+    new_route,
+    router_id,
+)
 
 DEFAULT_BW = {  # kbit/s, as IOS sets them per interface type
     "GigabitEthernet": 1_000_000, "FastEthernet": 100_000, "Ethernet": 10_000,
@@ -135,10 +142,8 @@ def _device_oifs(dev: str, cfg: DeviceConfig, ifs: list[L3If]) -> list[OspfIf]:
         else:  # routing.ospf_area over the statements converted once
             if nets is None:
                 nets = network_ints(ospf)
-            for net, w, area in nets:
-                if (i.ip | w) == net:
-                    break
-            else:
+            area = network_area(nets, i.ip)
+            if area is None:
                 continue
         kind = ospf_opts.net_type(itf, name)
         hello = (itf.ospf_hello if itf is not None else None) or ospf_opts.default_hello(kind)

@@ -92,6 +92,14 @@ def network_ints(process) -> list[tuple[int, int, int]]:
     return out
 
 
+def network_area(nets: list[tuple[int, int, int]], ip: int) -> int | None:
+    """The area of the first of :func:`network_ints` that matches ``ip`` (None: none)."""
+    for net, w, area in nets:
+        if (ip | w) == net:
+            return area
+    return None
+
+
 def router_id(cfg: DeviceConfig, l3: list[L3If], process=None) -> int:
     """Configured router-id, else the highest loopback IPv4 address, else the highest IPv4
     address of an interface that is up (0: OSPF cannot start). ``process`` is the OSPF
