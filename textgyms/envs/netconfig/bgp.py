@@ -248,10 +248,19 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
                 adj_in[d][(key, "")] = Path(*key, (), 100, 0, False, 0, "")
         for key in redistributed(configs[d], ribs.get(d, [])) if family == 4 else ():
             adj_in[d].setdefault((key, ""), Path(*key, (), 100, 0, False, 0, ""))
-    best: dict[str, dict[tuple, Path]] = {}
     carry = [s for s in sess if exchanges(configs, s, family)]
     # Each session's neighbor settings at both ends, looked up once (not per path and round).
     ends = [_ends(configs, s, family) for s in carry]
+    best = _rounds(configs, carry, ends, adj_in, fibs, rids, family)
+    return tried, sess, best
+
+
+def _rounds(configs, carry: list[Session], ends: list, adj_in: dict[str, dict[tuple, Path]],
+            fibs, rids: Mapping[str, int], family: int) -> dict[str, dict[tuple, Path]]:
+    """Rounds of best-path selection and advertisement over the ``carry`` sessions (with
+    their :func:`_ends`) until nothing changes: the best paths per router (``adj_in``, each
+    router's adj-RIB-in keyed by (prefix, sender), is updated in place)."""
+    best: dict[str, dict[tuple, Path]] = {}
     # A router's best paths are a pure function of its adj-RIB-in (its FIB is fixed here),
     # and what a session sends of the sender's best paths: a round selects again only where
     # an adj-RIB-in changed, and skips the sessions of senders whose best paths did not
@@ -278,7 +287,7 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
                     dirty.add(s.b)
         if not dirty:
             break
-    return tried, sess, best
+    return best
 
 
 _CODES = {"static": ("S",), "connected": ("C",)}
