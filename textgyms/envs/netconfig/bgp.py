@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections.abc import Mapping
 from typing import NamedTuple
@@ -39,6 +40,9 @@ class Path(NamedTuple):
     ebgp: bool
     peer_rid: int
     peer: str  # the device it was learned from ("" if originated)
+
+
+_new_path = functools.partial(tuple.__new__, Path)  # Path(*fields), every field given
 
 
 class Session(NamedTuple):
@@ -192,6 +196,7 @@ def sessions(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]], 
     return out
 
 
+@functools.lru_cache(maxsize=4096)  # a compile converts each session's two ends many times
 def _addr(ip: int) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
     """An address from its int: IPv6 past 32 bits (no neighbor has a 32-bit IPv6 one)."""
     return ipaddress.IPv6Address(ip) if ip >> 32 else ipaddress.IPv4Address(ip)
@@ -216,8 +221,8 @@ def _route_map(cfg: DeviceConfig, name: str | None, plist: str | None,
 
 def _best(paths: list[Path], reachable) -> Path | None:
     ok = [p for p in paths if p.next_hop == 0 or reachable(p.next_hop)]
-    if not ok:
-        return None
+    if len(ok) < 2:  # most prefixes have one path: nothing to compare
+        return ok[0] if ok else None
     return max(ok, key=lambda p: (p.local_pref, p.next_hop == 0, -len(p.as_path), p.ebgp,
                                   -p.peer_rid, -p.next_hop))
 
@@ -243,28 +248,46 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
                 adj_in[d][(key, "")] = Path(*key, (), 100, 0, False, 0, "")
         for key in redistributed(configs[d], ribs.get(d, [])) if family == 4 else ():
             adj_in[d].setdefault((key, ""), Path(*key, (), 100, 0, False, 0, ""))
-    best: dict[str, dict[tuple, Path]] = {}
     carry = [s for s in sess if exchanges(configs, s, family)]
     # Each session's neighbor settings at both ends, looked up once (not per path and round).
     ends = [_ends(configs, s, family) for s in carry]
+    best = _rounds(configs, carry, ends, adj_in, fibs, rids, family)
+    return tried, sess, best
+
+
+def _rounds(configs, carry: list[Session], ends: list, adj_in: dict[str, dict[tuple, Path]],
+            fibs, rids: Mapping[str, int], family: int) -> dict[str, dict[tuple, Path]]:
+    """Rounds of best-path selection and advertisement over the ``carry`` sessions (with
+    their :func:`_ends`) until nothing changes: the best paths per router (``adj_in``, each
+    router's adj-RIB-in keyed by (prefix, sender), is updated in place)."""
+    best: dict[str, dict[tuple, Path]] = {}
+    # A router's best paths are a pure function of its adj-RIB-in (its FIB is fixed here),
+    # and what a session sends of the sender's best paths: a round selects again only where
+    # an adj-RIB-in changed, and skips the sessions of senders whose best paths did not
+    # (unless two sessions join the same pair of routers: both write the same slots).
+    unique = len({(s.a, s.b) for s in carry}) == len(carry)
+    dirty = set(rids)
     for _round in range(MAX_ROUNDS):
-        best = {d: _select(adj_in[d], fibs.get(d)) for d in rids}
-        changed = False
+        best = {d: _select(adj_in[d], fibs.get(d)) if d in dirty else best[d] for d in rids}
+        fresh, dirty = dirty, set()
         for s, (n_out, n_in) in zip(carry, ends):
+            if unique and s.a not in fresh:
+                continue  # it would send what it sent last round
+            into, rid = adj_in[s.b], rids[s.a]
             for key, path in best[s.a].items():
                 got = _advertise(configs, s, path, family, n_out, n_in)
                 slot = (key, s.a)
                 if got is None:
-                    changed |= adj_in[s.b].pop(slot, None) is not None
+                    if into.pop(slot, None) is not None:
+                        dirty.add(s.b)
                     continue
-                got = Path(got.net, got.plen, got.as_path, got.local_pref, got.next_hop,
-                           got.ebgp, rids[s.a], got.peer)
-                if adj_in[s.b].get(slot) != got:
-                    adj_in[s.b][slot] = got
-                    changed = True
-        if not changed:
+                got = _new_path((got[0], got[1], got[2], got[3], got[4], got[5], rid, got[7]))
+                if into.get(slot) != got:
+                    into[slot] = got
+                    dirty.add(s.b)
+        if not dirty:
             break
-    return tried, sess, best
+    return best
 
 
 _CODES = {"static": ("S",), "connected": ("C",)}
@@ -305,8 +328,13 @@ def _select(adj: dict[tuple, Path], fib) -> dict[tuple, Path]:
     for (key, _peer), p in adj.items():
         by_prefix.setdefault(key, []).append(p)
 
+    seen: dict[int, bool] = {}  # next hop -> reachable (paths share next hops)
+
     def reachable(nh: int) -> bool:
-        return fib is not None and bool(lookup(fib, nh))
+        ok = seen.get(nh)
+        if ok is None:
+            ok = seen[nh] = fib is not None and bool(lookup(fib, nh))
+        return ok
 
     out = {}
     for key, paths in sorted(by_prefix.items()):
@@ -343,12 +371,12 @@ def _advertise(configs, s: Session, path: Path, family: int = 4,
             return None
         # (Paths built field by field: namedtuple._replace is slow, and this runs for
         # every best path on every session in every round.)
-        out = Path(out.net, out.plen, (a.bgp.asn,) + out.as_path, 100, s.a_ip, s.ebgp,
-                   out.peer_rid, s.a)
+        out = _new_path((out.net, out.plen, (a.bgp.asn,) + out.as_path, 100, s.a_ip, s.ebgp,
+                         out.peer_rid, s.a))
     else:
         nh = s.a_ip if (out.next_hop == 0 or n_out.next_hop_self) else out.next_hop
-        out = Path(out.net, out.plen, out.as_path, out.local_pref, nh, s.ebgp, out.peer_rid,
-                   s.a)
+        out = _new_path((out.net, out.plen, out.as_path, out.local_pref, nh, s.ebgp,
+                         out.peer_rid, s.a))
     if family == 6:
         return out
     return _route_map(b, n_in.route_map_in, n_in.prefix_list_in, out)

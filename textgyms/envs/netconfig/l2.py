@@ -25,11 +25,6 @@ def peers(links: list[Link]) -> dict[tuple[str, str], tuple[str, str]]:
     return out
 
 
-def _admin_up(cfg: DeviceConfig, name: str) -> bool:
-    itf = cfg.interfaces.get(name)
-    return itf is None or not itf.shutdown
-
-
 UP = ("up", "up")
 DOWN = ("down", "down")
 ADMIN_DOWN = ("administratively down", "down")
@@ -47,24 +42,43 @@ def oper_status(
     for dev, (kind, cfg) in devices.items():
         ifs = cfg.interfaces
         names = sorted(set(ifs) | cabled[dev]) if dev in cabled else sorted(ifs)
-        # Subinterfaces after every physical port (they take their parent's status).
-        for name in [n for n in names if "." not in n] + [n for n in names if "." in n]:
+        later = []  # subinterfaces, after every physical port (they take their parent's status)
+        for name in names:
+            if "." in name:
+                later.append(name)
+                continue
             itf = ifs.get(name)
             if itf is not None and itf.shutdown:
                 st = ADMIN_DOWN
-            elif name.startswith("Loopback"):
-                st = UP
-            elif name.startswith("Vlan"):
-                vid = int(name[4:]) if name[4:].isdigit() else 0
-                st = UP if kind in SWITCHES and (vid == 1 or vid in cfg.vlans) else DOWN
-            elif "." in name:
-                st = out.get((dev, parent(name)), DOWN)
+            elif name.startswith(("Loopback", "Vlan")):
+                st = _virtual(kind, cfg, name)
             else:
                 other = peer.get((dev, name))
-                st = DOWN if other is None or other[0] not in devices else (
-                    UP if _admin_up(devices[other[0]][1], other[1]) else DOWN)
+                if other is None or other[0] not in devices:
+                    st = DOWN
+                else:  # up unless the far end is shut down
+                    far = devices[other[0]][1].interfaces.get(other[1])
+                    st = UP if far is None or not far.shutdown else DOWN
+            out[(dev, name)] = st
+        for name in later:
+            itf = ifs.get(name)
+            if itf is not None and itf.shutdown:
+                st = ADMIN_DOWN
+            elif name.startswith(("Loopback", "Vlan")):
+                st = _virtual(kind, cfg, name)
+            else:
+                st = out.get((dev, parent(name)), DOWN)
             out[(dev, name)] = st
     return out
+
+
+def _virtual(kind: str, cfg: DeviceConfig, name: str) -> tuple[str, str]:
+    """The status of a loopback (always up) or an SVI (up on a switch that knows its VLAN;
+    VLAN 1 always exists)."""
+    if name.startswith("Loopback"):
+        return UP
+    vid = int(name[4:]) if name[4:].isdigit() else 0
+    return UP if kind in SWITCHES and (vid == 1 or vid in cfg.vlans) else DOWN
 
 
 def _subinterfaces(cfg: DeviceConfig) -> dict[str, list[tuple[str, Interface]]]:
@@ -99,20 +113,40 @@ def _channels(dev: str, kind: str, cfg: DeviceConfig, port: str, up,
 
 
 class _UnionFind:
+    """Union-find whose root is always the smallest member of its set (so a domain's id
+    does not depend on the order of unions)."""
+
     def __init__(self) -> None:
         self.up: dict = {}
 
     def find(self, x):
-        root = x
-        while self.up.get(root, root) != root:
-            root = self.up[root]
-        self.up[x] = root
+        up = self.up
+        root = up.get(x, x)
+        if root == x:  # a root (most lookups): nothing to compress
+            return x
+        while True:
+            nxt = up.get(root, root)
+            if nxt == root:
+                break
+            root = nxt
+        up[x] = root
         return root
 
     def union(self, a, b) -> None:
         ra, rb = self.find(a), self.find(b)
         if ra != rb:
-            self.up[max(ra, rb)] = min(ra, rb)
+            if ra < rb:
+                self.up[rb] = ra
+            else:
+                self.up[ra] = rb
+
+
+def _end(dev: str, kind: str, cfg: DeviceConfig, port: str, up, subs: dict) -> dict:
+    """:func:`_channels` of one end of a cable, with a router's or host's port that has no
+    tagged subinterfaces (most) answered without building its table."""
+    if kind in SWITCHES or port in subs:
+        return _channels(dev, kind, cfg, port, up, subs)
+    return {"u": ("if", dev, port)}
 
 
 def domains(
@@ -127,21 +161,33 @@ def domains(
     for a, b in links:
         if not (up.get(a) and up.get(b)) or a[0] not in devices or b[0] not in devices:
             continue
-        ca = _channels(a[0], devices[a[0]][0], devices[a[0]][1], a[1], up, subs.get(a[0]))
-        cb = _channels(b[0], devices[b[0]][0], devices[b[0]][1], b[1], up, subs.get(b[0]))
+        (ka, cfa), (kb, cfb) = devices[a[0]], devices[b[0]]
+        ca = _end(a[0], ka, cfa, a[1], up, subs.get(a[0], _NO_SUBS))
+        cb = _end(b[0], kb, cfb, b[1], up, subs.get(b[0], _NO_SUBS))
+        if len(ca) == 1 and len(cb) == 1:  # one channel each (most cables)
+            key = next(iter(ca))
+            if key in cb:
+                uf.union(ca[key], cb[key])
+            continue
         for key in ca.keys() & cb.keys():
             uf.union(ca[key], cb[key])
     out: dict[tuple[str, str], tuple] = {}
+    # (Finds and the SVI unions interleave in this order: a domain's id is its smallest
+    # member at the moment of the find.)
+    switches = {d for d, (k, _c) in devices.items() if k in SWITCHES}
     for (dev, name), ok in up.items():
         if not ok:
             continue
-        kind = devices[dev][0]
-        if name.startswith("Vlan") and kind in SWITCHES:
-            uf.union(("if", dev, name), ("vl", dev, int(name[4:])))
-        elif kind in SWITCHES and not name.startswith("Loopback"):
-            continue  # a switch port is not an L3 interface
+        if dev in switches:
+            if name.startswith("Vlan"):
+                uf.union(("if", dev, name), ("vl", dev, int(name[4:])))
+            elif not name.startswith("Loopback"):
+                continue  # a switch port is not an L3 interface
         out[(dev, name)] = uf.find(("if", dev, name))
     return out
+
+
+_NO_SUBS: dict = {}
 
 
 # Status and domains are a pure function of the cabling and of each device's kind, VLAN
@@ -154,11 +200,12 @@ _LAYER2 = Memo(64)  # the last few tasks (few entries: each holds two dicts)
 def signature(kind: str, cfg: DeviceConfig) -> Key:
     """Everything :func:`oper_status` and :func:`domains` read of one device (callers
     cache it per shared config)."""
+    # (tuple() of a list, not of a generator: faster for these few items)
     if kind not in SWITCHES:  # the VLAN settings of a router's or host's ports are unused
-        return Key((kind, tuple((name, i.shutdown, i.dot1q)
-                                for name, i in cfg.interfaces.items())))
-    ports = tuple((name, i.shutdown, i.mode, i.access_vlan, i.trunk_allowed, i.native_vlan,
-                   i.dot1q) for name, i in cfg.interfaces.items())
+        return Key((kind, tuple([(name, i.shutdown, i.dot1q)
+                                 for name, i in cfg.interfaces.items()])))
+    ports = tuple([(name, i.shutdown, i.mode, i.access_vlan, i.trunk_allowed, i.native_vlan,
+                    i.dot1q) for name, i in cfg.interfaces.items()])
     return Key((kind, tuple(cfg.vlans), ports))
 
 
@@ -167,7 +214,7 @@ def layer2(devices: Mapping[str, tuple[str, DeviceConfig]], links: list[Link],
         dict[tuple[str, str], tuple[str, str]], dict[tuple[str, str], tuple]]:
     """(:func:`oper_status`, :func:`domains`) of a network, shared and read-only: computed
     once per cabling and set of device :func:`signature` s (given per device)."""
-    key = Key((tuple((d, signatures[d]) for d in devices), tuple(links)))
+    key = Key((tuple([(d, signatures[d]) for d in devices]), tuple(links)))
 
     def make():
         status = oper_status(devices, peers(links))

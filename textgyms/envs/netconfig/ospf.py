@@ -20,6 +20,7 @@ area border routers, external routes from redistribution, and equal-cost multipa
 
 from __future__ import annotations
 
+import functools
 import heapq
 import ipaddress
 from collections.abc import Mapping
@@ -29,7 +30,14 @@ from textgyms.envs.netconfig import ospf_opts, policy
 from textgyms.envs.netconfig.acl import evaluate
 from textgyms.envs.netconfig.bounded import Key, Memo, by_identity
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
-from textgyms.envs.netconfig.routing import L3If, Route, new_route, ospf_area, router_id
+from textgyms.envs.netconfig.routing import (
+    L3If,
+    Route,
+    network_area,
+    network_ints,
+    new_route,
+    router_id,
+)
 
 DEFAULT_BW = {  # kbit/s, as IOS sets them per interface type
     "GigabitEthernet": 1_000_000, "FastEthernet": 100_000, "Ethernet": 10_000,
@@ -56,7 +64,12 @@ class Adjacency(NamedTuple):
     usable: bool = True  # False: FULL, but the two ends describe the link differently
 
 
+_new_adj = functools.partial(tuple.__new__, Adjacency)  # Adjacency(*fields), all given
+
+
 class OspfIf(NamedTuple):
+    """One up interface OSPF runs on, with what adjacency and SPF read of it."""
+
     dev: str
     l3: L3If
     area: int
@@ -70,6 +83,9 @@ class OspfIf(NamedTuple):
     acl_in: tuple | None = None  # the inbound ACL's entries (None: no filter)
 
 
+_new_oif = functools.partial(tuple.__new__, OspfIf)  # OspfIf(*fields), every field given
+
+
 def if_cost(cfg: DeviceConfig, name: str) -> int:
     """``ip ospf cost`` or reference bandwidth / interface bandwidth (at least 1)."""
     itf = cfg.interfaces.get(name)
@@ -80,12 +96,16 @@ def if_cost(cfg: DeviceConfig, name: str) -> int:
 
 def bw_cost(cfg: DeviceConfig, name: str, ref: int) -> int:
     """The reference bandwidth ``ref`` (Mbit/s) / the interface bandwidth, in 1..65535."""
-    itf = cfg.interfaces.get(name)
-    parent = cfg.interfaces.get(name.split(".", 1)[0])
+    return _bw_cost(cfg.interfaces, cfg.interfaces.get(name), name, ref)
+
+
+def _bw_cost(interfaces: dict, itf, name: str, ref: int) -> int:
+    """:func:`bw_cost` of interface ``name`` (``itf``: its settings, None if it has none)."""
     bw = itf.bandwidth if itf is not None and itf.bandwidth else None
-    bw = bw or (parent.bandwidth if parent is not None and parent.bandwidth else None)
-    kind = name.rstrip("0123456789/.")
-    bw = bw or DEFAULT_BW.get(kind, 1_000_000)
+    if not bw:
+        parent = interfaces.get(name.split(".", 1)[0])
+        bw = parent.bandwidth if parent is not None and parent.bandwidth else None
+    bw = bw or DEFAULT_BW.get(name.rstrip("0123456789/."), 1_000_000)
     return max(1, min(65535, ref * 1000 // bw))
 
 
@@ -110,21 +130,33 @@ _OIFS = Memo(1024)  # (config id, device, interfaces) -> (config, its OSPF inter
 
 def _device_oifs(dev: str, cfg: DeviceConfig, ifs: list[L3If]) -> list[OspfIf]:
     """The OSPF interfaces of one router (with a router ID) among its up interfaces."""
+    ospf = cfg.ospf
+    interfaces = cfg.interfaces
+    nets = None  # the network statements as ints, converted once per router when needed
     out = []
     for i in ifs:
-        area = ospf_area(cfg, i.ip, i.name)
-        if area is None:
-            continue
-        itf = cfg.interfaces.get(i.name)
-        kind = ospf_opts.net_type(itf, i.name)
+        name = i.name
+        itf = interfaces.get(name)
+        if itf is not None and itf.ospf_area is not None and itf.ospf_area[0] == ospf.pid:
+            area = itf.ospf_area[1]
+        else:  # routing.ospf_area over the statements converted once
+            if nets is None:
+                nets = network_ints(ospf)
+            area = network_area(nets, i.ip)
+            if area is None:
+                continue
+        kind = ospf_opts.net_type(itf, name)
         hello = (itf.ospf_hello if itf is not None else None) or ospf_opts.default_hello(kind)
         dead = (itf.ospf_dead if itf is not None else None) or 4 * hello
-        passive = cfg.ospf.is_passive(i.name) or i.name.startswith("Loopback")
+        passive = ospf.is_passive(name) or name.startswith("Loopback")
         acl = cfg.acls.get(itf.acl_in) if itf is not None and itf.acl_in else None
-        out.append(OspfIf(dev, i, area, if_cost(cfg, i.name), passive, (hello, dead),
-                          cfg.ospf.stub_kind(area), ospf_opts.auth_of(itf, cfg.ospf, area),
-                          ospf_opts.dr_role(itf, i.name), kind,
-                          tuple(acl.entries) if acl is not None and acl.entries else None))
+        cost = itf.ospf_cost if itf is not None and itf.ospf_cost is not None else \
+            _bw_cost(interfaces, itf, name, ospf.ref_bw)
+        prio = itf.ospf_priority if itf is not None and itf.ospf_priority is not None else 1
+        out.append(_new_oif((dev, i, area, cost, passive, (hello, dead), ospf.stub_kind(area),
+                             ospf_opts.auth_of(itf, ospf, area),
+                             (kind in ospf_opts.DR_TYPES, prio), kind,
+                             tuple(acl.entries) if acl is not None and acl.entries else None)))
     return out
 
 
@@ -165,8 +197,8 @@ def adjacencies(oifs: list[OspfIf], rids: Mapping[str, int], devices) -> tuple[
                 # broadcast) reach FULL, but one router LSA lists a point-to-point link and
                 # the other a transit network: SPF's two-way check fails, no route uses it.
                 same = a.kind == b.kind
-                adj[a.dev].append(Adjacency(a.l3.name, b.dev, b.l3.ip, rids[b.dev], a.area, same))
-                adj[b.dev].append(Adjacency(b.l3.name, a.dev, a.l3.ip, rids[a.dev], b.area, same))
+                adj[a.dev].append(_new_adj((a.l3.name, b.dev, b.l3.ip, rids[b.dev], a.area, same)))
+                adj[b.dev].append(_new_adj((b.l3.name, a.dev, a.l3.ip, rids[a.dev], b.area, same)))
     return adj, logs
 
 
@@ -223,25 +255,34 @@ class Areas:
 
     def __init__(self, oifs: list[OspfIf], adj: Mapping[str, list[Adjacency]],
                  host_plen: int = 32) -> None:
-        cost = {(o.dev, o.l3.name): o.cost for o in oifs}
-        self.stub = {(o.dev, o.area): o.stub for o in oifs}
+        cost: dict[tuple[str, str], int] = {}
+        self.stub: dict[tuple[str, int], int] = {}
         self.members: dict[int, set[str]] = {}
         self.stubs: dict[int, dict[tuple[int, int], list[tuple[str, int]]]] = {}
-        for o in oifs:
-            self.members.setdefault(o.area, set()).add(o.dev)
-            if o.l3.plen < 0:
+        for o in oifs:  # (one pass over the interfaces for all four)
+            dev, l3, area = o.dev, o.l3, o.area
+            cost[(dev, l3.name)] = o.cost
+            self.stub[(dev, area)] = o.stub
+            ms = self.members.get(area)
+            if ms is None:
+                ms = self.members[area] = set()
+            ms.add(dev)
+            if l3.plen < 0:
                 continue
-            loop = o.l3.name.startswith("Loopback")
-            pfx = (o.l3.ip, host_plen) if loop else (o.l3.net, o.l3.plen)
-            self.stubs.setdefault(o.area, {}).setdefault(pfx, []).append((o.dev, o.cost))
+            loop = l3.name.startswith("Loopback")
+            pfx = (l3.ip, host_plen) if loop else (l3.net, l3.plen)
+            self.stubs.setdefault(area, {}).setdefault(pfx, []).append((dev, o.cost))
         graphs: dict[int, dict] = {a: {} for a in self.members}
         for d, ns in adj.items():
-            for a in (a for a in ns if a.usable):
-                graphs[a.area].setdefault(d, []).append(
-                    (a.neighbor, cost[(d, a.iface)], a.neighbor_ip, a.iface))
+            for a in ns:
+                if a.usable:
+                    graphs[a.area].setdefault(d, []).append(
+                        (a.neighbor, cost[(d, a.iface)], a.neighbor_ip, a.iface))
         self.spf = {(a, r): _spf(r, graphs[a]) for a, ms in self.members.items() for r in ms}
+        # An ABR is in area 0 and another: none without two areas.
         self.abrs = {r for r in self.members.get(0, ())
-                     if any(r in ms for a, ms in self.members.items() if a != 0)}
+                     if any(r in ms for a, ms in self.members.items() if a != 0)} \
+            if len(self.members) > 1 else set()
         self._areas_of: dict[str, list[int]] = {}
 
     def areas_of(self, r: str) -> list[int]:
@@ -276,6 +317,24 @@ class Areas:
         return out
 
 
+def _intra_table(areas: Areas, r: str, area: int) -> dict[tuple[int, int], tuple]:
+    """``areas.intra(r, area)`` as a fresh table (what :func:`_merge` makes of it in an
+    empty one): prefix -> ("O", cost, a copy of the first hops, tag 0)."""
+    dist, first = areas.spf[(area, r)]
+    out: dict[tuple[int, int], tuple] = {}
+    for pfx, owners in areas.stubs.get(area, {}).items():
+        if len(owners) == 1:  # most prefixes have one router on them
+            o, c = owners[0]
+            if o in dist:
+                out[pfx] = ("O", dist[o] + c, set(first[o]), 0)
+            continue
+        best = [(dist[o] + c, o) for o, c in owners if o in dist]
+        if best:
+            m = min(x for x, _ in best)
+            out[pfx] = ("O", m, set().union(*(first[o] for x, o in best if x == m)), 0)
+    return out
+
+
 def _merge(table: dict, pfx, kind: str, cost, hops: set, tag: int = 0) -> None:
     """Keep the better route (type first, then cost); equal ones add their next hops. An
     entry is (kind, cost, first hops, route tag)."""
@@ -296,11 +355,18 @@ def _via(areas: Areas, r: str, area: int, b: str):
 def internal_tables(areas: Areas) -> dict[str, dict]:
     """Per router, prefix -> (kind, cost, first hops) for intra- and inter-area routes."""
     routers = {r for ms in areas.members.values() for r in ms}
+    if not areas.abrs:  # no summaries: each router's intra-area routes are its table
+        return {r: _table_of(areas, r) for r in routers}
     intra_area = {(r, a): areas.intra(r, a) for r in routers for a in areas.areas_of(r)}
     tables: dict[str, dict] = {r: {} for r in routers}
     for (r, _a), routes in intra_area.items():
-        for pfx, (c, hops) in routes.items():
-            _merge(tables[r], pfx, "O", c, hops)
+        table = tables[r]
+        if table:
+            for pfx, (c, hops) in routes.items():
+                _merge(table, pfx, "O", c, hops)
+        else:  # what _merge does with each prefix of one area into an empty table
+            for pfx, (c, hops) in routes.items():
+                table[pfx] = ("O", c, set(hops), 0)
     # What each ABR summarises into the backbone: its non-backbone intra-area routes.
     into0 = {b: {} for b in areas.abrs}
     for b in areas.abrs:
@@ -321,6 +387,18 @@ def internal_tables(areas: Areas) -> dict[str, dict]:
     return tables
 
 
+def _table_of(areas: Areas, r: str) -> dict:
+    """Router ``r``'s intra-area routes of all its areas (the best of each prefix)."""
+    table = None
+    for a in areas.areas_of(r):
+        if table is None:
+            table = _intra_table(areas, r, a)
+        else:
+            for pfx, (c, hops) in areas.intra(r, a).items():
+                _merge(table, pfx, "O", c, hops)
+    return {} if table is None else table
+
+
 def _into_area(areas: Areas, abr_table: dict, learned_here: dict, b: str, a: int) -> dict:
     """The summaries ABR ``b`` sends into non-backbone area ``a``: its intra- and inter-area
     routes not learned inside ``a``; into a stub area also a default route (cost 1, IOS's
@@ -334,6 +412,8 @@ def _into_area(areas: Areas, abr_table: dict, learned_here: dict, b: str, a: int
 
 def _summaries(table: dict, areas: Areas, r: str, area: int, heard: dict) -> None:
     """Add the inter-area routes ``r`` derives from the summaries ``heard`` in ``area``."""
+    if not heard:  # (an area without an ABR, most: no summaries)
+        return
     intra = {p for p, e in table.items() if e[0] == "O"}
     for b, routes in heard.items():
         via = _via(areas, r, area, b)
@@ -394,6 +474,18 @@ def external_routes(areas: Areas, tables: dict, externals: dict[str, list],
                     _merge(table, pfx, f"O {kind}2", (metric << 24) + path[0], path[1], tag)
 
 
+def with_externals(areas: Areas, tables: dict[str, dict], externals: dict[str, list],
+                   nssa_defaults: dict[str, list[int]]) -> dict[str, dict]:
+    """The shared internal ``tables`` with the external routes added (see
+    :func:`external_routes`): copies when there are any (external routes only ever add
+    entries, so the copies' shared entries stay intact), else the tables themselves."""
+    if not nssa_defaults and not any(externals.values()):
+        return tables
+    tables = {r: dict(t) for r, t in tables.items()}
+    external_routes(areas, tables, externals, nssa_defaults)
+    return tables
+
+
 def nssa_defaults(configs: Mapping[str, DeviceConfig], areas: Areas) -> dict[str, list[int]]:
     """ABR -> the NSSAs it sends a type-7 default into (``default-information-originate``
     on its ``area A nssa``)."""
@@ -420,8 +512,8 @@ def _external_path(areas: Areas, r: str, s: str):
 def to_routes(table: dict) -> list[Route]:
     """A router's OSPF table as RIB candidates (one per equal-cost next hop)."""
     out = []
-    for net, plen in sorted(table):  # prefixes are unique: sorting the keys alone is enough
-        kind, cost, hops, tag = table[(net, plen)]
+    # Prefixes are unique: sorting the items compares their keys alone.
+    for (net, plen), (kind, cost, hops, tag) in sorted(table.items()):
         metric = cost >> 24 if kind == "O E2" else cost
         for nh, iface in sorted(hops) if len(hops) > 1 else hops:  # most have one next hop
             out.append(new_route((net, plen, kind, 110, metric, nh, iface, nh, tag)))
@@ -484,8 +576,8 @@ _SPF = Memo(256)
 
 def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]]):
     """(adjacencies, syslog events, router IDs, OSPF interfaces, areas, internal tables,
-    each router's internal tables as routes: :func:`to_routes`); all shared and read-only
-    but the tables (external routes are added to them)."""
+    each router's internal tables as routes: :func:`to_routes`); all shared and read-only:
+    a caller adding external routes copies the tables first (:func:`with_externals`)."""
     rids = {d: router_id(configs[d], l3[d]) if configs[d].ospf is not None else 0 for d in l3}
     oifs = ospf_interfaces(configs, l3, rids)
 
@@ -496,7 +588,4 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]]):
         return adj, logs, areas, tables, {r: to_routes(t) for r, t in tables.items()}
 
     adj, logs, areas, tables, routes = _SPF.get(Key((tuple(oifs), tuple(rids.items()))), make)
-    # External routes only add entries to a router's table (never change one of these):
-    # a copy of each table's dict keeps the shared entries intact.
-    return (adj, logs, dict(rids), oifs, areas, {r: dict(t) for r, t in tables.items()},
-            routes)
+    return adj, logs, dict(rids), oifs, areas, tables, routes

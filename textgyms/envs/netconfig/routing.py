@@ -81,6 +81,25 @@ def ospf_area(cfg: DeviceConfig, ip: int, ifname: str | None = None) -> int | No
     return None
 
 
+def network_ints(process) -> list[tuple[int, int, int]]:
+    """An OSPF process's ``network`` statements as (address | wildcard, wildcard, area):
+    an address ``ip`` matches the first one with ``ip | wildcard == address | wildcard``
+    (as :func:`ospf_area` reads them; callers that test many interfaces convert once)."""
+    out = []
+    for net, wc, area in process.networks:
+        w = int(wc)
+        out.append((int(net) | w, w, area))
+    return out
+
+
+def network_area(nets: list[tuple[int, int, int]], ip: int) -> int | None:
+    """The area of the first of :func:`network_ints` that matches ``ip`` (None: none)."""
+    for net, w, area in nets:
+        if (ip | w) == net:
+            return area
+    return None
+
+
 def router_id(cfg: DeviceConfig, l3: list[L3If], process=None) -> int:
     """Configured router-id, else the highest loopback IPv4 address, else the highest IPv4
     address of an interface that is up (0: OSPF cannot start). ``process`` is the OSPF
@@ -142,17 +161,24 @@ def static_routes(routes: Sequence, ifs: list[L3If], base: list[Route],
     return out
 
 
+def _best(candidates: list[Route]) -> dict[tuple[int, int], list[Route]]:
+    """Per prefix, the candidates of the lowest administrative distance in their order."""
+    best: dict[tuple[int, int], list[Route]] = {}
+    get = best.get
+    for r in candidates:  # (fields by index: this runs for every route of every compile)
+        key = (r[0], r[1])
+        cur = get(key)
+        if cur is None or r[3] < cur[0][3]:
+            best[key] = [r]
+        elif r[3] == cur[0][3] and r not in cur:
+            cur.append(r)
+    return best
+
+
 def select(candidates: list[Route]) -> list[Route]:
     """The RIB: for each prefix, the routes of the lowest administrative distance (all of
     them when several tie: equal-cost multipath)."""
-    best: dict[tuple[int, int], list[Route]] = {}
-    for r in candidates:
-        key = (r.net, r.plen)
-        cur = best.get(key)
-        if cur is None or r.ad < cur[0].ad:
-            best[key] = [r]
-        elif r.ad == cur[0].ad and r not in cur:
-            cur.append(r)
+    best = _best(candidates)
     return [r for key in sorted(best) for r in best[key]]
 
 
@@ -162,9 +188,34 @@ def build_fib(rib: list[Route], bits: int = 32) -> tuple:
     masks = MASKS if bits == 32 else MASKS6
     table: dict[int, dict[int, list[Route]]] = {}
     for r in rib:
-        table.setdefault(r.plen, {}).setdefault(r.net, []).append(r)
+        plen = r[1]
+        by_net = table.get(plen)
+        if by_net is None:
+            by_net = table[plen] = {}
+        same = by_net.get(r[0])
+        if same is None:
+            by_net[r[0]] = [r]
+        else:
+            same.append(r)
     plens = sorted(table, reverse=True)
     return plens, table, [(masks[p], table[p]) for p in plens]
+
+
+def rib_fib(candidates: list[Route]) -> tuple[list[Route], tuple]:
+    """(:func:`select`, :func:`build_fib` of it) of IPv4 candidates in one pass over the
+    prefixes: a RIB lists each prefix's routes together, so its FIB bucket is that list."""
+    best = _best(candidates)
+    rib: list[Route] = []
+    table: dict[int, dict[int, list[Route]]] = {}
+    for key in sorted(best):
+        routes = best[key]
+        rib += routes
+        by_net = table.get(key[1])
+        if by_net is None:
+            by_net = table[key[1]] = {}
+        by_net[key[0]] = routes
+    plens = sorted(table, reverse=True)
+    return rib, (plens, table, [(MASKS[p], table[p]) for p in plens])
 
 
 def pick(routes: list[Route], pkt: tuple, choices, fanout: list[int]) -> Route:

@@ -36,6 +36,7 @@ _EMPTY: dict = {}
 MAX_HOPS = 32
 dotted = functools.lru_cache(maxsize=4096)(_dotted)  # walk reasons name the same addresses
 _W = functools.partial(tuple.__new__, Walk)  # Walk(*fields) without the Python-level call
+_new_l3if = functools.partial(tuple.__new__, L3If)  # L3If(*fields), as above
 MAX_PASSES = 4  # IGP/BGP rounds when OSPF and BGP are redistributed into each other
 
 
@@ -52,6 +53,7 @@ class _Facts(NamedTuple):
     gateway: int | None  # ``ip default-gateway``
 
 
+_new_facts = functools.partial(tuple.__new__, _Facts)  # _Facts(*fields), all given
 _FACTS = Memo(512)  # (config id, kind) -> (config, its _Facts); the last few tasks
 # (config id, domains id, OSPF routes id) -> (config, those routes, (statics, RIB, FIB),
 # domains): see Network._device_table. All three are held, so their ids stay theirs.
@@ -63,15 +65,17 @@ def _facts(kind: str, cfg: DeviceConfig) -> _Facts:
     def make() -> _Facts:
         addrs = {}
         ingress = []
+        groups = False  # any FHRP group (most devices have none: no second pass for them)
         for name, itf in cfg.interfaces.items():
-            if itf.ip is not None:
-                net = itf.ip.network
-                addrs[name] = (int(itf.ip), int(net.network_address), net.prefixlen)
+            if itf.ip is not None:  # (the network address masked here: one int() less)
+                ip, plen = int(itf.ip), itf.ip.network.prefixlen
+                addrs[name] = (ip, ip & routing.MASKS[plen], plen)
+                groups = groups or bool(itf.fhrp)
             if itf.acl_in is not None or itf.nat == "outside":
                 ingress.append(name)
-        members = fhrp.device_members(cfg) if kind in ROUTERS else []
+        members = fhrp.device_members(cfg) if groups and kind in ROUTERS else []
         gateway = int(cfg.gateway) if cfg.gateway is not None else None
-        return _Facts(l2.signature(kind, cfg), addrs, tuple(ingress), members, gateway)
+        return _new_facts((l2.signature(kind, cfg), addrs, tuple(ingress), members, gateway))
 
     return by_identity(_FACTS, cfg, kind, make)
 
@@ -87,7 +91,7 @@ class Network:
         (another network's ``fhrp_state``); by default the one that won at boot."""
         self.devices = dict(devices)
         self.links = list(links)
-        facts = {d: _facts(k, c) for d, (k, c) in self.devices.items()}
+        facts = self._index_devices()
         self.status, self.domain = l2.layer2(  # shared, read-only
             self.devices, self.links, {d: f.layer2 for d, f in facts.items()})
         self.l3: dict[str, list[L3If]] = {d: [] for d in self.devices}
@@ -96,13 +100,9 @@ class Network:
             addr = facts[dev].addrs.get(name)
             if addr is None:
                 continue
-            self.l3[dev].append(L3If(name, addr[0], addr[1], addr[2], dom))
+            self.l3[dev].append(_new_l3if((name, addr[0], addr[1], addr[2], dom)))
             self.arp.setdefault(dom, {})[addr[0]] = (dev, name)
         self.own = {d: {i.ip: i.name for i in ifs} for d, ifs in self.l3.items()}
-        self.routers = {d for d, (k, c) in self.devices.items() if routes_packets(k, c)}
-        # In device order, never set order: results must not depend on the hash seed.
-        self._router_cfgs = {d: c for d, (_k, c) in self.devices.items() if d in self.routers}
-        self._members = {d: facts[d].fhrp for d in self._router_cfgs}
         self.fhrp_state, self.fhrp_actives = fhrp.elect(
             self._router_cfgs, self.domain, self.status, fhrp_incumbent, self._members)
         # With a dual-active both answer ARP; hosts keep one (the first, here).
@@ -110,14 +110,35 @@ class Network:
         for (dom, vip), (dev, name, _vip) in self.fhrp.items():
             self.arp.setdefault(dom, {})[vip] = (dev, name)
             self.own[dev].setdefault(vip, name)
-        # Lookups the packet walk does at every hop, precomputed once.
-        self._cfgs = {d: c for d, (_k, c) in self.devices.items()}
-        self._ingress_fx = {(d, n) for d, f in facts.items() for n in f.ingress}
-        self._gateway = {d: f.gateway for d, f in facts.items() if f.gateway is not None}
         self._arp_at = {k: self.arp.get(dom, _EMPTY) for k, dom in self.domain.items()}
         self.nat_pool_use: dict[tuple[str, int], int] = {}  # (dev, inside local) -> global
         self._v6: sim6.Plane6 | None = None
         self._route()
+
+    def _index_devices(self) -> dict[str, _Facts]:
+        """Each device's :class:`_Facts`, and in one pass over the devices what routing and
+        the packet walk look up by device: the routers (their configs and FHRP members, in
+        device order, never set order: results must not depend on the hash seed), every
+        config, the ports that filter or translate inbound, and the hosts' gateways."""
+        facts: dict[str, _Facts] = {}
+        self.routers: set[str] = set()
+        self._router_cfgs: dict[str, DeviceConfig] = {}
+        self._members: dict[str, list] = {}
+        self._cfgs: dict[str, DeviceConfig] = {}
+        self._ingress_fx: set[tuple[str, str]] = set()
+        self._gateway: dict[str, int] = {}
+        for d, (k, c) in self.devices.items():
+            f = facts[d] = _facts(k, c)
+            self._cfgs[d] = c
+            if routes_packets(k, c):
+                self.routers.add(d)
+                self._router_cfgs[d] = c
+                self._members[d] = f.fhrp
+            for n in f.ingress:
+                self._ingress_fx.add((d, n))
+            if f.gateway is not None:
+                self._gateway[d] = f.gateway
+        return facts
 
     def with_incumbent(self, incumbent: Mapping) -> Network:
         """This network with each FHRP group's election starting from ``incumbent`` (another
@@ -183,7 +204,6 @@ class Network:
         # Connected routes and the OSPF candidates of each router, built once (the lists are
         # only concatenated below, never changed).
         conn = {dev: routing.connected_routes(self.l3[dev]) for dev in configs}
-        sizes = {dev: len(t) for dev, t in tables.items()}
         known: dict[str, tuple] = {}  # dev -> (memo key, (statics, RIB, FIB)) of a device
         # A router's up interfaces are a function of its config and the broadcast domains
         # (a shared, read-only dict that an unchanged layer 2 hands out again): keyed by
@@ -198,21 +218,23 @@ class Network:
                 statics[dev] = hit[2][0]
             else:
                 known[dev] = key, None
-                statics[dev] = routing.static_routes(cfg.routes, self.l3[dev], conn[dev] + mine)
+                statics[dev] = routing.static_routes(
+                    cfg.routes, self.l3[dev], conn[dev] + mine) if cfg.routes else []
         externals = {}
         for dev, cfg in configs.items():
             if cfg.ospf is not None and (cfg.ospf.redistribute or cfg.ospf.originate):
                 rib = routing.select(conn[dev] + statics[dev] + learned.get(dev, []))
                 mine = [o for o in oifs if o.dev == dev]
                 externals[dev] = ospf.redistributed(cfg, rib, self.l3[dev], mine)
-        ospf.external_routes(self.areas, tables, externals, ospf.nssa_defaults(configs, self.areas))
+        full = ospf.with_externals(self.areas, tables, externals,
+                                   ospf.nssa_defaults(configs, self.areas))
         self.rib: dict[str, list[Route]] = {}
         self.fib = {}
         for dev, cfg in configs.items():
-            # External routes only ever add prefixes to a table: one that did not grow
-            # still gives the routes listed before.
-            table = tables.get(dev, _EMPTY)
-            grown = len(table) != sizes.get(dev, 0)
+            # External routes only ever add prefixes to a table (a copy of the shared one):
+            # one that did not grow still gives the routes listed before.
+            table = full.get(dev, _EMPTY)
+            grown = full is not tables and len(table) != len(tables.get(dev, _EMPTY))
             if not grown and not learned.get(dev):
                 self.rib[dev], self.fib[dev] = self._device_table(
                     cfg, conn[dev], internal.get(dev, _NO_ROUTES), statics[dev], dom,
@@ -220,9 +242,8 @@ class Network:
                 continue
             ospf_routes = ospf.to_routes(table) if grown else internal.get(dev, [])
             cands = conn[dev] + ospf_routes
-            rib = routing.select(cands + statics[dev] + learned.get(dev, []))
-            self.rib[dev] = rib
-            self.fib[dev] = routing.build_fib(rib)
+            self.rib[dev], self.fib[dev] = routing.rib_fib(
+                cands + statics[dev] + learned.get(dev, []))
 
     @staticmethod
     def _device_table(cfg: DeviceConfig, conn: list[Route], internal: list[Route],
@@ -235,8 +256,7 @@ class Network:
         shared config."""
         if found is not None:
             return found[1], found[2]
-        rib = routing.select(conn + internal + statics)
-        fib = routing.build_fib(rib)
+        rib, fib = routing.rib_fib(conn + internal + statics)
         if is_shared(cfg):
             _ROUTES.put(key, (cfg, internal, (statics, rib, fib), domain))
         return rib, fib
@@ -263,9 +283,8 @@ class Network:
         self.bgp_attempts, self.bgp_sessions, self.bgp_best = bgp.compute(
             configs, l3r, self.rib, self.fib, owner, self._tcp_hops)
         for dev, best in self.bgp_best.items():
-            rib = routing.select(self.rib[dev] + bgp.to_routes(best, self.fib[dev]))
-            self.rib[dev] = rib
-            self.fib[dev] = routing.build_fib(rib)
+            self.rib[dev], self.fib[dev] = routing.rib_fib(
+                self.rib[dev] + bgp.to_routes(best, self.fib[dev]))
 
     # --- helpers ----------------------------------------------------------------------------
     def kind(self, dev: str) -> str:
