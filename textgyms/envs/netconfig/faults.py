@@ -474,7 +474,8 @@ def repair(rng: np.random.Generator, level: str, cause: str | None = None) -> Ne
     for d in locked:
         sc.reqs.append({"type": "preserve", "what": f"the configuration of {d} (locked)"})
     context = "Symptoms observed:\n" + "\n".join(f"- {m}" for m in fails[:SHOWN])
-    return freeze("repair", level, sc, json.dumps(labels, sort_keys=True), locked, context)
+    return freeze("repair", level, sc, json.dumps(labels, sort_keys=True), locked, context,
+                  filled=True)  # inject filled them (its symptoms needed them)
 
 
 def syslog(before: Network, after: Network) -> list[str]:
