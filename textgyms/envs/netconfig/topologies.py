@@ -339,16 +339,18 @@ def render_iface(t: Topo, dev: str, iface: str, extra: list[str] = ()) -> list[s
 def _ports(t: Topo, dev: str) -> list[str]:
     """``dev``'s described (cabled) ports in name order, from an index of ``t.desc`` kept on
     the topology: a family renders every device, and scanning all descriptions for each was
-    quadratic. Descriptions are only ever added, so the same count means the same ports."""
+    quadratic. Descriptions are only ever added, so the same dict of the same size has the
+    same ports."""
+    desc = t.desc
     held = t.__dict__.get("_port_index")
-    if held is None or held[0] != len(t.desc):
+    if held is None or held[0] is not desc or held[1] != len(desc):
         index: dict[str, list[str]] = {}
-        for d, p in t.desc:
+        for d, p in desc:
             index.setdefault(d, []).append(p)
         for ports in index.values():
             ports.sort()
-        held = t.__dict__["_port_index"] = (len(t.desc), index)
-    return held[1].get(dev, [])
+        held = t.__dict__["_port_index"] = (desc, len(desc), index)
+    return held[2].get(dev, [])
 
 
 def base_config(t: Topo, dev: str, extra: dict[str, list[str]] | None = None) -> str:
