@@ -48,3 +48,24 @@ def test_a_cause_edits_only_configs_it_looks_up(cause):
             if label is not None:
                 assert label["device"] in cfgs.owned, (name, label)
                 assert repr(dict.__getitem__(cfgs, label["device"])) != before[label["device"]]
+
+
+@pytest.mark.parametrize("family", ["fhrp", "vrrp"])
+def test_a_network_without_gateway_groups_fails_fhrp_checks_as_after_the_failure(
+        family, monkeypatch):
+    """A starting network with no HSRP or VRRP group fails each failover check with the
+    message the network with the link failed gives (which it no longer compiles)."""
+    from textgyms.envs.netconfig import checks
+    from textgyms.envs.netconfig.verify import _checks, text_network
+
+    for level in LEVELS:
+        for seed in range(3):
+            task = generate(np.random.default_rng(seed), family, level)
+            net = text_network(task, dict(task.start))
+            assert not checks._any_fhrp(net)
+            todo = [c for c in _checks(task) if c["g"] == "fhrp" and c["fail"]]
+            assert todo
+            fast = [checks._fhrp(net, c, None) for c in todo]
+            monkeypatch.setattr(checks, "_any_fhrp", lambda _net: True)
+            assert [checks._fhrp(net, c, None) for c in todo] == fast
+            monkeypatch.undo()
