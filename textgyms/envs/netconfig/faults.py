@@ -399,21 +399,39 @@ def _symptoms(sc: Scenario, configs: dict[str, str]) -> list[str]:
     return out[:SHOWN]
 
 
+class _Attempt(dict):
+    """The configs one fault attempt edits, device -> config: the shared reference config
+    until the device is looked up with ``[]``, which gives (and keeps) the attempt's own
+    clone. The causes read every device through ``items()`` but change only configs they
+    look up, so only those are cloned (not every device for every attempt)."""
+
+    def __init__(self, shared: dict[str, DeviceConfig]) -> None:
+        super().__init__(shared)
+        self.shared = shared
+        self.owned: set[str] = set()
+
+    def __getitem__(self, device: str) -> DeviceConfig:
+        if device in self.owned:
+            return dict.__getitem__(self, device)
+        cfg = self.shared[device].clone()
+        dict.__setitem__(self, device, cfg)
+        self.owned.add(device)
+        return cfg
+
+
 class _Bench:
     """The reference configs of one scenario, parsed once for all its fault attempts.
 
     The parse is the shared memoized one (the reference network compiled for the
-    expectations reuses it); the causes edit a private clone of it. A cause changes only the
-    device its label names, and nothing when it returns None (the contract every cause
-    keeps; tests check it), so after an attempt only the labelled devices are cloned again,
-    and the other devices' rendered text is the pristine one, kept."""
+    expectations reuses it); each attempt edits clones of the devices its causes look up
+    (:class:`_Attempt`). A cause changes only the device its label names, and nothing when
+    it returns None (the contract every cause keeps; tests check it), so the other devices'
+    rendered text is the pristine one, kept."""
 
     def __init__(self, sc: Scenario) -> None:
         self.sc = sc
         self.shared = {d: parsed_config(t, d)[0] for d, t in sc.reference.items()}
-        self.cfgs = {d: c.clone() for d, c in self.shared.items()}
         self._pristine: dict[str, str] = {}
-        self._dirty: set[str] = set()  # changed by the last attempt, cloned again if another
 
     def _render(self, device: str) -> str:
         text = self._pristine.get(device)
@@ -423,12 +441,11 @@ class _Bench:
 
     def attempt(self, rng, causes: list[str]):
         """Apply ``causes`` to the reference: (labels, faulty configs) or None."""
-        for d in self._dirty:  # back to the reference (not done after the kept attempt)
-            self.cfgs[d] = self.shared[d].clone()
+        cfgs = _Attempt(self.shared)
         labels: list[dict] = []
-        dirty = self._dirty = set()
+        dirty = set()
         for name in causes:
-            label = FAULTS[name](rng, self.cfgs, self.sc.topo.kinds)
+            label = FAULTS[name](rng, cfgs, self.sc.topo.kinds)
             if label is not None:
                 dirty.add(label["device"])
             if label is None or any((label["device"], label["components"][0])
@@ -436,7 +453,7 @@ class _Bench:
                 return None
             labels.append(label)
         return labels, {d: render_config(c) if d in dirty else self._render(d)
-                        for d, c in self.cfgs.items()}
+                        for d, c in cfgs.items()}
 
 
 def inject(rng: np.random.Generator, level: str, count: int, cause: str | None = None):
@@ -474,7 +491,8 @@ def repair(rng: np.random.Generator, level: str, cause: str | None = None) -> Ne
     for d in locked:
         sc.reqs.append({"type": "preserve", "what": f"the configuration of {d} (locked)"})
     context = "Symptoms observed:\n" + "\n".join(f"- {m}" for m in fails[:SHOWN])
-    return freeze("repair", level, sc, json.dumps(labels, sort_keys=True), locked, context)
+    return freeze("repair", level, sc, json.dumps(labels, sort_keys=True), locked, context,
+                  filled=True)  # inject filled them (its symptoms needed them)
 
 
 def syslog(before: Network, after: Network) -> list[str]:

@@ -40,8 +40,12 @@ def _hosts(task: NetTask) -> list[str]:
         if kinds[name] != "host":
             out.append(f"  {name} ({kinds[name]}, provider-managed: not yours to configure)")
             continue
-        itf = next(iter(parsed_config(text, name)[0].interfaces.values()), None)
-        v6 = ", ".join(str(a.iface) for a in itf.ipv6) if itf is not None else ""
+        itf, v6 = None, ""
+        # Only an ``ipv6`` line, however abbreviated ("ipv..."), gives a host an IPv6
+        # address: a host without one is not parsed (its network may never be compiled)
+        if "ipv" in text.lower():
+            itf = next(iter(parsed_config(text, name)[0].interfaces.values()), None)
+            v6 = ", ".join(str(a.iface) for a in itf.ipv6) if itf is not None else ""
         if itf is not None and itf.ip is None and v6:
             out.append(f"  {name} (host): {v6} (default router from router advertisements)")
             continue

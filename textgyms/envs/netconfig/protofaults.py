@@ -1,7 +1,8 @@
 """Fault causes in the routing protocols and gateway redundancy: BGP, HSRP and
 redistribution into OSPF.
 
-Each cause takes the parsed configurations of a working network (``cfgs``, changed in place)
+Each cause takes the parsed configurations of a working network (``cfgs``, changed in place,
+and only through ``cfgs[device]``: the fault bench clones a device when it is looked up so)
 and returns the fault's label ``{device, cause, components}``, or None when the network has
 nothing of that kind to break. Whether the fault shows in the network's behaviour is decided
 by :mod:`faults`, which owns the closed set of causes; this module imports no family.
@@ -55,15 +56,16 @@ def hsrp_no_preempt(rng: np.random.Generator, cfgs: Configs, kinds) -> Label | N
     return {"device": d, "cause": "hsrp_no_preempt", "components": [n]}
 
 
-def _hsrp_groups(cfgs: Configs) -> list[list[tuple[str, str, Fhrp]]]:
-    """The members (device, interface, group) of each HSRP group configured with its
-    virtual IP on every member, in a stable order."""
+def _hsrp_groups(cfgs: Configs) -> list[list[tuple[str, str, Fhrp, object]]]:
+    """The members (device, interface, group, its key on the interface) of each HSRP group
+    configured with its virtual IP on every member, in a stable order (read only: a cause
+    edits a member through ``cfgs[device]``, the configs it may change)."""
     groups: dict[tuple, list] = {}
     for d, c in sorted(cfgs.items()):
         for n, itf in sorted(c.interfaces.items()):
-            for g in itf.fhrp.values():
+            for k, g in itf.fhrp.items():
                 if g.proto == "hsrp" and g.vip is not None:
-                    groups.setdefault((g.group, int(g.vip)), []).append((d, n, g))
+                    groups.setdefault((g.group, int(g.vip)), []).append((d, n, g, k))
     return [m for _k, m in sorted(groups.items()) if len(m) >= 2]
 
 
@@ -72,16 +74,18 @@ def hsrp_wrong_priority(rng: np.random.Generator, cfgs: Configs, kinds) -> Label
     lowered below its peer's, or the peer's raised above it (HSRP elects the highest
     priority; both ends preempt in these networks, so the wrong one keeps the role)."""
     groups = [m for m in _hsrp_groups(cfgs)
-              if len({g.priority for _d, _n, g in m}) == len(m)]  # a strict winner
+              if len({g.priority for _d, _n, g, _k in m}) == len(m)]  # a strict winner
     members = _pick(rng, groups)
     if members is None:
         return None
     ranked = sorted(members, key=lambda m: m[2].priority, reverse=True)
-    (wd, wn, win), (ld, ln, lose) = ranked[0], ranked[1]
+    (wd, wn, win, wk), (ld, ln, lose, lk) = ranked[0], ranked[1]
     if rng.random() < 0.5:  # lower the intended active router (a priority above 0 kept)
-        win.priority = int(rng.integers(max(1, lose.priority - 30), lose.priority))
+        low = int(rng.integers(max(1, lose.priority - 30), lose.priority))
+        cfgs[wd].interfaces[wn].fhrp[wk].priority = low
         return {"device": wd, "cause": "hsrp_wrong_priority", "components": [wn]}
-    lose.priority = int(rng.integers(win.priority + 1, min(255, win.priority + 50) + 1))
+    high = int(rng.integers(win.priority + 1, min(255, win.priority + 50) + 1))
+    cfgs[ld].interfaces[ln].fhrp[lk].priority = high
     return {"device": ld, "cause": "hsrp_wrong_priority", "components": [ln]}
 
 
@@ -126,7 +130,7 @@ def hsrp_version_mismatch(rng: np.random.Generator, cfgs: Configs, kinds) -> Lab
     members = _pick(rng, _hsrp_groups(cfgs))
     if members is None:
         return None
-    d, n, _g = members[int(rng.integers(len(members)))]
+    d, n, _g, _k = members[int(rng.integers(len(members)))]
     itf = cfgs[d].interfaces[n]
     itf.hsrp_version = 2 if itf.hsrp_version == 1 else 1
     return {"device": d, "cause": "hsrp_version_mismatch", "components": [n]}

@@ -33,11 +33,14 @@ class NetTask(Task):
 
 
 def freeze(
-    family: str, level: str, sc: Scenario, answer: str = "", locked=(), context: str = ""
+    family: str, level: str, sc: Scenario, answer: str = "", locked=(), context: str = "",
+    filled: bool = False,
 ) -> NetTask:
-    """Fill flow expectations from the reference network and freeze the scenario."""
+    """Fill flow expectations from the reference network (unless ``filled``: the caller
+    already did, on this scenario) and freeze the scenario."""
     fixed = sc.fixed_configs()
-    fill_expectations(sc, fixed)
+    if not filled:
+        fill_expectations(sc, fixed)
     links = tuple((a[0], a[1], b[0], b[1]) for a, b in sc.topo.links)
     return NetTask(
         family=family,
