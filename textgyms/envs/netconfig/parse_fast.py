@@ -5,7 +5,9 @@ It applies the line exactly as the general path in :mod:`parser` would, and retu
 or, for anything else (an abbreviation, odd case, a line IOS rejects, a rarer form), it
 returns :data:`SLOW` having changed nothing, and the general path decides. Each handler
 takes only words the general path would leave as they are (full keywords in lower case)
-and that the current mode accepts, so the mode stack stays as it was.
+and that the current mode accepts, so the mode stack stays as it was. Interface mode is
+``("if", NAME, Interface)``: its handlers change the interface object held there, with no
+lookup (only ``no interface`` removes one, and that clears the stack).
 
 :func:`outer_only` says when every mode on the stack would refuse a line with
 ``% Invalid input`` and change nothing, so that the parser may try global configuration
@@ -44,23 +46,23 @@ SLOW = object()  # "not handled here, nothing changed": the general path decides
 def _no(dev: DeviceConfig, mode: tuple, words: list[str]):
     """``no shutdown`` and ``no ip address``."""
     if len(words) == 2 and words[1] == "shutdown":
-        dev.iface(mode[1]).shutdown = False
+        mode[2].shutdown = False
         return None
     if len(words) == 3 and words[1] == "ip" and words[2] == "address":
-        dev.iface(mode[1]).ip = None
+        mode[2].ip = None
         return None
     return SLOW
 
 
 def _shutdown(dev: DeviceConfig, mode: tuple, words: list[str]):
     if len(words) == 1:
-        dev.iface(mode[1]).shutdown = True
+        mode[2].shutdown = True
         return None
     return SLOW
 
 
 def _description(dev: DeviceConfig, mode: tuple, words: list[str]):
-    dev.iface(mode[1]).description = " ".join(words[1:])
+    mode[2].description = " ".join(words[1:])
     return None
 
 
@@ -69,13 +71,13 @@ def _ip(dev: DeviceConfig, mode: tuple, words: list[str]):
     nat inside|outside`` and ``ip access-group ACL in|out``."""
     n = len(words)
     if n == 4 and words[1] == "address":
-        return None if iface_address(dev, dev.iface(mode[1]), words[2], words[3]) is None \
+        return None if iface_address(dev, mode[2], words[2], words[3]) is None \
             else SLOW
     if n == 3 and words[1] == "nat" and words[2] in ("inside", "outside"):
-        dev.iface(mode[1]).nat = words[2]
+        mode[2].nat = words[2]
         return None
     if n == 4 and words[1] == "access-group" and words[3] in ("in", "out"):
-        itf = dev.iface(mode[1])
+        itf = mode[2]
         if words[3] == "in":
             itf.acl_in = words[2]
         else:
@@ -101,9 +103,9 @@ def _ipv6(dev: DeviceConfig, mode: tuple, words: list[str]):
     """``ipv6 address X/L`` and ``ipv6 ospf ...`` (what IOS rejects, and the rest, go the
     general way; ``iface_ospf`` changes nothing when it rejects a line)."""
     if len(words) == 3 and words[1] == "address":
-        return None if add_address(dev, dev.iface(mode[1]), words[2]) else SLOW
+        return None if add_address(dev, mode[2], words[2]) else SLOW
     if len(words) >= 3 and words[1] == "ospf" and not harmless("if", words) and \
-            iface_ospf(dev, dev.iface(mode[1]), words[2:], False, v3=True) is None:
+            iface_ospf(dev, mode[2], words[2:], False, v3=True) is None:
         return None
     return SLOW
 
@@ -111,7 +113,7 @@ def _ipv6(dev: DeviceConfig, mode: tuple, words: list[str]):
 def _fhrp(dev: DeviceConfig, mode: tuple, words: list[str]):
     """``standby ...`` and ``vrrp ...`` (``fhrp_cmd`` changes nothing when it rejects a
     line, which then goes the general way for its message)."""
-    return None if fhrp_cmd(dev.iface(mode[1]), words, False) is None else SLOW
+    return None if fhrp_cmd(mode[2], words, False) is None else SLOW
 
 
 def _bgp(dev: DeviceConfig, mode: tuple, words: list[str]):
@@ -157,8 +159,7 @@ def _interface(dev: DeviceConfig, words: list[str]):
     name = normalize_ifname(words[1]) if len(words) == 2 else None
     if name is None:
         return SLOW
-    dev.iface(name)
-    return ("if", name)
+    return ("if", name, dev.iface(name))
 
 
 def _router(dev: DeviceConfig, words: list[str]):

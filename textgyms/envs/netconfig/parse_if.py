@@ -48,6 +48,7 @@ def normalize_ifname(text: str) -> str | None:
 # leading zeros: exactly the keys of this table. Such text is converted here, without
 # ``ipaddress``'s slower general parser.
 _OCTETS = {str(n): n for n in range(256)}
+_OCTET = _OCTETS.get
 # A netmask's int -> its prefix length (``ipaddress`` reads a mask as a netmask first).
 _PLEN = {(0xFFFFFFFF << (32 - p)) & 0xFFFFFFFF: p for p in range(33)}
 
@@ -55,10 +56,11 @@ _PLEN = {(0xFFFFFFFF << (32 - p)) & 0xFFFFFFFF: p for p in range(33)}
 def _quad(text: str) -> int | None:
     """The int of a dotted quad ``ipaddress`` accepts; None for any other text (the caller
     then asks ``ipaddress``, which decides)."""
-    parts = text.split(".")
-    if len(parts) != 4:
+    try:
+        a, b, c, d = text.split(".")
+    except ValueError:  # not four parts
         return None
-    a, b, c, d = map(_OCTETS.get, parts)
+    a, b, c, d = _OCTET(a), _OCTET(b), _OCTET(c), _OCTET(d)
     if a is None or b is None or c is None or d is None:
         return None
     return (a << 24) | (b << 16) | (c << 8) | d

@@ -281,6 +281,8 @@ def _global_cmd(dev: DeviceConfig, words: list[str]) -> tuple[str | None, tuple 
 
 
 def _interface(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, tuple | None]:
+    """``[no] interface NAME``: the mode it enters holds the interface object too (see
+    :mod:`parse_fast`)."""
     if len(w) < 2:
         return INCOMPLETE, None
     name = normalize_ifname("".join(w[1:]))
@@ -289,8 +291,7 @@ def _interface(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, 
     if neg:
         dev.interfaces.pop(name, None)
         return None, None
-    dev.iface(name)
-    return None, ("if", name)
+    return None, ("if", name, dev.iface(name))
 
 
 def _vlan(dev: DeviceConfig, w: list[str], neg: bool) -> tuple[str | None, tuple | None]:
@@ -359,9 +360,9 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
     stack: list[tuple] = []
     lines = text.splitlines()
     skipped = 0  # blank lines and comments: every other line counts as a command
-    # Whether any line may hold a number int() refuses (see _bad_number): asked of the whole
-    # text at once (in C), so that the lines of a plain one are not each asked.
-    odd = not text.isascii() or max(map(len, lines), default=0) >= 100
+    # Only a long or non-ASCII line may hold a number int() refuses (see _bad_number): the
+    # text is asked once whether it is ASCII, each line only its length.
+    odd = not text.isascii()
     for lineno, raw in enumerate(lines, first_line):
         line = raw.strip()
         if not line or line[0] == "!":
@@ -375,7 +376,7 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
                 continue
             if low in _NOOPS:
                 continue
-        if odd and (len(line) >= 100 or not line.isascii()) and _bad_number(line):
+        if (odd or len(line) >= 100) and _bad_number(line):
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, INVALID))
             continue
         words = line.split()
