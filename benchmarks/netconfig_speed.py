@@ -5,11 +5,14 @@ Each code version runs in its own subprocess with ``PYTHONPATH`` pointing at tha
 checkout), on the same tasks: every family and level, the same seeds, the same oracle and
 wrong submissions. Measured in CPU time (``time.process_time``), per round of fresh seeds:
 
-* resets of distinct seeds, each followed by the oracle's submission step (timed apart) and,
-  after a reset to the same task, a wrong submission (the reference with one line dropped);
+* resets of distinct seeds, each followed by one submission step (timed apart): the oracle's
+  on one task, a wrong one (the reference with one line dropped) on another, so that each
+  submission is the first its task sees, as an agent's is (a wrong answer submitted after
+  the oracle's would find the reference already parsed and compiled);
 * GRPO groups: ``G`` resets of one seed in a row;
-* whole episodes: each distinct-seed reset plus its oracle submission (no cost moved between
-  a reset and a step can change this rate).
+* whole episodes: a distinct-seed reset plus its oracle submission, and a distinct-seed reset
+  plus its wrong submission (no cost moved between a reset and a step can change these
+  rates; the task memo saves a step nothing, so work moved from the reset to the step shows).
 
 Each rate is the median over rounds of (operations / CPU seconds of that round).
 Run alone: ``python benchmarks/netconfig_speed.py [--quick]``; ``bench_netconfig.py`` runs it
@@ -34,7 +37,8 @@ BASELINES = (("3ab7aa0", "textgyms/NetConfig-v3"), ("9311458", "textgyms/NetConf
 NEW_ID = "textgyms/NetConfig-v4"
 GROUP = 8  # resets of one seed in a GRPO group
 TARGET = 4.0
-KINDS = ("reset", "submit", "wrong", "group", "episode")
+KINDS = ("reset", "submit", "wrong", "group", "episode", "wrong_episode")
+WRONG_SEEDS = 500_000  # the wrong submissions' tasks: seeds this far from the oracle's
 
 
 def _wrong(task) -> str:
@@ -50,21 +54,25 @@ def _wrong(task) -> str:
 def _round(envs: dict, seed0: int) -> dict[str, list[float]]:
     """One round's CPU seconds per operation kind (fresh seeds from ``seed0``)."""
     cpu = time.process_time
-    out: dict[str, list[float]] = {"reset": [], "submit": [], "wrong": [], "group": []}
+    out: dict[str, list[float]] = {"reset": [], "submit": [], "wrong": [], "group": [],
+                                   "episode": [], "wrong_episode": []}
     for k, env in enumerate(envs.values()):
-        seed = seed0 + k
         t0 = cpu()
-        env.reset(seed=seed)
+        env.reset(seed=seed0 + k)
         t1 = cpu()
         _obs, _r, term, _tr, info = env.step(env.solve(env.task)[-1])
         t2 = cpu()
         assert term and info["score"] == 1.0, info.get("feedback")
-        out["reset"].append(t1 - t0)
-        out["submit"].append(t2 - t1)
-        env.reset(seed=seed)
+        env.reset(seed=seed0 + WRONG_SEEDS + k)
         t3 = cpu()
-        env.step(_wrong(env.task))
-        out["wrong"].append(cpu() - t3)
+        _obs, _r, term, _tr, _info = env.step(_wrong(env.task))
+        t4 = cpu()
+        assert term
+        out["reset"] += [t1 - t0, t3 - t2]
+        out["submit"].append(t2 - t1)
+        out["wrong"].append(t4 - t3)
+        out["episode"].append(t2 - t0)
+        out["wrong_episode"].append(t4 - t2)
     for k, env in enumerate(list(envs.values())[1::3]):  # a third of the cases, levels mixed
         t0 = cpu()
         for _ in range(GROUP):
@@ -84,8 +92,6 @@ def worker(env_id: str, rounds: int) -> dict:
             for f in FAMILIES for lvl in LEVELS}
     per_round = [_round(envs, 10_000 * (r + 1)) for r in range(rounds)]
     res: dict = {"textgyms": textgyms.__file__, "cases": len(envs), "rounds": rounds}
-    for r in per_round:  # a whole episode: its reset and the oracle's submission
-        r["episode"] = [a + b for a, b in zip(r["reset"], r["submit"], strict=True)]
     for kind in KINDS:
         rates = [len(r[kind]) / sum(r[kind]) for r in per_round]
         res[kind] = {"per_cpu_s": statistics.median(rates),
@@ -144,7 +150,8 @@ def render(res: dict) -> str:
     """The markdown table of :func:`side_by_side`'s result."""
     names = {"reset": "resets, distinct seeds", "submit": "oracle submission steps",
              "wrong": "wrong submission steps", "group": f"resets in GRPO groups of {GROUP}",
-             "episode": "episodes (a reset and the oracle's submission)"}
+             "episode": "episodes (a reset and the oracle's submission)",
+             "wrong_episode": "episodes (a reset and a wrong submission)"}
     vers = res["versions"]
     head = " | ".join(f"{c} ({vers[c]['id'].split('/')[-1]})" for c in vers)
     rows = [f"| per CPU-second (median of rounds) | {head} | new / 3ab7aa0 | new / 9311458 |",
