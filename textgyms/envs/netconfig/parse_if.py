@@ -66,20 +66,21 @@ def _quad(text: str) -> int | None:
     return (a << 24) | (b << 16) | (c << 8) | d
 
 
-_MASKS: dict[str, int] = {}  # netmask text -> its int
+# The dotted quad of each netmask (the only text _quad reads as one) -> (prefix length, host
+# bits), so that a line's netmask takes one lookup.
+_NETMASKS = {".".join(str(m >> s & 255) for s in (24, 16, 8, 0)): (p, ~m & 0xFFFFFFFF)
+             for m, p in _PLEN.items()}
 
 
 @functools.lru_cache(maxsize=8192)
 def parse_mask(addr: str, mask: str) -> ipaddress.IPv4Interface | str:
     """``A M`` -> an interface address, or the message IOS prints when it rejects it."""
-    a, m = _quad(addr), _MASKS.get(mask)
-    if m is None:
-        m = _quad(mask)
-        if m in _PLEN and len(_MASKS) < 256:  # a netmask (few): its int kept
-            _MASKS[mask] = m
-    if a is not None and m in _PLEN:  # the usual case: the same checks in ints, then the object
-        plen, host = _PLEN[m], a & ~m & 0xFFFFFFFF
-        if plen < 31 and host in (0, ~m & 0xFFFFFFFF):  # the subnet's own or broadcast address
+    known = _NETMASKS.get(mask)
+    a = _quad(addr) if known is not None else None
+    if a is not None:  # the usual case: the same checks in ints, then the object
+        plen, hostbits = known
+        host = a & hostbits
+        if plen < 31 and (host == 0 or host == hostbits):  # the subnet's own or broadcast address
             return f"Bad mask /{plen} for address {addr}"
         return interface4(a, plen)
     try:
@@ -96,12 +97,11 @@ def parse_mask(addr: str, mask: str) -> ipaddress.IPv4Interface | str:
 def network4(addr: str, mask: str) -> ipaddress.IPv4Network | None:
     """``ipaddress.IPv4Network(f"{addr}/{mask}")`` (strict: no host bits), or None where that
     raises ValueError. A dotted quad and a netmask go by ints, the same object faster."""
-    a, m = _quad(addr), _MASKS.get(mask)
-    if m is None:
-        m = _quad(mask)
+    known = _NETMASKS.get(mask)
+    a = _quad(addr) if known is not None else None
     try:
-        if a is not None and m in _PLEN:  # ``ipaddress`` reads a mask as a netmask first
-            return ipaddress.IPv4Network((a, _PLEN[m]))
+        if a is not None:  # ``ipaddress`` reads a mask as a netmask first
+            return ipaddress.IPv4Network((a, known[0]))
         return ipaddress.IPv4Network(f"{addr}/{mask}")
     except ValueError:
         return None

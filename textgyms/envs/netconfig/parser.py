@@ -379,6 +379,10 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
         if (odd or len(line) >= 100) and _bad_number(line):
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, INVALID))
             continue
+        # The commonest line of all (one per interface) needs no words: parse_fast's _no.
+        if line == "no shutdown" and stack and stack[-1][0] == "if":
+            stack[-1][2].shutdown = False
+            continue
         words = line.split()
         first = words[0]
         if stack:  # the commonest lines of the current mode (see parse_fast)
