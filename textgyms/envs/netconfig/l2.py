@@ -42,16 +42,15 @@ def oper_status(
     for dev, (kind, cfg) in devices.items():
         ifs = cfg.interfaces
         names = sorted(set(ifs) | cabled[dev]) if dev in cabled else sorted(ifs)
-        later = []  # subinterfaces, after every physical port (they take their parent's status)
-        for name in names:
-            if "." in name:
-                later.append(name)
-                continue
+        # Subinterfaces after every physical port (they take their parent's status).
+        for name in [n for n in names if "." not in n] + [n for n in names if "." in n]:
             itf = ifs.get(name)
             if itf is not None and itf.shutdown:
                 st = ADMIN_DOWN
             elif name.startswith(("Loopback", "Vlan")):
                 st = _virtual(kind, cfg, name)
+            elif "." in name:
+                st = out.get((dev, parent(name)), DOWN)
             else:
                 other = peer.get((dev, name))
                 if other is None or other[0] not in devices:
@@ -59,15 +58,6 @@ def oper_status(
                 else:  # up unless the far end is shut down
                     far = devices[other[0]][1].interfaces.get(other[1])
                     st = UP if far is None or not far.shutdown else DOWN
-            out[(dev, name)] = st
-        for name in later:
-            itf = ifs.get(name)
-            if itf is not None and itf.shutdown:
-                st = ADMIN_DOWN
-            elif name.startswith(("Loopback", "Vlan")):
-                st = _virtual(kind, cfg, name)
-            else:
-                st = out.get((dev, parent(name)), DOWN)
             out[(dev, name)] = st
     return out
 
