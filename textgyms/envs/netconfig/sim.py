@@ -499,13 +499,21 @@ class Network:
         if src is None:
             return [self.ping(src_dev, dst)]
         pkt = (src, dst, 1, 0, 0, False)
-        xlates: dict[tuple[int, ...], dict] = {}
+        before = len(self.nat_pool_use)
+        first: dict = {}
+        w0 = self.walk(pkt, src_dev, first, None, ())
+        if not w0.fanout:  # one path (the common case): what all_paths would do, directly
+            if len(self.nat_pool_use) == before:
+                return [(w0, self._reply(w0, 1, first))]
+            return [self.exchange(src_dev, dst, 1, 0, src, ())]
+        xlates: dict[tuple[int, ...], dict] = {(): first}
 
         def walk(ch: tuple[int, ...]) -> Walk:
+            if not ch:  # the first path, walked above
+                return w0
             xlates[ch] = {}
             return self.walk(pkt, src_dev, xlates[ch], None, ch)
 
-        before = len(self.nat_pool_use)
         ways = routing.all_paths(walk)
         out = []
         for ch, w in ways:
