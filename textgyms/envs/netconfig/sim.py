@@ -411,7 +411,7 @@ class Network:
             eg = self._host_egress(dev, pkt[1]) if inif is None else None
             if eg is None:
                 why = "no gateway" if inif is None else f"{dev} does not route"
-                return Walk("no_route", (), pkt, (), why, dev)
+                return _W(("no_route", (), pkt, (), why, dev, ()))
             return eg[0], eg[1], pkt
         dst = pkt[1]
         for m, bucket in fib[2]:  # routing.lookup, inline: this runs at every hop
@@ -420,26 +420,26 @@ class Network:
                 break
         else:
             why = f"no route to {dotted(dst)} on {dev}"
-            return Walk("no_route", (), pkt, (), why, dev)
+            return _W(("no_route", (), pkt, (), why, dev, ()))
         r = routes[0] if len(routes) == 1 else routing.pick(
             routes, pkt, choices, fanout if fanout is not None else [])
         if r.iface == "Null0":
-            return Walk("no_route", (), pkt, (), f"discarded to Null0 on {dev}", dev)
+            return _W(("no_route", (), pkt, (), f"discarded to Null0 on {dev}", dev, ()))
         out, nh = r.iface, r.fwd if r.fwd is not None else dst
         if cfg.nat and inif is not None:  # NAT translates only what passes through
             pkt = nat.inside_out(self, dev, cfg, inif, out, pkt, xlate)
             if pkt is None:
-                return Walk("denied", (), pkt, (), f"NAT pool exhausted on {dev}", dev)
-        oitf = cfg.interfaces.get(out)
+                return _W(("denied", (), pkt, (), f"NAT pool exhausted on {dev}", dev, ()))
         # IOS checks outbound ACLs on transit packets only: what the device originates
         # itself (its pings and replies, its BGP and OSPF packets) bypasses them.
-        if inif is not None and oitf is not None and oitf.acl_out is not None:
+        oitf = cfg.interfaces.get(out) if inif is not None else None
+        if oitf is not None and oitf.acl_out is not None:
             ok, idx = evaluate(cfg.acls.get(oitf.acl_out), pkt)
             if oitf.acl_out in cfg.acls:
                 hits.append((dev, oitf.acl_out, idx))
             if not ok:
                 why = f"denied by ACL {oitf.acl_out} out on {dev} {out}"
-                return Walk("denied", (), pkt, (), why, dev)
+                return _W(("denied", (), pkt, (), why, dev, ()))
         return out, nh, pkt
 
     # --- composite tests --------------------------------------------------------------------

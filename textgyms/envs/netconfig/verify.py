@@ -102,9 +102,27 @@ def _as_known(task: NetTask, device: str, text: str) -> str:
         if text is known or text == known:
             return known  # the task's own string: its hash is already computed
     for known in _known(task).get(device, ()):
-        if same_config(text, known, device):
+        if _padded(text, known) or _padded(known, text) or same_config(text, known, device):
             return known
     return text
+
+
+def _padded(long: str, short: str) -> bool:
+    """Whether ``long`` is ``short`` followed by whole lines the parser skips (blank, ``!``
+    comments, ``end``): then both parse to the same config, without parsing or comparing
+    them (a submission often adds or drops a closing ``end`` or ``!``)."""
+    if len(long) <= len(short) or not long.startswith(short):
+        return False
+    rest = long[len(short):]
+    if short and short[-1] not in "\r\n" and rest[0] not in "\r\n":
+        return False  # the two differ inside a line
+    if not rest.isascii():  # (the parser checks numbers differently in non-ASCII texts)
+        return False
+    for line in rest.splitlines():
+        line = line.strip()
+        if line and line[0] != "!" and line.lower() != "end":
+            return False
+    return True
 
 
 def text_network(task: NetTask, texts: Mapping[str, str]) -> Network:
