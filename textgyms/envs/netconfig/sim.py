@@ -404,8 +404,9 @@ class Network:
         fanout: list[int] = []
         seen: set = set()
         for _ in range(MAX_HOPS):
-            if dst in own[dev]:
-                return _stop("delivered", hops, dev, inif, pkt, "", fanout)
+            if dst in own[dev]:  # (the commonest end: no helper call)
+                hops.append((dev, inif, None))
+                return _W(("delivered", tuple(hops), pkt, (), "", dev, tuple(fanout)))
             fib = fibs.get(dev)
             if fib is None:  # hosts, layer-2 switches and routers without ip routing
                 eg = self._host_egress(dev, dst) if inif is None else None
