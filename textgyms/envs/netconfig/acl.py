@@ -187,10 +187,11 @@ def _diff(a: list, b: list, box: tuple, dim: int) -> tuple | None:
         return None if pa == pb else tuple(_pick(iv, d) for d, iv in enumerate(box))
     lo, hi = box[dim]
     for atom in _atoms([x[0] for x in a + b], dim, lo, hi):
-        sub = box[:dim] + (atom,) + box[dim + 1 :]
         keep_a = [x for x in a if x[0][dim][0] <= atom[0] and atom[1] <= x[0][dim][1]]
         keep_b = [x for x in b if x[0][dim][0] <= atom[0] and atom[1] <= x[0][dim][1]]
-        found = _diff(keep_a, keep_b, sub, dim + 1)
+        if keep_a == keep_b:  # the same entries in the same order decide alike everywhere
+            continue
+        found = _diff(keep_a, keep_b, box[:dim] + (atom,) + box[dim + 1 :], dim + 1)
         if found is not None:
             return found
     return None
@@ -212,7 +213,7 @@ def difference(a: Acl | None, b: Acl | None, space: tuple | None = None) -> Pack
     interface can carry)."""
     ea = [(_box(e), e.permit) for e in a.entries] if a and a.entries else [(_FULL, True)]
     eb = [(_box(e), e.permit) for e in b.entries] if b and b.entries else [(_FULL, True)]
-    point = _diff(ea, eb, space or _FULL, 0)
+    point = None if ea == eb else _diff(ea, eb, space or _FULL, 0)
     if point is None:
         return None
     src, dst, proto, sport, dport, est = point

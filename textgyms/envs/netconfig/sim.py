@@ -40,6 +40,13 @@ _new_l3if = functools.partial(tuple.__new__, L3If)  # L3If(*fields), as above
 MAX_PASSES = 4  # IGP/BGP rounds when OSPF and BGP are redistributed into each other
 
 
+def _stop(status: str, hops: list, dev: str, inif: str | None, pkt: Packet, why: str,
+          fanout: list[int]) -> Walk:
+    """A walk that ends at ``dev`` (arrived on ``inif``) without forwarding the packet."""
+    hops.append((dev, inif, None))
+    return _W((status, tuple(hops), pkt, (), why, dev, tuple(fanout)))
+
+
 class _Facts(NamedTuple):
     """What a compile reads of one device's configuration, derived once per shared parsed
     config (reading ipaddress objects is slow): its layer-2 signature, each addressed
@@ -339,6 +346,8 @@ class Network:
         ``xlate`` collects (and answers) dynamic NAT translations. Among equal-cost routes
         the k-th forwarding decision takes ``choices[k]`` (0 past its end); without
         ``choices`` it takes the one a per-destination CEF hash would."""
+        if self._plain():
+            return self._walk_plain(pkt, src_dev, inif, choices)
         xlate = {} if xlate is None else xlate
         dev = src_dev
         hops: list = []
@@ -374,6 +383,60 @@ class Network:
                 return _W(("unreachable", tuple(hops), pkt, tuple(hits), why, dev, tuple(fanout)))
             dev, inif = target
         return _W(("ttl", tuple(hops), pkt, tuple(hits), "TTL expired", dev, tuple(fanout)))
+
+    def _plain(self) -> bool:
+        """Whether no device filters or translates a packet (no inbound ACL or NAT outside
+        port, no NAT rule or outbound ACL anywhere): then a packet never changes on its way
+        and no ACL entry is hit. Found once per view (or compile: the configs are fixed)."""
+        plain = self.__dict__.get("_is_plain")
+        if plain is None:
+            plain = self._is_plain = not self._ingress_fx and not any(
+                cfg.nat or any(i.acl_out is not None for i in cfg.interfaces.values())
+                for cfg in self._cfgs.values())
+        return plain
+
+    def _walk_plain(self, pkt: Packet, dev: str, inif: str | None,
+                    choices: tuple[int, ...] | None) -> Walk:
+        """:meth:`walk` on a :meth:`_plain` network: each hop only looks up the route (or a
+        host's gateway), and a loop is a (device, in interface) seen before."""
+        dst, own, fibs, arp_at = pkt[1], self.own, self.fib, self._arp_at
+        hops: list = []
+        fanout: list[int] = []
+        seen: set = set()
+        for _ in range(MAX_HOPS):
+            if dst in own[dev]:  # (the commonest end: no helper call)
+                hops.append((dev, inif, None))
+                return _W(("delivered", tuple(hops), pkt, (), "", dev, tuple(fanout)))
+            fib = fibs.get(dev)
+            if fib is None:  # hosts, layer-2 switches and routers without ip routing
+                eg = self._host_egress(dev, dst) if inif is None else None
+                if eg is None:
+                    why = "no gateway" if inif is None else f"{dev} does not route"
+                    return _stop("no_route", hops, dev, inif, pkt, why, fanout)
+                out, nh = eg
+            else:
+                for m, bucket in fib[2]:  # routing.lookup, inline
+                    routes = bucket.get(dst & m)
+                    if routes:
+                        break
+                else:
+                    why = f"no route to {dotted(dst)} on {dev}"
+                    return _stop("no_route", hops, dev, inif, pkt, why, fanout)
+                r = routes[0] if len(routes) == 1 else routing.pick(routes, pkt, choices, fanout)
+                if r.iface == "Null0":
+                    why = f"discarded to Null0 on {dev}"
+                    return _stop("no_route", hops, dev, inif, pkt, why, fanout)
+                out, nh = r.iface, r.fwd if r.fwd is not None else dst
+            hops.append((dev, inif, out))
+            if (dev, inif) in seen:
+                return _W(("loop", tuple(hops), pkt, (), "routing loop", dev, tuple(fanout)))
+            seen.add((dev, inif))
+            target = arp_at.get((dev, out), _EMPTY).get(nh) or self._proxy_arp(dev, out, nh)
+            if target is None:
+                why = f"no ARP reply for {dotted(nh)} on {dev} {out}"
+                return _W(("unreachable", tuple(hops), pkt, (), why, dev, tuple(fanout)))
+            dev, inif = target
+        return _W(("ttl", tuple(hops), pkt, (), "TTL expired", dev, tuple(fanout)))
 
     def _proxy_arp(self, dev: str, out: str, nh: int) -> tuple[str, str] | None:
         """A router on the segment that answers ARP for ``nh`` on its behalf (IOS proxy ARP,
@@ -411,7 +474,7 @@ class Network:
             eg = self._host_egress(dev, pkt[1]) if inif is None else None
             if eg is None:
                 why = "no gateway" if inif is None else f"{dev} does not route"
-                return Walk("no_route", (), pkt, (), why, dev)
+                return _W(("no_route", (), pkt, (), why, dev, ()))
             return eg[0], eg[1], pkt
         dst = pkt[1]
         for m, bucket in fib[2]:  # routing.lookup, inline: this runs at every hop
@@ -420,26 +483,26 @@ class Network:
                 break
         else:
             why = f"no route to {dotted(dst)} on {dev}"
-            return Walk("no_route", (), pkt, (), why, dev)
+            return _W(("no_route", (), pkt, (), why, dev, ()))
         r = routes[0] if len(routes) == 1 else routing.pick(
             routes, pkt, choices, fanout if fanout is not None else [])
         if r.iface == "Null0":
-            return Walk("no_route", (), pkt, (), f"discarded to Null0 on {dev}", dev)
+            return _W(("no_route", (), pkt, (), f"discarded to Null0 on {dev}", dev, ()))
         out, nh = r.iface, r.fwd if r.fwd is not None else dst
         if cfg.nat and inif is not None:  # NAT translates only what passes through
             pkt = nat.inside_out(self, dev, cfg, inif, out, pkt, xlate)
             if pkt is None:
-                return Walk("denied", (), pkt, (), f"NAT pool exhausted on {dev}", dev)
-        oitf = cfg.interfaces.get(out)
+                return _W(("denied", (), pkt, (), f"NAT pool exhausted on {dev}", dev, ()))
         # IOS checks outbound ACLs on transit packets only: what the device originates
         # itself (its pings and replies, its BGP and OSPF packets) bypasses them.
-        if inif is not None and oitf is not None and oitf.acl_out is not None:
+        oitf = cfg.interfaces.get(out) if inif is not None else None
+        if oitf is not None and oitf.acl_out is not None:
             ok, idx = evaluate(cfg.acls.get(oitf.acl_out), pkt)
             if oitf.acl_out in cfg.acls:
                 hits.append((dev, oitf.acl_out, idx))
             if not ok:
                 why = f"denied by ACL {oitf.acl_out} out on {dev} {out}"
-                return Walk("denied", (), pkt, (), why, dev)
+                return _W(("denied", (), pkt, (), why, dev, ()))
         return out, nh, pkt
 
     # --- composite tests --------------------------------------------------------------------
@@ -499,13 +562,21 @@ class Network:
         if src is None:
             return [self.ping(src_dev, dst)]
         pkt = (src, dst, 1, 0, 0, False)
-        xlates: dict[tuple[int, ...], dict] = {}
+        before = len(self.nat_pool_use)
+        first: dict = {}
+        w0 = self.walk(pkt, src_dev, first, None, ())
+        if not w0.fanout:  # one path (the common case): what all_paths would do, directly
+            if len(self.nat_pool_use) == before:
+                return [(w0, self._reply(w0, 1, first))]
+            return [self.exchange(src_dev, dst, 1, 0, src, ())]
+        xlates: dict[tuple[int, ...], dict] = {(): first}
 
         def walk(ch: tuple[int, ...]) -> Walk:
+            if not ch:  # the first path, walked above
+                return w0
             xlates[ch] = {}
             return self.walk(pkt, src_dev, xlates[ch], None, ch)
 
-        before = len(self.nat_pool_use)
         ways = routing.all_paths(walk)
         out = []
         for ch, w in ways:
