@@ -69,3 +69,22 @@ def test_a_network_without_gateway_groups_fails_fhrp_checks_as_after_the_failure
             monkeypatch.setattr(checks, "_any_fhrp", lambda _net: True)
             assert [checks._fhrp(net, c, None) for c in todo] == fast
             monkeypatch.undo()
+
+
+def test_the_candidate_is_parsed_on_first_use_not_at_reset():
+    """A reset parses none of the agent's starting configs; the first read of the candidate
+    (an edit, an empty submission) gives the memoized parse of each starting text."""
+    import gymnasium as gym
+
+    import textgyms  # noqa: F401  (registers the ids)
+
+    env = gym.make("textgyms/NetConfig-v4", family="routing", difficulty="easy").unwrapped
+    env.reset(seed=2_024)
+    state = env.state
+    assert state._mine is None
+    dev, text = state.task.start[0]
+    env.step(f'<show_run device="{dev}"/>')  # reads the unedited starting text itself
+    assert state._mine is None
+    env.step("<submit/>")  # an empty submission scores the candidate as it stands
+    assert state._mine is not None and state.mine[dev] is parsed_config(text, dev)[0]
+    assert set(state.mine) == {d for d, _t in state.task.start}

@@ -102,11 +102,19 @@ class NetState:
 
     def __init__(self, task: NetTask) -> None:
         self.task = task
-        self.mine = {d: parsed_config(text, d)[0] for d, text in task.start}
+        self._mine: dict[str, DeviceConfig] | None = None
         self.edited: set[str] = set()
         self.hits: dict[tuple[str, str, int], int] = {}
         self.logs: dict[str, list[str]] = {}
         self._net: Network | None = None
+
+    @property
+    def mine(self) -> dict[str, DeviceConfig]:
+        """The candidate's configuration of each device the agent configures. Parsed on first
+        use, not at reset: an episode that submits a full answer first never reads it."""
+        if self._mine is None:
+            self._mine = {d: parsed_config(text, d)[0] for d, text in self.task.start}
+        return self._mine
 
     def editable(self, device: str) -> DeviceConfig:
         """``device``'s candidate config, this episode's own copy (KeyError if not mine)."""
