@@ -40,13 +40,6 @@ _new_l3if = functools.partial(tuple.__new__, L3If)  # L3If(*fields), as above
 MAX_PASSES = 4  # IGP/BGP rounds when OSPF and BGP are redistributed into each other
 
 
-def _stop(status: str, hops: list, dev: str, inif: str | None, pkt: Packet, why: str,
-          fanout: list[int]) -> Walk:
-    """A walk that ends at ``dev`` (arrived on ``inif``) without forwarding the packet."""
-    hops.append((dev, inif, None))
-    return _W((status, tuple(hops), pkt, (), why, dev, tuple(fanout)))
-
-
 class _Facts(NamedTuple):
     """What a compile reads of one device's configuration, derived once per shared parsed
     config (reading ipaddress objects is slow): its layer-2 signature, each addressed
@@ -399,7 +392,7 @@ class Network:
                     choices: tuple[int, ...] | None) -> Walk:
         """:meth:`walk` on a :meth:`_plain` network: each hop only looks up the route (or a
         host's gateway), and a loop is a (device, in interface) seen before."""
-        dst, own, fibs, arp_at = pkt[1], self.own, self.fib, self._arp_at
+        dst, own, arp_at = pkt[1], self.own, self._arp_at
         hops: list = []
         fanout: list[int] = []
         seen: set = set()
@@ -407,26 +400,11 @@ class Network:
             if dst in own[dev]:  # (the commonest end: no helper call)
                 hops.append((dev, inif, None))
                 return _W(("delivered", tuple(hops), pkt, (), "", dev, tuple(fanout)))
-            fib = fibs.get(dev)
-            if fib is None:  # hosts, layer-2 switches and routers without ip routing
-                eg = self._host_egress(dev, dst) if inif is None else None
-                if eg is None:
-                    why = "no gateway" if inif is None else f"{dev} does not route"
-                    return _stop("no_route", hops, dev, inif, pkt, why, fanout)
-                out, nh = eg
-            else:
-                for m, bucket in fib[2]:  # routing.lookup, inline
-                    routes = bucket.get(dst & m)
-                    if routes:
-                        break
-                else:
-                    why = f"no route to {dotted(dst)} on {dev}"
-                    return _stop("no_route", hops, dev, inif, pkt, why, fanout)
-                r = routes[0] if len(routes) == 1 else routing.pick(routes, pkt, choices, fanout)
-                if r.iface == "Null0":
-                    why = f"discarded to Null0 on {dev}"
-                    return _stop("no_route", hops, dev, inif, pkt, why, fanout)
-                out, nh = r.iface, r.fwd if r.fwd is not None else dst
+            step = self._route_out(dev, inif, pkt, choices, fanout)
+            if type(step) is Walk:
+                hops.append((dev, inif, None))
+                return _W((step[0], tuple(hops), pkt, (), step[4], dev, tuple(fanout)))
+            out, nh = step
             hops.append((dev, inif, out))
             if (dev, inif) in seen:
                 return _W(("loop", tuple(hops), pkt, (), "routing loop", dev, tuple(fanout)))
@@ -467,28 +445,35 @@ class Network:
             return True, nat.outside_in(self, dev, cfg, pkt, xlate), ""
         return True, pkt, ""
 
-    def _egress(self, dev, cfg, inif, pkt, hits, xlate, choices=None, fanout=None):
-        """(out interface, next hop, packet) or a Walk saying why the packet stops here."""
+    def _route_out(self, dev: str, inif: str | None, pkt: Packet,
+                   choices: tuple[int, ...] | None, fanout: list[int]) -> tuple | Walk:
+        """Where ``dev`` sends ``pkt`` (arrived on ``inif``, None for its own): (out
+        interface, next hop), or a Walk saying why it has no route."""
         fib = self.fib.get(dev)
         if fib is None:  # hosts, layer-2 switches and routers without ip routing
             eg = self._host_egress(dev, pkt[1]) if inif is None else None
             if eg is None:
                 why = "no gateway" if inif is None else f"{dev} does not route"
                 return _W(("no_route", (), pkt, (), why, dev, ()))
-            return eg[0], eg[1], pkt
+            return eg
         dst = pkt[1]
         for m, bucket in fib[2]:  # routing.lookup, inline: this runs at every hop
             routes = bucket.get(dst & m)
             if routes:
                 break
         else:
-            why = f"no route to {dotted(dst)} on {dev}"
-            return _W(("no_route", (), pkt, (), why, dev, ()))
-        r = routes[0] if len(routes) == 1 else routing.pick(
-            routes, pkt, choices, fanout if fanout is not None else [])
+            return _W(("no_route", (), pkt, (), f"no route to {dotted(dst)} on {dev}", dev, ()))
+        r = routes[0] if len(routes) == 1 else routing.pick(routes, pkt, choices, fanout)
         if r.iface == "Null0":
             return _W(("no_route", (), pkt, (), f"discarded to Null0 on {dev}", dev, ()))
-        out, nh = r.iface, r.fwd if r.fwd is not None else dst
+        return r.iface, r.fwd if r.fwd is not None else dst
+
+    def _egress(self, dev, cfg, inif, pkt, hits, xlate, choices=None, fanout=None):
+        """(out interface, next hop, packet) or a Walk saying why the packet stops here."""
+        step = self._route_out(dev, inif, pkt, choices, fanout if fanout is not None else [])
+        if type(step) is Walk:
+            return step
+        out, nh = step
         if cfg.nat and inif is not None:  # NAT translates only what passes through
             pkt = nat.inside_out(self, dev, cfg, inif, out, pkt, xlate)
             if pkt is None:
