@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
+import socket
 
 from textgyms.envs.netconfig import ospf_opts
 from textgyms.envs.netconfig.ipobj import address4, clash4, interface4
@@ -53,7 +54,7 @@ _OCTET = _OCTETS.get
 _PLEN = {(0xFFFFFFFF << (32 - p)) & 0xFFFFFFFF: p for p in range(33)}
 
 
-def _quad(text: str) -> int | None:
+def _split_quad(text: str) -> int | None:
     """The int of a dotted quad ``ipaddress`` accepts; None for any other text (the caller
     then asks ``ipaddress``, which decides)."""
     try:
@@ -64,6 +65,31 @@ def _quad(text: str) -> int | None:
     if a is None or b is None or c is None or d is None:
         return None
     return (a << 24) | (b << 16) | (c << 8) | d
+
+
+_PTON = socket.inet_pton
+_AF_INET = socket.AF_INET
+_FROM_BYTES = int.from_bytes
+
+
+def _pton_quad(text: str) -> int | None:
+    """:func:`_split_quad` by the C library's ``inet_pton``, which takes exactly the same
+    texts (four decimal octets 0-255 without leading zeros) at a third of the cost."""
+    try:
+        return _FROM_BYTES(_PTON(_AF_INET, text), "big")
+    except (OSError, ValueError):  # not an address; NUL or a lone surrogate (ValueError)
+        return None
+
+
+# inet_pton's leniency differs between C libraries: it is used only where it agrees with
+# _split_quad on the texts where they could differ.
+_QUAD_PROBES = ("0.0.0.0", "255.255.255.255", "10.1.2.3", "01.2.3.4", "1.2.3.04", "1.2.3.00",
+                "256.1.1.1", "1.2.3.256", "1.2.3", "1.2.3.4.5", "1.2.3.4.", ".1.2.3.4", "1..2.3",
+                " 1.2.3.4", "1.2.3.4 ", "1.2.3.4\n", "0x1.2.3.4", "1.2.3.0x4", "+1.2.3.4",
+                "-1.2.3.4", "1.2.3.4/24", "\uff11.2.3.4", "1.2.3.\u0664", "1.2.3.4\x00", "",
+                "1234.1.1.1", "1.2.3.\ud800", "1e2.1.1.1", "1_0.1.1.1", "0.0.0.00")
+_quad = _pton_quad if all(_pton_quad(t) == _split_quad(t) for t in _QUAD_PROBES) \
+    else _split_quad
 
 
 # The dotted quad of each netmask (the only text _quad reads as one) -> (prefix length, host
