@@ -138,14 +138,15 @@ def _passive(dev: DeviceConfig, mode: tuple, words: list[str]):
 
 
 Handler = Callable[[DeviceConfig, tuple, list[str]], object]
-# (mode, first word) -> its handler.
-MODE_FAST: dict[tuple[str, str], Handler] = {
-    ("if", "no"): _no, ("if", "shutdown"): _shutdown, ("if", "description"): _description,
-    ("if", "ip"): _ip, ("if", "ipv6"): _ipv6, ("if", "standby"): _fhrp, ("if", "vrrp"): _fhrp,
-    ("if", "switchport"): _switchport,
-    ("ospf", "network"): _network, ("ospf", "passive-interface"): _passive,
-    ("bgp", "neighbor"): _bgp, ("bgp", "network"): _bgp, ("bgp", "bgp"): _bgp,
+# Mode kind -> first word -> its handler (one lookup per line: the parser keeps the table of
+# the mode on top of its stack).
+MODE_FAST: dict[str, dict[str, Handler]] = {
+    "if": {"no": _no, "shutdown": _shutdown, "description": _description, "ip": _ip,
+           "ipv6": _ipv6, "standby": _fhrp, "vrrp": _fhrp, "switchport": _switchport},
+    "ospf": {"network": _network, "passive-interface": _passive},
+    "bgp": {"neighbor": _bgp, "network": _bgp, "bgp": _bgp},
 }
+
 
 def _hostname(dev: DeviceConfig, words: list[str]):
     if len(words) == 2:

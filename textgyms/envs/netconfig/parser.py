@@ -358,51 +358,59 @@ def _apply_text(dev: DeviceConfig, text: str, device: str,
     """:func:`apply_lines`, and how many lines were commands (neither blank nor comments)."""
     issues: list[Issue] = []
     stack: list[tuple] = []
+    top = fast = None  # the mode on top of the stack and its fast paths (see parse_fast)
     lines = text.splitlines()
     skipped = 0  # blank lines and comments: every other line counts as a command
     # Only a long or non-ASCII line may hold a number int() refuses (see _bad_number): the
     # text is asked once whether it is ASCII, each line only its length.
     odd = not text.isascii()
+    # Each line is split once, as written: split() and strip() skip the same whitespace,
+    # so the words say whether the stripped line is blank or a comment.
     for lineno, raw in enumerate(lines, first_line):
-        line = raw.strip()
-        if not line or line[0] == "!":
+        words = raw.split()
+        if not words:
+            skipped += 1
+            continue
+        first = words[0]
+        c = first[0]
+        if c == "!":
             skipped += 1
             continue
         # Only short lines starting with c or e can be ``end`` or a no-op.
-        if line[0] in "ceCE" and len(line) <= _NOOP_LEN:
-            low = line.lower()
-            if low == "end":
-                stack.clear()
-                continue
-            if low in _NOOPS:
-                continue
-        if (odd or len(line) >= 100) and _bad_number(line):
+        if c in "ceCE" and len(words) <= 2:
+            line = raw.strip()
+            if len(line) <= _NOOP_LEN:
+                low = line.lower()
+                if low == "end":
+                    stack.clear()
+                    top = fast = None
+                    continue
+                if low in _NOOPS:
+                    continue
+        if (odd or len(raw) >= 100) and _bad_number(raw):
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, INVALID))
             continue
-        # The commonest line of all (one per interface) needs no words: parse_fast's _no.
-        if line == "no shutdown" and stack and stack[-1][0] == "if":
-            stack[-1][2].shutdown = False
-            continue
-        words = line.split()
-        first = words[0]
-        if stack:  # the commonest lines of the current mode (see parse_fast)
-            top = stack[-1]
-            handler = MODE_FAST.get((top[0], first))
+        if fast is not None:  # the commonest lines of the current mode
+            handler = fast.get(first)
             if handler is not None and handler(dev, top, words) is not SLOW:
                 continue
-        if first in _GLOBAL_WORDS and (not stack or outer_only(dev, stack, words)):
-            fast = GLOBAL_FAST.get(first)
-            mode = SLOW if fast is None else fast(dev, words)
+        if first in _GLOBAL_WORDS and (top is None or outer_only(dev, stack, words)):
+            glob = GLOBAL_FAST.get(first)
+            mode = SLOW if glob is None else glob(dev, words)
             if mode is not SLOW:
                 stack.clear()
                 if mode is not None:
                     stack.append(mode)
+                top = mode
+                fast = None if mode is None else MODE_FAST.get(mode[0])
                 continue
             reason = _global_only(dev, stack, words)
         else:
             reason = _apply(dev, stack, words)
         if reason is not None:
             issues.append(Issue(device or dev.hostname or "?", lineno, raw, reason))
+        top = stack[-1] if stack else None
+        fast = None if top is None else MODE_FAST.get(top[0])
     return issues, len(lines) - skipped
 
 
