@@ -541,24 +541,36 @@ def split_devices(text: str) -> list[tuple[str, str, int]]:
     A section starts at a ``! device NAME`` marker, or at a ``hostname NAME`` line when no
     marker opened the current section. Text before the first section gets device ``""``.
     """
-    sections: list[tuple[str, list[str], int]] = []
-    named: list[bool] = []  # whether each section already had its hostname line
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        # (The substring tests only skip the regular expression and the split on lines that
-        # cannot match: a marker holds "!", a hostname line "hostname".)
-        mark = _DEVICE_MARK.match(raw) if "!" in raw else None
+    lines = text.splitlines()
+    # Only a line holding "hostname", or "!" and at least 9 characters (``!device X``), can
+    # start a section: the others are passed over in one comprehension, and each section is
+    # a slice of ``lines``.
+    maybe = [i for i, raw in enumerate(lines)
+             if "hostname" in raw or ("!" in raw and len(raw) > 8)]
+    starts: list[tuple[str, int, int]] = []  # (device, index of its first line, first line no.)
+    ends: list[int] = []  # where each section ends (the next one's marker or hostname line)
+    named = False  # whether the current section already had its hostname line
+    for i in maybe:
+        raw = lines[i]
+        mark = _DEVICE_MARK.match(raw) if "!" in raw and len(raw) > 8 else None
         if mark:
-            sections.append((mark.group(1), [], lineno + 1))
-            named.append(False)
-            continue
-        words = raw.split() if "hostname" in raw else ()
-        if len(words) == 2 and words[0] == "hostname":
-            if not sections or sections[-1][0] != words[1] or named[-1]:
-                sections.append((words[1], [], lineno))
-                named.append(False)
-            named[-1] = True
-        elif not sections:
-            sections.append(("", [], lineno))
-            named.append(False)
-        sections[-1][1].append(raw)
-    return [(name, "\n".join(lines), first) for name, lines, first in sections]
+            new = (mark.group(1), i + 1, i + 2)
+        else:
+            words = raw.split() if "hostname" in raw else ()
+            if len(words) != 2 or words[0] != "hostname":
+                continue
+            if starts and starts[-1][0] == words[1] and not named:
+                named = True  # the marker's own device: the line stays in its section
+                continue
+            new = (words[1], i, i + 1)
+        if not starts and i:  # lines before the first section
+            starts.append(("", 0, 1))
+        if starts:
+            ends.append(i)
+        starts.append(new)
+        named = not mark
+    if not starts and lines:
+        starts.append(("", 0, 1))
+    ends.append(len(lines))
+    return [(name, "\n".join(lines[lo:hi]), first)
+            for (name, lo, first), hi in zip(starts, ends)]
