@@ -14,6 +14,7 @@ import ipaddress
 
 from textgyms.envs.netconfig.model import Bgp
 from textgyms.envs.netconfig.parse_if import ip4
+from textgyms.envs.netconfig.parse_v6 import ip6
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID
 
 # Lines of the family accepted as IOS takes them, without effect on the simulation.
@@ -28,9 +29,9 @@ def peer_addr(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None
     v4 = ip4(text)
     if v4 is not None:
         return v4
-    try:
-        v6 = ipaddress.IPv6Address(text)
-    except ValueError:
+    # An IPv6 address has colons: a peer-group name is refused without ipaddress's parser.
+    v6 = ip6(text) if ":" in text else None
+    if v6 is None:
         return None
     return None if v6.is_link_local or v6.is_multicast or v6.is_unspecified else v6
 
