@@ -36,7 +36,12 @@ from textgyms.envs.netconfig.memo import parsed_config
 from textgyms.envs.netconfig.model import Acl, DeviceConfig, V6Addr
 from textgyms.envs.netconfig.protofaults import PROTOCOL_FAULTS
 from textgyms.envs.netconfig.routing import ospf_area
-from textgyms.envs.netconfig.scenario import Scenario, build, fill_expectations
+from textgyms.envs.netconfig.scenario import (
+    Scenario,
+    build,
+    fill_expectations,
+    reference_network,
+)
 from textgyms.envs.netconfig.show import render_config
 from textgyms.envs.netconfig.sim import Network
 from textgyms.envs.netconfig.task import NetTask, freeze
@@ -379,11 +384,18 @@ _SILENT = frozenset({
 
 def _symptoms(sc: Scenario, configs: dict[str, str]) -> list[str]:
     """The first :data:`SHOWN` messages of the behavioural checks the configs fail (collateral
-    flows and ACL equivalence, which needs the frozen task, left out). Checks run in order,
-    eight at a time, and stop once enough have failed: on one network each check gives what
-    it would give in a full run (the only state a check leaves, NAT bindings, builds up in the
-    same order; the checks skipped, :data:`_SILENT`, leave none). (Whole batches, so the
-    failed-link networks compiled here, which a repair's verifier reuses, stay the same.)"""
+    flows and ACL equivalence, which needs the frozen task, left out)."""
+    return _symptoms_on(sc, configs)[0]
+
+
+def _symptoms_on(sc: Scenario, configs: dict[str, str]) -> tuple[list[str], Network]:
+    """:func:`_symptoms`, and the network the checks ran on (:func:`diagnosis` reads its
+    syslog from it: its IPv6 plane, compiled by the IPv6 checks, is then not compiled
+    again). Checks run in order, eight at a time, and stop once enough have failed: on one
+    network each check gives what it would give in a full run (the only state a check leaves,
+    NAT bindings, builds up in the same order; the checks skipped, :data:`_SILENT`, leave
+    none). (Whole batches, so the failed-link networks compiled here, which a repair's
+    verifier reuses, stay the same.)"""
     net = build(sc.topo.kinds, sc.topo.links, {**sc.fixed_configs(), **configs})
     out: list[str] = []
     for k in range(0, len(sc.checks), 8):
@@ -396,7 +408,7 @@ def _symptoms(sc: Scenario, configs: dict[str, str]) -> list[str]:
                 out.append(msg)
         if len(out) >= SHOWN:
             break
-    return out[:SHOWN]
+    return out[:SHOWN], net
 
 
 class _Attempt(dict):
@@ -460,6 +472,11 @@ def inject(rng: np.random.Generator, level: str, count: int, cause: str | None =
     """A base scenario and ``count`` faults that break it (the first is ``cause``, by default
     drawn uniformly from :data:`CAUSES`): (base, scenario, labels, faulty configs, the first
     :data:`SHOWN` symptom messages)."""
+    return _inject(rng, level, count, cause)[:5]
+
+
+def _inject(rng: np.random.Generator, level: str, count: int, cause: str | None):
+    """:func:`inject`'s tuple and the faulty network its symptoms were found on."""
     if cause is not None and cause not in CAUSES:
         raise ConfigError(f"unknown fault cause {cause!r}; choose one of: {', '.join(CAUSES)}")
     first = _pick(rng, CAUSES) if cause is None else cause  # rng.choice's one draw
@@ -474,9 +491,9 @@ def inject(rng: np.random.Generator, level: str, count: int, cause: str | None =
             if not filled:  # the reference is simulated only for a scenario a fault applies to
                 fill_expectations(sc)
                 filled = True
-            symptoms = _symptoms(sc, tried[1])
+            symptoms, net = _symptoms_on(sc, tried[1])
             if symptoms:  # a fault must show in the network's behaviour
-                return base, sc, tried[0], tried[1], symptoms
+                return base, sc, tried[0], tried[1], symptoms, net
     raise RuntimeError("no breaking fault found in 1000 draws (a generator bug)")
 
 
@@ -484,7 +501,7 @@ def repair(rng: np.random.Generator, level: str, cause: str | None = None) -> Ne
     """Fix 1 (easy), 2 (medium) or 3 (hard) injected faults, the first of them ``cause``
     (default: drawn uniformly); untouched devices are locked."""
     count = {"easy": 1, "medium": 2, "hard": 3}[level]
-    _base_name, sc, labels, faulty, fails = inject(rng, level, count, cause)
+    _base_name, sc, labels, faulty, fails, _net = _inject(rng, level, count, cause)
     faulted = {x["device"] for x in labels}
     locked = sorted(d for d in faulty if d not in faulted)
     sc.start = faulty
@@ -530,13 +547,21 @@ def syslog(before: Network, after: Network) -> list[str]:
                         "FULL to DOWN, Neighbor Down: Dead timer expired",
                     )
                 )
-    out += _ospfv3_down(before, after)
+    v6 = _runs_ospf6(before) or _runs_ospf6(after)
+    out += _ospfv3_down(before, after) if v6 else []
     out += _bgp_down(before, after)
-    out += sorted(set(after.events) | set(after.v6.events))
+    out += sorted(set(after.events) | set(after.v6.events if v6 else ()))
     return [
         f"{dev}: *Mar  1 00:{10 + k // 60:02d}:{k % 60:02d}.{(137 * k) % 1000:03d}: {msg}"
         for k, (dev, msg) in enumerate(out)
     ]
+
+
+def _runs_ospf6(net: Network) -> bool:
+    """Whether any device of ``net`` configures OSPFv3. Without one the IPv6 plane has no
+    adjacency and logs no event (both come from OSPFv3 processes only), so :func:`syslog`
+    need not compile the plane (most networks are IPv4-only)."""
+    return any(cfg.ospf6 is not None for _kind, cfg in net.devices.values())
 
 
 def _bgp_down(before: Network, after: Network) -> list[tuple[str, str]]:
@@ -570,10 +595,10 @@ def _ospfv3_down(before: Network, after: Network) -> list[tuple[str, str]]:
 def diagnosis(rng: np.random.Generator, level: str, cause: str | None = None) -> NetTask:
     """Find the root cause of one injected fault (``cause``, by default drawn uniformly):
     answer ``{device, component, cause}``."""
-    _base_name, sc, labels, faulty, fails = inject(rng, level, 1, cause)
-    fixed = sc.fixed_configs()
-    before = build(sc.topo.kinds, sc.topo.links, {**fixed, **sc.reference})
-    after = build(sc.topo.kinds, sc.topo.links, {**fixed, **faulty})
+    _base_name, sc, labels, faulty, fails, after = _inject(rng, level, 1, cause)
+    # ``after`` is the faulty network the symptoms came from (the one ``build`` would give
+    # for ``faulty``): syslog reads only what its compile decided, never NAT state.
+    before = reference_network(sc)
     logs = syslog(before, after)
     sc.start = faulty
     sc.checks = []
