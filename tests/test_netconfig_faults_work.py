@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 
 from textgyms.envs.netconfig import faults
+from textgyms.envs.netconfig.memo import parsed_config
+from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.scenario import build
+from textgyms.envs.netconfig.show import render_config
 
 
 def _full_syslog(before, after) -> list[str]:
@@ -65,3 +68,32 @@ def test_inject_is_inject_with_its_network():
         a = faults.inject(np.random.default_rng(seed), "hard", 2)
         b = faults._inject(np.random.default_rng(seed), "hard", 2, None)
         assert a[1].reference == b[1].reference and a[2:] == b[2:5]
+
+
+@pytest.mark.parametrize("level", ["easy", "medium", "hard"])
+def test_pristine_configs_parse_back_from_their_rendering(level):
+    """What :meth:`faults._Bench._render` records as the parse of a pristine config's text:
+    the config itself (equal, every dict and list in the same order), every line accepted."""
+    seen = set()
+    for seed in range(12):
+        for cause in faults.CAUSES:
+            base, sc = faults._base(np.random.default_rng(seed), level, cause)
+            seen.add(base)
+            for d, text in sc.reference.items():
+                cfg = parse_config(text, d)[0]
+                rendered = render_config(cfg)
+                again, issues, accepted = parse_config(rendered, d)
+                assert again == cfg and repr(again) == repr(cfg), (base, d)
+                assert not issues and accepted == faults._commands(rendered)
+    assert seen == set(faults.BASES)
+
+
+def test_a_recorded_pristine_parse_is_the_parse():
+    for seed in range(20):
+        _base, sc = faults._base(np.random.default_rng(seed), "hard", faults.CAUSES[seed % 26])
+        bench = faults._Bench(sc)
+        for d in sc.reference:
+            text = bench._render(d)
+            cfg, issues, accepted = parsed_config(text, d)
+            fresh = parse_config(text, d)
+            assert (cfg, list(issues), accepted) == fresh and repr(cfg) == repr(fresh[0])

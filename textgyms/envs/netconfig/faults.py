@@ -32,7 +32,7 @@ from textgyms.envs.netconfig import (
 from textgyms.envs.netconfig.acl import difference, overlap
 from textgyms.envs.netconfig.bounded import Memo
 from textgyms.envs.netconfig.l3tasks import routing
-from textgyms.envs.netconfig.memo import parsed_config
+from textgyms.envs.netconfig.memo import PARSED, parsed_config
 from textgyms.envs.netconfig.model import Acl, DeviceConfig, V6Addr
 from textgyms.envs.netconfig.protofaults import PROTOCOL_FAULTS
 from textgyms.envs.netconfig.routing import ospf_area
@@ -446,9 +446,16 @@ class _Bench:
         self._pristine: dict[str, str] = {}
 
     def _render(self, device: str) -> str:
+        """The pristine config's text as the faulty configs show it. Its parse is the
+        reference config itself (a parsed config renders to text that parses back to an
+        identical one, with every line accepted: tests check it for every base), recorded
+        so: the faulty networks do not parse it again, and they share the reference
+        network's per-device results (cached by config identity)."""
         text = self._pristine.get(device)
         if text is None:
-            text = self._pristine[device] = render_config(self.shared[device])
+            cfg = self.shared[device]
+            text = self._pristine[device] = render_config(cfg)
+            PARSED.get((text, device), lambda: (cfg, (), _commands(text)))
         return text
 
     def attempt(self, rng, causes: list[str]):
@@ -466,6 +473,12 @@ class _Bench:
             labels.append(label)
         return labels, {d: render_config(c) if d in dirty else self._render(d)
                         for d, c in cfgs.items()}
+
+
+def _commands(text: str) -> int:
+    """How many lines of ``text`` the parser counts as commands (not blank, no comment):
+    its count of accepted lines when it rejects none."""
+    return sum(1 for line in text.splitlines() if (s := line.strip()) and s[0] != "!")
 
 
 def inject(rng: np.random.Generator, level: str, count: int, cause: str | None = None):
