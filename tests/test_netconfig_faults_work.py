@@ -97,3 +97,14 @@ def test_a_recorded_pristine_parse_is_the_parse():
             cfg, issues, accepted = parsed_config(text, d)
             fresh = parse_config(text, d)
             assert (cfg, list(issues), accepted) == fresh and repr(cfg) == repr(fresh[0])
+
+
+def test_diagnosis_symptoms_are_the_first_of_a_full_search():
+    """A diagnosis stops its checks at its third symptom: the same three come first in the
+    repair-style search (whole batches of eight, four symptoms)."""
+    for seed in range(30):
+        for cause in (None, "acl_order", "interface_shutdown"):
+            a = faults._inject(np.random.default_rng(seed), "medium", 1, cause)
+            b = faults._inject(np.random.default_rng(seed), "medium", 1, cause,
+                               faults.DIAGNOSIS_SHOWN, 1)
+            assert a[2:4] == b[2:4] and a[4][:3] == b[4]

@@ -142,12 +142,13 @@ def missing_route(rng, cfgs, kinds):
 
 
 def acl_order(rng, cfgs, kinds):
-    """Swap two adjacent entries of an ACL where the order matters."""
-    options = [(d, a) for d, c in sorted(cfgs.items()) for a in sorted(c.acls)
+    """Swap two adjacent entries of an ACL where the order matters. The ACLs are read
+    through ``items()``: only the device whose ACL changes is looked up (so cloned by the
+    fault bench), not each one tried."""
+    options = [(d, a, c.acls[a]) for d, c in sorted(cfgs.items()) for a in sorted(c.acls)
                if len(c.acls[a].entries) >= 2]
     for k in rng.permutation(len(options)):
-        dev, name = options[int(k)]
-        acl = cfgs[dev].acls[name]
+        dev, name, acl = options[int(k)]
         matters = _SWAPS.get(tuple(acl.entries), dict)
         for i in rng.permutation(len(acl.entries) - 1):
             i = int(i)
@@ -176,12 +177,13 @@ def _swap_matters(acl: Acl, i: int) -> bool:
 
 
 def _swapped(acl: Acl, i: int) -> Acl:
-    """``acl`` with entries ``i`` and ``i + 1`` swapped (each keeps its place's number)."""
+    """``acl`` with entries ``i`` and ``i + 1`` swapped (each keeps its place's number), a
+    new ACL sharing no list with ``acl`` (which may be a shared parsed config's)."""
     es = list(acl.entries)
     a, b = es[i], es[i + 1]
     es[i] = dataclasses.replace(b, seq=a.seq)
     es[i + 1] = dataclasses.replace(a, seq=b.seq)
-    return Acl(acl.name, acl.kind, es, acl.remarks)
+    return Acl(acl.name, acl.kind, es, list(acl.remarks))
 
 
 def _ospf_ifaces(cfgs, passive: bool):
@@ -368,7 +370,8 @@ SYMPTOMS = ("reach", "flows", "boundary", "nat", "waypoint", "routing", "isolati
             "bgp_session", "no_route", "reach6", "routing6")
 
 
-SHOWN = 4  # symptoms a prompt lists at most (repair shows four, diagnosis three)
+SHOWN = 4  # symptoms a repair prompt lists at most
+DIAGNOSIS_SHOWN = 3  # and a diagnosis prompt
 
 
 # Check groups no symptom comes from that only read the network (no packet walk, so no NAT
@@ -388,27 +391,29 @@ def _symptoms(sc: Scenario, configs: dict[str, str]) -> list[str]:
     return _symptoms_on(sc, configs)[0]
 
 
-def _symptoms_on(sc: Scenario, configs: dict[str, str]) -> tuple[list[str], Network]:
-    """:func:`_symptoms`, and the network the checks ran on (:func:`diagnosis` reads its
-    syslog from it: its IPv6 plane, compiled by the IPv6 checks, is then not compiled
-    again). Checks run in order, eight at a time, and stop once enough have failed: on one
-    network each check gives what it would give in a full run (the only state a check leaves,
-    NAT bindings, builds up in the same order; the checks skipped, :data:`_SILENT`, leave
-    none). (Whole batches, so the failed-link networks compiled here, which a repair's
-    verifier reuses, stay the same.)"""
+def _symptoms_on(sc: Scenario, configs: dict[str, str], shown: int = SHOWN,
+                 batch: int = 8) -> tuple[list[str], Network]:
+    """The first ``shown`` symptoms (as :func:`_symptoms`), and the network the checks ran
+    on (:func:`diagnosis` reads its syslog from it: its IPv6 plane, compiled by the IPv6
+    checks, is then not compiled again). Checks run in order, ``batch`` at a time, and stop
+    once enough have failed: on one network each check gives what it would give in a full
+    run (the only state a check leaves, NAT bindings, builds up in the same order; the
+    checks skipped, :data:`_SILENT`, leave none). (A repair runs whole batches of eight, so
+    the failed-link networks compiled here, which its verifier reuses, stay the same; a
+    diagnosis, whose checks are never run again, stops at its last symptom shown.)"""
     net = build(sc.topo.kinds, sc.topo.links, {**sc.fixed_configs(), **configs})
     out: list[str] = []
-    for k in range(0, len(sc.checks), 8):
-        for c in sc.checks[k:k + 8]:
+    for k in range(0, len(sc.checks), batch):
+        for c in sc.checks[k:k + batch]:
             group = c["g"]
             if group in _SILENT:
                 continue
             ok, msg = checks.CHECKS[group](net, c, None)
             if not ok and group in SYMPTOMS:
                 out.append(msg)
-        if len(out) >= SHOWN:
+        if len(out) >= shown:
             break
-    return out[:SHOWN], net
+    return out[:shown], net
 
 
 class _Attempt(dict):
@@ -488,8 +493,10 @@ def inject(rng: np.random.Generator, level: str, count: int, cause: str | None =
     return _inject(rng, level, count, cause)[:5]
 
 
-def _inject(rng: np.random.Generator, level: str, count: int, cause: str | None):
-    """:func:`inject`'s tuple and the faulty network its symptoms were found on."""
+def _inject(rng: np.random.Generator, level: str, count: int, cause: str | None,
+            shown: int = SHOWN, batch: int = 8):
+    """:func:`inject`'s tuple and the faulty network its symptoms were found on (the first
+    ``shown`` symptoms, checks run ``batch`` at a time: see :func:`_symptoms_on`)."""
     if cause is not None and cause not in CAUSES:
         raise ConfigError(f"unknown fault cause {cause!r}; choose one of: {', '.join(CAUSES)}")
     first = _pick(rng, CAUSES) if cause is None else cause  # rng.choice's one draw
@@ -504,7 +511,7 @@ def _inject(rng: np.random.Generator, level: str, count: int, cause: str | None)
             if not filled:  # the reference is simulated only for a scenario a fault applies to
                 fill_expectations(sc)
                 filled = True
-            symptoms, net = _symptoms_on(sc, tried[1])
+            symptoms, net = _symptoms_on(sc, tried[1], shown, batch)
             if symptoms:  # a fault must show in the network's behaviour
                 return base, sc, tried[0], tried[1], symptoms, net
     raise RuntimeError("no breaking fault found in 1000 draws (a generator bug)")
@@ -608,7 +615,9 @@ def _ospfv3_down(before: Network, after: Network) -> list[tuple[str, str]]:
 def diagnosis(rng: np.random.Generator, level: str, cause: str | None = None) -> NetTask:
     """Find the root cause of one injected fault (``cause``, by default drawn uniformly):
     answer ``{device, component, cause}``."""
-    _base_name, sc, labels, faulty, fails, after = _inject(rng, level, 1, cause)
+    # Checks one at a time: none runs after the last symptom the prompt shows.
+    _base_name, sc, labels, faulty, fails, after = _inject(rng, level, 1, cause,
+                                                           DIAGNOSIS_SHOWN, 1)
     # ``after`` is the faulty network the symptoms came from (the one ``build`` would give
     # for ``faulty``): syslog reads only what its compile decided, never NAT state.
     before = reference_network(sc)
@@ -617,7 +626,7 @@ def diagnosis(rng: np.random.Generator, level: str, cause: str | None = None) ->
     sc.checks = []
     context = (
         "Symptoms observed:\n"
-        + "\n".join(f"- {m}" for m in fails[:3])
+        + "\n".join(f"- {m}" for m in fails)
         + "\nRecent syslog messages:\n"
         + ("\n".join(logs) if logs else "(none)")
         + f"\nCauses (closed set): {', '.join(CAUSES)}.\nComponent: {COMPONENT_HELP}.\n"
