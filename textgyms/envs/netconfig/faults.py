@@ -32,11 +32,16 @@ from textgyms.envs.netconfig import (
 from textgyms.envs.netconfig.acl import difference, overlap
 from textgyms.envs.netconfig.bounded import Memo
 from textgyms.envs.netconfig.l3tasks import routing
-from textgyms.envs.netconfig.memo import parsed_config
+from textgyms.envs.netconfig.memo import PARSED, parsed_config
 from textgyms.envs.netconfig.model import Acl, DeviceConfig, V6Addr
 from textgyms.envs.netconfig.protofaults import PROTOCOL_FAULTS
 from textgyms.envs.netconfig.routing import ospf_area
-from textgyms.envs.netconfig.scenario import Scenario, build, fill_expectations
+from textgyms.envs.netconfig.scenario import (
+    Scenario,
+    build,
+    fill_expectations,
+    reference_network,
+)
 from textgyms.envs.netconfig.show import render_config
 from textgyms.envs.netconfig.sim import Network
 from textgyms.envs.netconfig.task import NetTask, freeze
@@ -137,12 +142,13 @@ def missing_route(rng, cfgs, kinds):
 
 
 def acl_order(rng, cfgs, kinds):
-    """Swap two adjacent entries of an ACL where the order matters."""
-    options = [(d, a) for d, c in sorted(cfgs.items()) for a in sorted(c.acls)
+    """Swap two adjacent entries of an ACL where the order matters. The ACLs are read
+    through ``items()``: only the device whose ACL changes is looked up (so cloned by the
+    fault bench), not each one tried."""
+    options = [(d, a, c.acls[a]) for d, c in sorted(cfgs.items()) for a in sorted(c.acls)
                if len(c.acls[a].entries) >= 2]
     for k in rng.permutation(len(options)):
-        dev, name = options[int(k)]
-        acl = cfgs[dev].acls[name]
+        dev, name, acl = options[int(k)]
         matters = _SWAPS.get(tuple(acl.entries), dict)
         for i in rng.permutation(len(acl.entries) - 1):
             i = int(i)
@@ -171,12 +177,13 @@ def _swap_matters(acl: Acl, i: int) -> bool:
 
 
 def _swapped(acl: Acl, i: int) -> Acl:
-    """``acl`` with entries ``i`` and ``i + 1`` swapped (each keeps its place's number)."""
+    """``acl`` with entries ``i`` and ``i + 1`` swapped (each keeps its place's number), a
+    new ACL sharing no list with ``acl`` (which may be a shared parsed config's)."""
     es = list(acl.entries)
     a, b = es[i], es[i + 1]
     es[i] = dataclasses.replace(b, seq=a.seq)
     es[i + 1] = dataclasses.replace(a, seq=b.seq)
-    return Acl(acl.name, acl.kind, es, acl.remarks)
+    return Acl(acl.name, acl.kind, es, list(acl.remarks))
 
 
 def _ospf_ifaces(cfgs, passive: bool):
@@ -363,7 +370,8 @@ SYMPTOMS = ("reach", "flows", "boundary", "nat", "waypoint", "routing", "isolati
             "bgp_session", "no_route", "reach6", "routing6")
 
 
-SHOWN = 4  # symptoms a prompt lists at most (repair shows four, diagnosis three)
+SHOWN = 4  # symptoms a repair prompt lists at most
+DIAGNOSIS_SHOWN = 3  # and a diagnosis prompt
 
 
 # Check groups no symptom comes from that only read the network (no packet walk, so no NAT
@@ -379,24 +387,33 @@ _SILENT = frozenset({
 
 def _symptoms(sc: Scenario, configs: dict[str, str]) -> list[str]:
     """The first :data:`SHOWN` messages of the behavioural checks the configs fail (collateral
-    flows and ACL equivalence, which needs the frozen task, left out). Checks run in order,
-    eight at a time, and stop once enough have failed: on one network each check gives what
-    it would give in a full run (the only state a check leaves, NAT bindings, builds up in the
-    same order; the checks skipped, :data:`_SILENT`, leave none). (Whole batches, so the
-    failed-link networks compiled here, which a repair's verifier reuses, stay the same.)"""
+    flows and ACL equivalence, which needs the frozen task, left out)."""
+    return _symptoms_on(sc, configs)[0]
+
+
+def _symptoms_on(sc: Scenario, configs: dict[str, str], shown: int = SHOWN,
+                 batch: int = 8) -> tuple[list[str], Network]:
+    """The first ``shown`` symptoms (as :func:`_symptoms`), and the network the checks ran
+    on (:func:`diagnosis` reads its syslog from it: its IPv6 plane, compiled by the IPv6
+    checks, is then not compiled again). Checks run in order, ``batch`` at a time, and stop
+    once enough have failed: on one network each check gives what it would give in a full
+    run (the only state a check leaves, NAT bindings, builds up in the same order; the
+    checks skipped, :data:`_SILENT`, leave none). (A repair runs whole batches of eight, so
+    the failed-link networks compiled here, which its verifier reuses, stay the same; a
+    diagnosis, whose checks are never run again, stops at its last symptom shown.)"""
     net = build(sc.topo.kinds, sc.topo.links, {**sc.fixed_configs(), **configs})
     out: list[str] = []
-    for k in range(0, len(sc.checks), 8):
-        for c in sc.checks[k:k + 8]:
+    for k in range(0, len(sc.checks), batch):
+        for c in sc.checks[k:k + batch]:
             group = c["g"]
             if group in _SILENT:
                 continue
             ok, msg = checks.CHECKS[group](net, c, None)
             if not ok and group in SYMPTOMS:
                 out.append(msg)
-        if len(out) >= SHOWN:
+        if len(out) >= shown:
             break
-    return out[:SHOWN]
+    return out[:shown], net
 
 
 class _Attempt(dict):
@@ -434,9 +451,16 @@ class _Bench:
         self._pristine: dict[str, str] = {}
 
     def _render(self, device: str) -> str:
+        """The pristine config's text as the faulty configs show it. Its parse is the
+        reference config itself (a parsed config renders to text that parses back to an
+        identical one, with every line accepted: tests check it for every base), recorded
+        so: the faulty networks do not parse it again, and they share the reference
+        network's per-device results (cached by config identity)."""
         text = self._pristine.get(device)
         if text is None:
-            text = self._pristine[device] = render_config(self.shared[device])
+            cfg = self.shared[device]
+            text = self._pristine[device] = render_config(cfg)
+            PARSED.get((text, device), lambda: (cfg, (), _commands(text)))
         return text
 
     def attempt(self, rng, causes: list[str]):
@@ -456,10 +480,23 @@ class _Bench:
                         for d, c in cfgs.items()}
 
 
+def _commands(text: str) -> int:
+    """How many lines of ``text`` the parser counts as commands (not blank, no comment):
+    its count of accepted lines when it rejects none."""
+    return sum(1 for line in text.splitlines() if (s := line.strip()) and s[0] != "!")
+
+
 def inject(rng: np.random.Generator, level: str, count: int, cause: str | None = None):
     """A base scenario and ``count`` faults that break it (the first is ``cause``, by default
     drawn uniformly from :data:`CAUSES`): (base, scenario, labels, faulty configs, the first
     :data:`SHOWN` symptom messages)."""
+    return _inject(rng, level, count, cause)[:5]
+
+
+def _inject(rng: np.random.Generator, level: str, count: int, cause: str | None,
+            shown: int = SHOWN, batch: int = 8):
+    """:func:`inject`'s tuple and the faulty network its symptoms were found on (the first
+    ``shown`` symptoms, checks run ``batch`` at a time: see :func:`_symptoms_on`)."""
     if cause is not None and cause not in CAUSES:
         raise ConfigError(f"unknown fault cause {cause!r}; choose one of: {', '.join(CAUSES)}")
     first = _pick(rng, CAUSES) if cause is None else cause  # rng.choice's one draw
@@ -474,9 +511,9 @@ def inject(rng: np.random.Generator, level: str, count: int, cause: str | None =
             if not filled:  # the reference is simulated only for a scenario a fault applies to
                 fill_expectations(sc)
                 filled = True
-            symptoms = _symptoms(sc, tried[1])
+            symptoms, net = _symptoms_on(sc, tried[1], shown, batch)
             if symptoms:  # a fault must show in the network's behaviour
-                return base, sc, tried[0], tried[1], symptoms
+                return base, sc, tried[0], tried[1], symptoms, net
     raise RuntimeError("no breaking fault found in 1000 draws (a generator bug)")
 
 
@@ -484,7 +521,7 @@ def repair(rng: np.random.Generator, level: str, cause: str | None = None) -> Ne
     """Fix 1 (easy), 2 (medium) or 3 (hard) injected faults, the first of them ``cause``
     (default: drawn uniformly); untouched devices are locked."""
     count = {"easy": 1, "medium": 2, "hard": 3}[level]
-    _base_name, sc, labels, faulty, fails = inject(rng, level, count, cause)
+    _base_name, sc, labels, faulty, fails, _net = _inject(rng, level, count, cause)
     faulted = {x["device"] for x in labels}
     locked = sorted(d for d in faulty if d not in faulted)
     sc.start = faulty
@@ -530,13 +567,21 @@ def syslog(before: Network, after: Network) -> list[str]:
                         "FULL to DOWN, Neighbor Down: Dead timer expired",
                     )
                 )
-    out += _ospfv3_down(before, after)
+    v6 = _runs_ospf6(before) or _runs_ospf6(after)
+    out += _ospfv3_down(before, after) if v6 else []
     out += _bgp_down(before, after)
-    out += sorted(set(after.events) | set(after.v6.events))
+    out += sorted(set(after.events) | set(after.v6.events if v6 else ()))
     return [
         f"{dev}: *Mar  1 00:{10 + k // 60:02d}:{k % 60:02d}.{(137 * k) % 1000:03d}: {msg}"
         for k, (dev, msg) in enumerate(out)
     ]
+
+
+def _runs_ospf6(net: Network) -> bool:
+    """Whether any device of ``net`` configures OSPFv3. Without one the IPv6 plane has no
+    adjacency and logs no event (both come from OSPFv3 processes only), so :func:`syslog`
+    need not compile the plane (most networks are IPv4-only)."""
+    return any(cfg.ospf6 is not None for _kind, cfg in net.devices.values())
 
 
 def _bgp_down(before: Network, after: Network) -> list[tuple[str, str]]:
@@ -570,16 +615,18 @@ def _ospfv3_down(before: Network, after: Network) -> list[tuple[str, str]]:
 def diagnosis(rng: np.random.Generator, level: str, cause: str | None = None) -> NetTask:
     """Find the root cause of one injected fault (``cause``, by default drawn uniformly):
     answer ``{device, component, cause}``."""
-    _base_name, sc, labels, faulty, fails = inject(rng, level, 1, cause)
-    fixed = sc.fixed_configs()
-    before = build(sc.topo.kinds, sc.topo.links, {**fixed, **sc.reference})
-    after = build(sc.topo.kinds, sc.topo.links, {**fixed, **faulty})
+    # Checks one at a time: none runs after the last symptom the prompt shows.
+    _base_name, sc, labels, faulty, fails, after = _inject(rng, level, 1, cause,
+                                                           DIAGNOSIS_SHOWN, 1)
+    # ``after`` is the faulty network the symptoms came from (the one ``build`` would give
+    # for ``faulty``): syslog reads only what its compile decided, never NAT state.
+    before = reference_network(sc)
     logs = syslog(before, after)
     sc.start = faulty
     sc.checks = []
     context = (
         "Symptoms observed:\n"
-        + "\n".join(f"- {m}" for m in fails[:3])
+        + "\n".join(f"- {m}" for m in fails)
         + "\nRecent syslog messages:\n"
         + ("\n".join(logs) if logs else "(none)")
         + f"\nCauses (closed set): {', '.join(CAUSES)}.\nComponent: {COMPONENT_HELP}.\n"
