@@ -41,9 +41,11 @@ def oper_status(
         cabled.setdefault(d, set()).add(p)
     for dev, (kind, cfg) in devices.items():
         ifs = cfg.interfaces
-        names = sorted(set(ifs) | cabled[dev]) if dev in cabled else sorted(ifs)
+        ports = cabled.get(dev)
+        names = sorted(ifs) if ports is None or ports <= ifs.keys() else sorted(ports.union(ifs))
         # Subinterfaces after every physical port (they take their parent's status).
-        for name in [n for n in names if "." not in n] + [n for n in names if "." in n]:
+        subs = [n for n in names if "." in n]
+        for name in [n for n in names if "." not in n] + subs if subs else names:
             itf = ifs.get(name)
             if itf is not None and itf.shutdown:
                 st = ADMIN_DOWN
@@ -152,9 +154,15 @@ def domains(
         if not (up.get(a) and up.get(b)) or a[0] not in devices or b[0] not in devices:
             continue
         (ka, cfa), (kb, cfb) = devices[a[0]], devices[b[0]]
-        ca = _end(a[0], ka, cfa, a[1], up, subs.get(a[0], _NO_SUBS))
-        cb = _end(b[0], kb, cfb, b[1], up, subs.get(b[0], _NO_SUBS))
-        if len(ca) == 1 and len(cb) == 1:  # one channel each (most cables)
+        sa, sb = subs.get(a[0]), subs.get(b[0])
+        if sa is not None and sb is not None and a[1] not in sa and b[1] not in sb:
+            # Two routed ports without tagged subinterfaces (most cables): each carries its
+            # own interface untagged (what _end gives them), so the two join.
+            uf.union(("if", a[0], a[1]), ("if", b[0], b[1]))
+            continue
+        ca = _end(a[0], ka, cfa, a[1], up, sa if sa is not None else _NO_SUBS)
+        cb = _end(b[0], kb, cfb, b[1], up, sb if sb is not None else _NO_SUBS)
+        if len(ca) == 1 and len(cb) == 1:  # one channel each
             key = next(iter(ca))
             if key in cb:
                 uf.union(ca[key], cb[key])

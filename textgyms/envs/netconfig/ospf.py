@@ -310,11 +310,27 @@ class Areas:
                 if o in dist:  # (the SPF's own set: readers copy before they change one)
                     out[pfx] = (dist[o] + c, first[o])
                 continue
-            best = [(dist[o] + c, o) for o, c in owners if o in dist]
-            if best:
-                m = min(x for x, _ in best)
-                out[pfx] = (m, set().union(*(first[o] for x, o in best if x == m)))
+            best = _nearest(owners, dist, first)
+            if best is not None:
+                out[pfx] = best
         return out
+
+
+def _nearest(owners: list[tuple[str, int]], dist: dict, first: dict) -> tuple[int, set] | None:
+    """(cost, first hops) of a prefix with several routers on it (a transit link): the
+    cheapest of (distance to the owner + its interface cost), the first hops of every owner
+    at that cost (a fresh set); None if no owner is reachable."""
+    m = hops = None
+    for o, c in owners:
+        d = dist.get(o)
+        if d is None:
+            continue
+        x = d + c
+        if m is None or x < m:
+            m, hops = x, set(first[o])
+        elif x == m:
+            hops |= first[o]
+    return None if m is None else (m, hops)
 
 
 def _intra_table(areas: Areas, r: str, area: int) -> dict[tuple[int, int], tuple]:
@@ -328,10 +344,9 @@ def _intra_table(areas: Areas, r: str, area: int) -> dict[tuple[int, int], tuple
             if o in dist:
                 out[pfx] = ("O", dist[o] + c, set(first[o]), 0)
             continue
-        best = [(dist[o] + c, o) for o, c in owners if o in dist]
-        if best:
-            m = min(x for x, _ in best)
-            out[pfx] = ("O", m, set().union(*(first[o] for x, o in best if x == m)), 0)
+        best = _nearest(owners, dist, first)
+        if best is not None:
+            out[pfx] = ("O", best[0], best[1], 0)
     return out
 
 
@@ -512,11 +527,11 @@ def _external_path(areas: Areas, r: str, s: str):
 def to_routes(table: dict) -> list[Route]:
     """A router's OSPF table as RIB candidates (one per equal-cost next hop)."""
     out = []
-    # Prefixes are unique: sorting the items compares their keys alone.
-    for (net, plen), (kind, cost, hops, tag) in sorted(table.items()):
+    for pfx in sorted(table):  # (the keys alone: cheaper to compare than the items)
+        kind, cost, hops, tag = table[pfx]
         metric = cost >> 24 if kind == "O E2" else cost
         for nh, iface in sorted(hops) if len(hops) > 1 else hops:  # most have one next hop
-            out.append(new_route((net, plen, kind, 110, metric, nh, iface, nh, tag)))
+            out.append(new_route((pfx[0], pfx[1], kind, 110, metric, nh, iface, nh, tag)))
     return out
 
 

@@ -11,7 +11,7 @@ detection.
 from __future__ import annotations
 
 import functools
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import NamedTuple
 
 from textgyms.envs.netconfig import bgp, fhrp, l2, nat, ospf, routing, sim6
@@ -44,13 +44,14 @@ class _Facts(NamedTuple):
     """What a compile reads of one device's configuration, derived once per shared parsed
     config (reading ipaddress objects is slow): its layer-2 signature, each addressed
     interface's (address, network, prefix length), the interfaces with an inbound ACL or
-    NAT outside, and its FHRP members."""
+    NAT outside, its FHRP members, and whether it has NAT rules or an outbound ACL."""
 
     layer2: Hashable
     addrs: dict[str, tuple[int, int, int]]
     ingress: tuple[str, ...]
     fhrp: list
     gateway: int | None  # ``ip default-gateway``
+    egress: bool  # NAT rules or an outbound ACL: a packet may change or stop leaving it
 
 
 _new_facts = functools.partial(tuple.__new__, _Facts)  # _Facts(*fields), all given
@@ -66,16 +67,20 @@ def _facts(kind: str, cfg: DeviceConfig) -> _Facts:
         addrs = {}
         ingress = []
         groups = False  # any FHRP group (most devices have none: no second pass for them)
+        egress = bool(cfg.nat)
         for name, itf in cfg.interfaces.items():
-            if itf.ip is not None:  # (the network address masked here: one int() less)
-                ip, plen = int(itf.ip), itf.ip.network.prefixlen
-                addrs[name] = (ip, ip & routing.MASKS[plen], plen)
+            ip = itf.ip
+            if ip is not None:  # (int(ip) and ip.network.prefixlen, without their calls)
+                a, plen = ip._ip, ip._prefixlen
+                addrs[name] = (a, a & routing.MASKS[plen], plen)
                 groups = groups or bool(itf.fhrp)
             if itf.acl_in is not None or itf.nat == "outside":
                 ingress.append(name)
+            egress = egress or itf.acl_out is not None
         members = fhrp.device_members(cfg) if groups and kind in ROUTERS else []
         gateway = int(cfg.gateway) if cfg.gateway is not None else None
-        return _new_facts((l2.signature(kind, cfg), addrs, tuple(ingress), members, gateway))
+        return _new_facts((l2.signature(kind, cfg), addrs, tuple(ingress), members, gateway,
+                           egress))
 
     return by_identity(_FACTS, cfg, kind, make)
 
@@ -103,8 +108,10 @@ class Network:
             self.l3[dev].append(_new_l3if((name, addr[0], addr[1], addr[2], dom)))
             self.arp.setdefault(dom, {})[addr[0]] = (dev, name)
         self.own = {d: {i.ip: i.name for i in ifs} for d, ifs in self.l3.items()}
+        # (Most networks have no FHRP group: nothing to elect.)
         self.fhrp_state, self.fhrp_actives = fhrp.elect(
-            self._router_cfgs, self.domain, self.status, fhrp_incumbent, self._members)
+            self._router_cfgs, self.domain, self.status, fhrp_incumbent, self._members) \
+            if any(self._members.values()) else ({}, {})
         # With a dual-active both answer ARP; hosts keep one (the first, here).
         self.fhrp = {k: (v[0][0], v[0][1], k[1]) for k, v in self.fhrp_actives.items()}
         for (dom, vip), (dev, name, _vip) in self.fhrp.items():
@@ -127,6 +134,7 @@ class Network:
         self._cfgs: dict[str, DeviceConfig] = {}
         self._ingress_fx: set[tuple[str, str]] = set()
         self._gateway: dict[str, int] = {}
+        egress = False
         for d, (k, c) in self.devices.items():
             f = facts[d] = _facts(k, c)
             self._cfgs[d] = c
@@ -138,6 +146,8 @@ class Network:
                 self._ingress_fx.add((d, n))
             if f.gateway is not None:
                 self._gateway[d] = f.gateway
+            egress = egress or f.egress
+        self._is_plain = not self._ingress_fx and not egress  # see _plain
         return facts
 
     def with_incumbent(self, incumbent: Mapping) -> Network:
@@ -272,6 +282,22 @@ class Network:
             return None
         return max(0, len(w.hops) - 2)
 
+    def _hops_between(self) -> Callable[[int, int], int | None]:
+        """:meth:`_tcp_hops` for one BGP run. Each established session asks it the same two
+        questions from both of its ends; where nothing filters or translates, a walk reads
+        nothing but the FIBs and tables that are fixed during the run, so answers are kept."""
+        if not self._is_plain:
+            return self._tcp_hops
+        known: dict[tuple[int, int], int | None] = {}
+
+        def hops(src: int, dst: int) -> int | None:
+            key = (src, dst)
+            if key not in known:
+                known[key] = self._tcp_hops(src, dst)
+            return known[key]
+
+        return hops
+
     def _route_bgp(self, configs, l3r, strip: bool = False) -> None:
         """BGP on top of the IGP/static RIBs (sessions and next hops use them); ``strip``
         first drops the BGP routes of an earlier pass."""
@@ -281,7 +307,7 @@ class Network:
                 self.fib[dev] = routing.build_fib(self.rib[dev])
         owner = {ip: d for d, own in self.own.items() for ip in own}
         self.bgp_attempts, self.bgp_sessions, self.bgp_best = bgp.compute(
-            configs, l3r, self.rib, self.fib, owner, self._tcp_hops)
+            configs, l3r, self.rib, self.fib, owner, self._hops_between())
         for dev, best in self.bgp_best.items():
             self.rib[dev], self.fib[dev] = routing.rib_fib(
                 self.rib[dev] + bgp.to_routes(best, self.fib[dev]))
@@ -339,7 +365,7 @@ class Network:
         ``xlate`` collects (and answers) dynamic NAT translations. Among equal-cost routes
         the k-th forwarding decision takes ``choices[k]`` (0 past its end); without
         ``choices`` it takes the one a per-destination CEF hash would."""
-        if self._plain():
+        if self._is_plain:
             return self._walk_plain(pkt, src_dev, inif, choices)
         xlate = {} if xlate is None else xlate
         dev = src_dev
@@ -380,19 +406,15 @@ class Network:
     def _plain(self) -> bool:
         """Whether no device filters or translates a packet (no inbound ACL or NAT outside
         port, no NAT rule or outbound ACL anywhere): then a packet never changes on its way
-        and no ACL entry is hit. Found once per view (or compile: the configs are fixed)."""
-        plain = self.__dict__.get("_is_plain")
-        if plain is None:
-            plain = self._is_plain = not self._ingress_fx and not any(
-                cfg.nat or any(i.acl_out is not None for i in cfg.interfaces.values())
-                for cfg in self._cfgs.values())
-        return plain
+        and no ACL entry is hit. (``_is_plain``, found at compile from each config's
+        :class:`_Facts`; a view may set it False to take the general walk.)"""
+        return self._is_plain
 
     def _walk_plain(self, pkt: Packet, dev: str, inif: str | None,
                     choices: tuple[int, ...] | None) -> Walk:
         """:meth:`walk` on a :meth:`_plain` network: each hop only looks up the route (or a
         host's gateway), and a loop is a (device, in interface) seen before."""
-        dst, own, arp_at = pkt[1], self.own, self._arp_at
+        dst, own, arp_at, fibs = pkt[1], self.own, self._arp_at, self.fib
         hops: list = []
         fanout: list[int] = []
         seen: set = set()
@@ -400,15 +422,31 @@ class Network:
             if dst in own[dev]:  # (the commonest end: no helper call)
                 hops.append((dev, inif, None))
                 return _W(("delivered", tuple(hops), pkt, (), "", dev, tuple(fanout)))
-            step = self._route_out(dev, inif, pkt, choices, fanout)
-            if type(step) is Walk:
-                hops.append((dev, inif, None))
-                return _W((step[0], tuple(hops), pkt, (), step[4], dev, tuple(fanout)))
-            out, nh = step
+            # A router with one route there (most hops): the longest match inline; every
+            # other case (hosts, no route, Null0, equal-cost routes) in _route_out.
+            fib = fibs.get(dev)
+            if fib is not None:
+                for m, bucket in fib[2]:
+                    routes = bucket.get(dst & m)
+                    if routes:
+                        break
+                else:
+                    routes = None
+            if fib is not None and routes is not None and len(routes) == 1 and \
+                    routes[0][6] != "Null0":
+                r = routes[0]
+                out, nh = r[6], r[7] if r[7] is not None else dst  # (iface, fwd)
+            else:
+                step = self._route_out(dev, inif, pkt, choices, fanout)
+                if type(step) is Walk:
+                    hops.append((dev, inif, None))
+                    return _W((step[0], tuple(hops), pkt, (), step[4], dev, tuple(fanout)))
+                out, nh = step
             hops.append((dev, inif, out))
-            if (dev, inif) in seen:
+            here = (dev, inif)
+            if here in seen:
                 return _W(("loop", tuple(hops), pkt, (), "routing loop", dev, tuple(fanout)))
-            seen.add((dev, inif))
+            seen.add(here)
             target = arp_at.get((dev, out), _EMPTY).get(nh) or self._proxy_arp(dev, out, nh)
             if target is None:
                 why = f"no ARP reply for {dotted(nh)} on {dev} {out}"
