@@ -26,8 +26,7 @@ from typing import TypeVar
 from textgyms.core import Verdict
 from textgyms.envs.netconfig import checks
 from textgyms.envs.netconfig.bounded import by_identity
-from textgyms.envs.netconfig.memo import (PARSED, Memo, compiled, key_of, parsed_config,
-                                          same_config)
+from textgyms.envs.netconfig.memo import PARSED, Memo, compiled, key_of, parsed_config, same_config
 from textgyms.envs.netconfig.model import DeviceConfig, Issue
 from textgyms.envs.netconfig.parser import normalize_ifname, split_devices
 from textgyms.envs.netconfig.show import render_config
