@@ -14,11 +14,12 @@ import ipaddress
 from collections.abc import Callable, Mapping
 
 from textgyms.envs.netconfig.acl import FULL, difference, evaluate, format_packet
+from textgyms.envs.netconfig.bounded import Memo
 from textgyms.envs.netconfig.checks6 import CHECKS6, WEIGHTS6, static_only
 from textgyms.envs.netconfig.ipobj import from_text
 from textgyms.envs.netconfig.memo import derived
 from textgyms.envs.netconfig.model import DeviceConfig, Interface
-from textgyms.envs.netconfig.routing import lookup, ospf_area
+from textgyms.envs.netconfig.routing import Walk, all_paths, lookup, ospf_area
 from textgyms.envs.netconfig.scenario import ip, run_flow
 from textgyms.envs.netconfig.sim import Network
 
@@ -44,10 +45,64 @@ def _reach(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     if c.get("fail"):
         net = failed(net, *c["fail"])
         when = f" when {c['fail'][0]} {c['fail'][1]} fails"
-    for _there, back in net.ping_all_paths(c["src"], ip(c["dst"])):
-        if not (back is not None and back.status == "delivered"):
-            return False, f"ping {c['src']} -> {c['dst']} fails{when}"
-    return True, ""
+    if _pings(net, c["src"], ip(c["dst"])):
+        return True, ""
+    return False, f"ping {c['src']} -> {c['dst']} fails{when}"
+
+
+_WALKS = Memo(64)  # id(a compiled network's FIBs) -> (those FIBs, its walks: see _plain_walks)
+
+
+def _plain_walks(net: Network) -> dict | None:
+    """The one-way walks made so far in ``net``'s compiled network (every view shares its
+    FIBs) that met no equal-cost choice, by (packet, first device); None unless the
+    network is plain (no ACL, no NAT: a walk then changes neither its packet nor any
+    state). Such a walk is the same whatever the choices, and the checks ping both ways
+    between the same hosts: the reply of one ping is the echo of the reverse one."""
+    if not net._plain():
+        return None
+    fib = net.fib
+    hit = _WALKS._d.get(id(fib))
+    if hit is not None and hit[0] is fib:
+        return hit[1]
+    walks: dict = {}
+    _WALKS.put(id(fib), (fib, walks))  # (holding the FIBs keeps their id theirs)
+    return walks
+
+
+def _walk(net: Network, walks: dict, pkt: tuple, dev: str, choices) -> Walk:
+    """``net.walk(pkt, dev, None, None, choices)`` on a plain network, from ``walks``."""
+    w = walks.get((pkt, dev))
+    if w is None:
+        w = net.walk(pkt, dev, None, None, choices)
+        if not w.fanout:
+            walks[(pkt, dev)] = w
+    return w
+
+
+def _pings(net: Network, src_dev: str, dst: int) -> bool:
+    """Whether every ping of ``net.ping_all_paths(src_dev, dst)`` gets its reply; on a
+    plain network the same walks, each made once."""
+    walks = _plain_walks(net)
+    if walks is None:
+        return all(back is not None and back.status == "delivered"
+                   for _there, back in net.ping_all_paths(src_dev, dst))
+    src = net.source_ip(src_dev, dst)
+    if src is None:
+        return False  # (ping_all_paths: no address to send from, no echo)
+    pkt = (src, dst, 1, 0, 0, False)
+    first = _walk(net, walks, pkt, src_dev, ())
+    ways = [first]
+    if first.fanout:  # every equal-cost path, as ping_all_paths takes them
+        ways = [w for _ch, w in all_paths(
+            lambda ch: net.walk(pkt, src_dev, None, None, ch) if ch else first)]
+    for there in ways:
+        if there.status != "delivered":
+            return False
+        # The reply, as Network._reply sends it (a plain walk leaves the packet unchanged).
+        if _walk(net, walks, (dst, src, 1, 0, 0, False), there.at, None).status != "delivered":
+            return False
+    return True
 
 
 def _flow(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:

@@ -58,9 +58,10 @@ def _iface_lines(itf) -> list[str]:
         lines.append(f" ip address {dotted(int(itf.ip))} {dotted(int(itf.ip.netmask))}")
     else:
         lines.append(" no ip address")
-    for d in ("in", "out"):
-        if getattr(itf, f"acl_{d}"):
-            lines.append(f" ip access-group {getattr(itf, f'acl_{d}')} {d}")
+    if itf.acl_in:
+        lines.append(f" ip access-group {itf.acl_in} in")
+    if itf.acl_out:
+        lines.append(f" ip access-group {itf.acl_out} out")
     if itf.nat:
         lines.append(f" ip nat {itf.nat}")
     if itf.native_vlan != 1:
@@ -69,17 +70,29 @@ def _iface_lines(itf) -> list[str]:
         lines.append(f" bandwidth {itf.bandwidth}")
     if not itf.proxy_arp:
         lines.append(" no ip proxy-arp")
-    lines += _ospf_if_lines(" ip ospf", itf.ospf_cost, itf.ospf_hello, itf.ospf_dead,
-                            itf.ospf_area)
-    lines += _ospf_opt_lines(itf)
-    lines += _ipv6_iface_lines(itf)
+    # The rarer settings below are rendered by helpers, called only where one is set (most
+    # interfaces have none: a rendering per locked or repaired device per submission).
+    if (itf.ospf_cost is not None or itf.ospf_hello is not None or itf.ospf_dead is not None
+            or itf.ospf_area is not None):
+        lines += _ospf_if_lines(" ip ospf", itf.ospf_cost, itf.ospf_hello, itf.ospf_dead,
+                                itf.ospf_area)
+    if (itf.ospf_auth or itf.ospf_key is not None or itf.ospf_md5
+            or itf.ospf_priority is not None or itf.ospf_network):
+        lines += _ospf_opt_lines(itf)
+    if (itf.ipv6_enable or itf.ipv6_ll is not None or itf.ipv6 or itf.ospf6_cost is not None
+            or itf.ospf6_hello is not None or itf.ospf6_dead is not None
+            or itf.ospf6_area is not None):
+        lines += _ipv6_iface_lines(itf)
     if itf.hsrp_version != 1:
         lines.append(f" standby version {itf.hsrp_version}")
-    for (proto, grp), g in sorted(itf.fhrp.items()):
-        lines += _fhrp_lines(proto, grp, g)
-    lines += [f" {x}" for x in itf.extra]
+    if itf.fhrp:
+        for (proto, grp), g in sorted(itf.fhrp.items()):
+            lines += _fhrp_lines(proto, grp, g)
+    if itf.extra:
+        lines += [f" {x}" for x in itf.extra]
     lines.append(" shutdown" if itf.shutdown else " no shutdown")
-    return lines + ["!"]
+    lines.append("!")
+    return lines
 
 
 def _ospf_opt_lines(itf) -> list[str]:

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache, wraps
 from typing import TypeVar
 
 from textgyms.core import Verdict
 from textgyms.envs.netconfig import checks
 from textgyms.envs.netconfig.bounded import by_identity
-from textgyms.envs.netconfig.memo import Memo, compiled, key_of, parsed_config, same_config
+from textgyms.envs.netconfig.memo import PARSED, Memo, compiled, key_of, parsed_config, same_config
 from textgyms.envs.netconfig.model import DeviceConfig, Issue
 from textgyms.envs.netconfig.parser import normalize_ifname, split_devices
 from textgyms.envs.netconfig.show import render_config
@@ -59,9 +59,28 @@ def _canonical(task: NetTask) -> NetTask:
     return task
 
 
+class _Parsed(Mapping[str, DeviceConfig]):
+    """Device -> its parsed config, each parsed on first use: only the ACL equivalence
+    checks read the reference's configs, and a submission that is not the reference would
+    otherwise parse every reference device for nothing."""
+
+    def __init__(self, texts: tuple[tuple[str, str], ...]) -> None:
+        self._texts = dict(texts)
+
+    def __getitem__(self, device: str) -> DeviceConfig:
+        return parsed_config(self._texts[device], device)[0]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+
 @_per_task
-def _reference(task: NetTask) -> dict[str, DeviceConfig]:
-    return {d: parsed_config(text, d)[0] for d, text in task.reference}
+def _reference(task: NetTask) -> Mapping[str, DeviceConfig]:
+    """The reference's parsed configs (read-only, shared)."""
+    return _Parsed(task.reference)
 
 
 @_per_task
@@ -85,11 +104,14 @@ def network(task: NetTask, configs: Mapping[str, DeviceConfig]) -> Network:
 
 
 @_per_task
-def _known(task: NetTask) -> dict[str, tuple[str, ...]]:
-    """Per device, the task's own texts (reference, then start)."""
-    out: dict[str, tuple[str, ...]] = {}
-    for d, text in (*task.reference, *task.start):
-        out[d] = (*out.get(d, ()), text)
+def _known(task: NetTask) -> dict[str, tuple[tuple[str, bool], ...]]:
+    """Per device, the task's own texts (reference, then start), each with whether it is
+    the start."""
+    out: dict[str, tuple[tuple[str, bool], ...]] = {}
+    for d, text in task.reference:
+        out[d] = (*out.get(d, ()), (text, False))
+    for d, text in task.start:
+        out[d] = (*out.get(d, ()), (text, True))
     return out
 
 
@@ -98,12 +120,20 @@ def _as_known(task: NetTask, device: str, text: str) -> str:
     identical config of (a resubmission that only adds or drops comments, ``!`` or ``end``
     lines), else ``text``: the network, its check results and derived networks are then
     the ones already compiled and run."""
-    for known in _known(task).get(device, ()):
-        if text is known or text == known:
-            return known  # the task's own string: its hash is already computed
-    for known in _known(task).get(device, ()):
-        if _padded(text, known) or _padded(known, text) or same_config(text, known, device):
-            return known
+    known = _known(task).get(device, ())
+    for have, _start in known:
+        if text is have or text == have:
+            return have  # the task's own string: its hash is already computed
+    for have, start in known:
+        if _padded(text, have) or _padded(have, text):
+            return have
+        # Comparing configs needs ``have`` parsed. The start is parsed for the baseline
+        # anyway; a reference text not parsed yet is in no compiled network, so nothing
+        # compiled would be shared, and parsing it only to compare cost a device's parse
+        # per submission. (Either text compiles to the same network: this only decides
+        # which memo entries are shared, never a result.)
+        if (start or (have, device) in PARSED._d) and same_config(text, have, device):
+            return have
     return text
 
 
@@ -252,6 +282,21 @@ def locked_lines(task: NetTask) -> dict[str, frozenset[tuple[str, str]]]:
     return out
 
 
+def _edited_locked(task: NetTask, configs: Mapping[str, DeviceConfig]) -> list[str]:
+    """The locked devices whose configuration renders differently from their start."""
+    if not task.locked:
+        return []
+    start = dict(task.start)
+    out = []
+    for d in task.locked:
+        cfg, was = configs[d], parsed_config(start[d], d)[0]
+        # The start's own parsed config (its text resubmitted, or the candidate untouched)
+        # renders as itself: a locked device usually is, and rendering it is not needed.
+        if cfg is not was and _rendered(cfg) != _rendered(was):
+            out.append(d)
+    return out
+
+
 def _locked_lines_kept(task: NetTask, configs: Mapping[str, DeviceConfig]) -> tuple[int, int]:
     kept = total = 0
     for d, lines in locked_lines(task).items():
@@ -333,12 +378,7 @@ def verify_configs(
     frac = {g: f for g, f in parts.items() if g in WEIGHTS}
     parts["parse"] = 0.9 ** len(issues)
     score *= parts["parse"]
-    start = dict(task.start)
-    edited = [
-        d
-        for d in task.locked
-        if _rendered(configs[d]) != _rendered(parsed_config(start[d], d)[0])
-    ]
+    edited = _edited_locked(task, configs)
     if task.locked:
         parts["locked"] = 0.0 if edited else 1.0
         score *= 0.25 if edited else 1.0
