@@ -20,6 +20,7 @@ from textgyms.envs.netconfig.topologies import (
     add_wan,
     base_config,
     dotted,
+    draw,
     iface4,
     link_ends,
     own_addrs,
@@ -37,7 +38,7 @@ def _branches(rng: np.random.Generator, t: Topo, n: int) -> dict[tuple[str, str]
     plan = Plan(rng)
     # The core uses 10/8 or 172.16/12: branches take 192.168/16, so nothing overlaps.
     plan.base, plan.wan_block = "192.168", BRANCH_WANS
-    ids = AREA_SETS[int(rng.integers(len(AREA_SETS)))]
+    ids = AREA_SETS[draw(rng, len(AREA_SETS))]
     core = t.routers()
     abrs = [core[int(k)] for k in rng.permutation(len(core))[:n]]
     for k, abr in enumerate(abrs):

@@ -21,16 +21,25 @@ from textgyms.envs.netconfig.model import DeviceConfig, Ospf, StaticRoute, V6Add
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.scenario import Scenario
 from textgyms.envs.netconfig.show import render_config
-from textgyms.envs.netconfig.topologies import ETH, Topo, base_config, chain, host_config, hub_spoke
+from textgyms.envs.netconfig.topologies import (
+    ETH,
+    Topo,
+    base_config,
+    chain,
+    draw,
+    host_config,
+    hub_spoke,
+    uniform,
+)
 
 I6 = ipaddress.IPv6Interface
 
 
 def site_prefix(rng: np.random.Generator) -> ipaddress.IPv6Network:
     """A /48: documentation space or a unique-local prefix with a random global ID."""
-    if rng.random() < 0.5:
-        return ipaddress.IPv6Network(f"2001:db8:{int(rng.integers(1, 0xFFFF)):x}::/48")
-    gid = int(rng.integers(0, 2**40))
+    if uniform(rng) < 0.5:
+        return ipaddress.IPv6Network(f"2001:db8:{draw(rng, 1, 0xFFFF):x}::/48")
+    gid = draw(rng, 0, 2**40)
     return ipaddress.IPv6Network(((0xFD << 120) | (gid << 80), 48))
 
 
@@ -55,7 +64,7 @@ def plan6(rng: np.random.Generator, t: Topo) -> tuple[dict, dict]:
 
 def shown(rng: np.random.Generator, a: I6) -> str:
     """An address as a requirement states it: compressed, or fully expanded upper-case."""
-    return str(a) if rng.random() < 0.6 else f"{a.ip.exploded.upper()}/{a.network.prefixlen}"
+    return str(a) if uniform(rng) < 0.6 else f"{a.ip.exploded.upper()}/{a.network.prefixlen}"
 
 
 def _v6_only(t: Topo, r: str, addr: dict) -> DeviceConfig:
@@ -131,7 +140,7 @@ def _lan_routes(t: Topo, addr: dict, code: str, passive: bool, checks: list) -> 
 
 def _static(rng: np.random.Generator) -> Scenario:
     """Easy: address every interface, enable IPv6 routing, static routes only."""
-    t = chain(rng, 2 + int(rng.integers(2)))
+    t = chain(rng, 2 + draw(rng, 2))
     addr, hosts6 = plan6(rng, t)
     reqs: list[dict] = [{"type": "address6", "device": d, "interface": i,
                          "address": shown(rng, a)} for (d, i), a in sorted(addr.items())]
@@ -154,7 +163,7 @@ def _static(rng: np.random.Generator) -> Scenario:
 
 def _single_area(rng: np.random.Generator) -> Scenario:
     """Medium: OSPFv3 area 0 on IPv6-only routers (router IDs must be configured)."""
-    t = chain(rng, 3) if rng.random() < 0.5 else hub_spoke(rng, 2)
+    t = chain(rng, 3) if uniform(rng) < 0.5 else hub_spoke(rng, 2)
     addr, hosts6 = plan6(rng, t)
     lans = {(r, i) for r, i, _n in t.lans}
     reqs: list[dict] = [{"type": "ospf6", "process": 1, "passive": True, "v6only": True}]

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from textgyms.envs.netconfig.memo import Memo, compiled
 from textgyms.envs.netconfig.model import PROTO_NUM
 from textgyms.envs.netconfig.sim import Network
-from textgyms.envs.netconfig.topologies import Topo, choose, dotted, host_config
+from textgyms.envs.netconfig.topologies import Topo, choose, dotted, draw, host_config
 
 
 @dataclass
@@ -120,7 +120,7 @@ def host_collateral(rng, hosts: dict, n: int = 4) -> list[dict]:
     out = []
     for _ in range(n):  # indices into the list: the draws of choosing from the list itself
         a, b = (names[k] for k in choose(rng, len(names), 2))
-        proto, port = SERVICES[int(rng.integers(len(SERVICES)))]
+        proto, port = SERVICES[draw(rng, len(SERVICES))]
         out.append(flow_check("collateral", dotted(int(hosts[a][0])), dotted(int(hosts[b][0])),
                               proto, port))
     return out
