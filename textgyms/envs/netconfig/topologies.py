@@ -8,6 +8,7 @@ task families add features to.
 
 from __future__ import annotations
 
+import ctypes
 import ipaddress
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,17 +28,47 @@ ETH = "Ethernet0"
 _MASKS = tuple((0xFFFFFFFF << (32 - p)) & 0xFFFFFFFF for p in range(33))
 
 
+# numpy's ``bitgen_t`` (its C API, documented): the state, then next_uint64, next_uint32,
+# next_double; a bit generator's ``capsule`` holds a pointer to it
+_BITGEN_T = ctypes.c_void_p * 4
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = (ctypes.py_object, ctypes.c_char_p)
+_NEXT32 = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_void_p)
+_NEXT_DOUBLE = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_void_p)
+_FUNCS: dict[tuple[int, int], tuple] = {}  # the functions of each kind of bit generator
+_LAST: tuple = (None, None, None, None)  # the last bit generator, its state, its functions
+
+
+def _hooks(rng: np.random.Generator) -> tuple:
+    """[bit generator, its state pointer, its next_uint32, its next_double] as ctypes
+    objects. Read from the capsule: the bit generator's own ``ctypes`` property builds them
+    in several times the time (once per generator, and a reset brings a new one); kept for
+    the last generator, which draws the whole task."""
+    global _LAST
+    bg = rng.bit_generator
+    if _LAST[0] is not bg:
+        state, _next64, next32, next_double = _BITGEN_T.from_address(
+            _capsule_pointer(bg.capsule, b"BitGenerator"))
+        funcs = _FUNCS.get((next32, next_double))
+        if funcs is None:
+            funcs = _FUNCS[(next32, next_double)] = (
+                ctypes.cast(next32, _NEXT32), ctypes.cast(next_double, _NEXT_DOUBLE))
+        _LAST = (bg, ctypes.c_void_p(state), *funcs)
+    return _LAST
+
+
 def _lemire(rng: np.random.Generator, lo: int, hi: int) -> int:
     # numpy's bounded draw for a range of at most 2**32 - 1 values (Lemire's method on the
-    # bit generator's 32-bit outputs), through the bit generator's documented ctypes
-    # interface: a generator call costs about four times its one draw in argument handling
-    c = rng.bit_generator.ctypes
+    # bit generator's 32-bit outputs), made on the bit generator itself: a Generator call
+    # costs about four times its one draw in argument handling
+    _bg, state, next32, _next_double = _hooks(rng)
     n = hi - lo
-    m = c.next_uint32(c.state) * n
+    m = next32(state) * n
     if m & 0xFFFFFFFF < n:  # rarely: reject the draws of the biased remainder
         threshold = (0x100000000 - n) % n
         while m & 0xFFFFFFFF < threshold:
-            m = c.next_uint32(c.state) * n
+            m = next32(state) * n
     return lo + (m >> 32)
 
 
@@ -56,8 +87,8 @@ def uniform(rng: np.random.Generator) -> float:
     """``rng.random()``: the bit generator's own next double (what ``random`` returns),
     without the generator method's argument handling."""
     if _FAST_DRAW:
-        c = rng.bit_generator.ctypes
-        return c.next_double(c.state)
+        _bg, state, _next32, next_double = _hooks(rng)
+        return next_double(state)
     return rng.random()
 
 
@@ -67,13 +98,24 @@ def _draw_is_integers() -> bool:
     draws mixed with the generator's other calls (which share its buffered 32-bit half)."""
     bounds = [(0, 2), (0, 3), (1, 250), (9, 200), (100, 199), (0, 191), (5, 50),
               (0, 0xC0000001), (7, 0xFFFFFFF0), (0, 0x80000001)] * 6
+    probe = np.random.default_rng(0)
+    named = probe.bit_generator.ctypes  # the documented interface: the same pointers?
+    address = ctypes.cast(named.next_uint32, ctypes.c_void_p).value
+    state, _next64, next32, _next_double = _BITGEN_T.from_address(
+        _capsule_pointer(probe.bit_generator.capsule, b"BitGenerator"))
+    if (state, next32) != (named.state_address, address):
+        return False
+
+    def uniform_now(rng: np.random.Generator) -> float:
+        _bg, state, _next32, next_double = _hooks(rng)
+        return next_double(state)
+
     for seed in (1, 7, 2024):
         a, b = np.random.default_rng(seed), np.random.default_rng(seed)
         for k, (lo, hi) in enumerate(bounds):
             if int(a.integers(lo, hi)) != _lemire(b, lo, hi):
                 return False
-            if k % 3 == 0 and a.random() != b.bit_generator.ctypes.next_double(
-                    b.bit_generator.ctypes.state):
+            if k % 3 == 0 and a.random() != uniform_now(b):
                 return False
             if k % 7 == 0 and a.permutation(9).tolist() != b.permutation(9).tolist():
                 return False
@@ -84,7 +126,7 @@ def _draw_is_integers() -> bool:
 
 try:
     _FAST_DRAW = _draw_is_integers()  # else every draw asks the generator itself
-except Exception:  # noqa: BLE001 - a numpy without the ctypes interface: ask the generator
+except Exception:  # noqa: BLE001 - a numpy or Python without the interface: ask it
     _FAST_DRAW = False
 
 
