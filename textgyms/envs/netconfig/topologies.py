@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from textgyms.envs.netconfig.ipobj import interface4, network4
+from textgyms.envs.netconfig.ipobj import address4, interface4, network4
 
 N = ipaddress.IPv4Network
 I = ipaddress.IPv4Interface  # noqa: E741
@@ -58,13 +58,15 @@ def _hooks(rng: np.random.Generator) -> tuple:
     return _LAST
 
 
-def _lemire(rng: np.random.Generator, lo: int, hi: int) -> int:
+def _lemire(rng: np.random.Generator, lo: int, hi: int, m: int | None = None) -> int:
     # numpy's bounded draw for a range of at most 2**32 - 1 values (Lemire's method on the
     # bit generator's 32-bit outputs), made on the bit generator itself: a Generator call
-    # costs about four times its one draw in argument handling
+    # costs about four times its one draw in argument handling (``m``: the first output
+    # times the range, already drawn)
     _bg, state, next32, _next_double = _hooks(rng)
     n = hi - lo
-    m = next32(state) * n
+    if m is None:
+        m = next32(state) * n
     if m & 0xFFFFFFFF < n:  # rarely: reject the draws of the biased remainder
         threshold = (0x100000000 - n) % n
         while m & 0xFFFFFFFF < threshold:
@@ -78,9 +80,14 @@ def draw(rng: np.random.Generator, lo: int, hi: int | None = None) -> int:
     numpy is checked to draw so (:data:`_FAST_DRAW`)."""
     if hi is None:
         lo, hi = 0, lo
-    if _FAST_DRAW and 1 < hi - lo < 0xFFFFFFFF:
-        return _lemire(rng, lo, hi)
-    return int(rng.integers(lo, hi))
+    n = hi - lo
+    if not (_FAST_DRAW and 1 < n < 0xFFFFFFFF):
+        return int(rng.integers(lo, hi))
+    _bg, state, next32, _next_double = _LAST if _LAST[0] is rng.bit_generator else _hooks(rng)
+    m = next32(state) * n  # as _lemire, inlined: a task draws a few dozen times
+    if m & 0xFFFFFFFF < n:
+        return _lemire(rng, lo, hi, m)
+    return lo + (m >> 32)
 
 
 def uniform(rng: np.random.Generator) -> float:
@@ -106,16 +113,12 @@ def _draw_is_integers() -> bool:
     if (state, next32) != (named.state_address, address):
         return False
 
-    def uniform_now(rng: np.random.Generator) -> float:
-        _bg, state, _next32, next_double = _hooks(rng)
-        return next_double(state)
-
     for seed in (1, 7, 2024):
         a, b = np.random.default_rng(seed), np.random.default_rng(seed)
         for k, (lo, hi) in enumerate(bounds):
-            if int(a.integers(lo, hi)) != _lemire(b, lo, hi):
+            if int(a.integers(lo, hi)) != draw(b, lo, hi):
                 return False
-            if k % 3 == 0 and a.random() != uniform_now(b):
+            if k % 3 == 0 and a.random() != uniform(b):
                 return False
             if k % 7 == 0 and a.permutation(9).tolist() != b.permutation(9).tolist():
                 return False
@@ -124,6 +127,7 @@ def _draw_is_integers() -> bool:
     return True
 
 
+_FAST_DRAW = True
 try:
     _FAST_DRAW = _draw_is_integers()  # else every draw asks the generator itself
 except Exception:  # noqa: BLE001 - a numpy or Python without the interface: ask it
@@ -237,7 +241,7 @@ LEGACY_WANS = ipaddress.IPv4Network("10.250.250.0/24")
 def link_ends(net: N) -> tuple[ipaddress.IPv4Address, ipaddress.IPv4Address]:
     """The two usable addresses of a /30, as ``list(net.hosts())`` gives them."""
     lo = int(net.network_address)
-    return ipaddress.IPv4Address(lo + 1), ipaddress.IPv4Address(lo + 2)
+    return address4(lo + 1), address4(lo + 2)
 
 
 def host_ints(x: int, plen: int) -> range:
@@ -298,13 +302,22 @@ class Plan:
         # permuting 0..198 and adding 1 draws exactly what permuting 1..199 draws (added to
         # the 40 kept, as ints: cheaper than numpy's slice arithmetic)
         self.octets = [x + 1 for x in rng.permutation(199)[:40].tolist()]
-        self.wan_block = net4(_base_int(self.base) | draw(rng, 200, 255) << 8, 24)
+        self.wan_block = net4(self._base_int | draw(rng, 200, 255) << 8, 24)
         self.wan_next = 0
         self.rng = rng
 
+    @property
+    def base(self) -> str:
+        """The first two octets of the plan's LANs ("10.45"); families may set their own."""
+        return self._base
+
+    @base.setter
+    def base(self, text: str) -> None:
+        self._base, self._base_int = text, _base_int(text)  # read as an int once, not per LAN
+
     def lan(self, plen: int = 24) -> N:
         # the /24 (or its first subnet of length plen), made from ints instead of parsed text
-        return net4(_base_int(self.base) | self.octets.pop() << 8, max(plen, 24))
+        return net4(self._base_int | self.octets.pop() << 8, max(plen, 24))
 
     def wan(self) -> N:
         block = self.wan_block  # its /30s in order, as subnets(new_prefix=30) lists them
@@ -338,7 +351,7 @@ def add_lan(
     plen = net.prefixlen
     addrs = host_ints(int(net.network_address), plen)
     gw_int = addrs[-1] if gw_last else addrs[0]
-    gw = ipaddress.IPv4Address(gw_int)
+    gw = address4(gw_int)
     t.addr[(router, iface)] = iface4(gw_int, plen)
     t.lans.append((router, iface, net))
     # choosing from 191 and adding 9 draws exactly what choosing from arange(9, 200) draws
