@@ -72,10 +72,15 @@ def _v6_only(t: Topo, r: str, addr: dict) -> DeviceConfig:
     bare = copy.copy(t)
     bare.addr = {}
     cfg = parse_config(base_config(bare, r), r)[0]
+    _add_v6(cfg, r, addr)
+    return cfg
+
+
+def _add_v6(cfg: DeviceConfig, r: str, addr: dict) -> None:
+    """Give ``r``'s interfaces in ``cfg`` their IPv6 addresses from ``addr``."""
     for (d, iface), a in addr.items():
         if d == r:
             cfg.iface(iface).ipv6.append(V6Addr(a))
-    return cfg
 
 
 def host6(t: Topo, h: str, a: I6, dual: bool) -> str:
@@ -86,11 +91,17 @@ def host6(t: Topo, h: str, a: I6, dual: bool) -> str:
     return f"hostname {h}\ninterface {ETH}\n ipv6 address {a}\n no shutdown"
 
 
-def _statics(t: Topo, addr: dict, r: str) -> list[StaticRoute]:
-    """``ipv6 route`` to every remote LAN via the next router on the shortest path."""
+def _wan_graph(t: Topo) -> nx.Graph:
+    """The routers and their WAN links (each edge with its two ports)."""
     g = nx.Graph()
     for a, ai, b, bi, _net in t.wans:
         g.add_edge(a, b, ports=((a, ai), (b, bi)))
+    return g
+
+
+def _statics(t: Topo, addr: dict, r: str, g: nx.Graph) -> list[StaticRoute]:
+    """``ipv6 route`` to every remote LAN via the next router on the shortest path in
+    ``g`` (:func:`_wan_graph`, built once for every router)."""
     out = []
     for owner, iface, _net in t.lans:
         if owner != r:
@@ -148,11 +159,13 @@ def _static(rng: np.random.Generator) -> Scenario:
     checks = [{"g": "addressing6", "dev": d, "if": i, "ip": str(a)}
               for (d, i), a in sorted(addr.items())]
     start, reference = {}, {}
+    g = _wan_graph(t)
     for r in t.routers():
-        start[r] = render_config(_v6_only(t, r, {}))
-        cfg = _v6_only(t, r, addr)
+        cfg = _v6_only(t, r, {})
+        start[r] = render_config(cfg)
+        _add_v6(cfg, r, addr)  # the same parsed configuration, now with its addresses
         cfg.ipv6_routing = True
-        cfg.routes6 = _statics(t, addr, r)
+        cfg.routes6 = _statics(t, addr, r, g)
         reference[r] = render_config(cfg)
         checks.append({"g": "static_only6", "dev": r})
     _lan_routes(t, addr, "S", False, checks)
@@ -192,9 +205,7 @@ def _dual_stack(rng: np.random.Generator) -> Scenario:
     start, reference = {}, {}
     for r in t.routers():
         cfg = parse_config(sc.reference[r], r)[0]
-        for (d, iface), a in addr.items():
-            if d == r:
-                cfg.iface(iface).ipv6.append(V6Addr(a))
+        _add_v6(cfg, r, addr)
         start[r] = render_config(cfg)
         mine = {i: area for (d, i), area in iface_areas.items() if d == r}
         _enable_ospf6(cfg, mine, [i for (d, i) in lans if d == r], None)
