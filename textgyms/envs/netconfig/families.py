@@ -107,6 +107,7 @@ def _rule_flows(rule: dict, lans: list, srv: str, inject_for) -> list[dict]:
         "gt": [port[1], port[1] + 1],
         "lt": [port[1] - 1, port[1]],
     }[port[0]]
+    inject = {s: inject_for(s) for s in srcs}  # looked up once per source, not per flow
     out = [
         flow_check(
             "flows",
@@ -115,15 +116,15 @@ def _rule_flows(rule: dict, lans: list, srv: str, inject_for) -> list[dict]:
             proto,
             port[1] if port[0] == "eq" else ports[1],
             False,
-            inject_for(srcs[0]),
+            inject[srcs[0]],
         )
     ]
     for s in srcs:
         for p in ports:
             if 0 <= p <= 65535:
-                out.append(flow_check("boundary", s, srv, proto, p, False, inject_for(s)))
+                out.append(flow_check("boundary", s, srv, proto, p, False, inject[s]))
         if rule.get("established"):
-            out.append(flow_check("boundary", s, srv, proto, ports[1], True, inject_for(s)))
+            out.append(flow_check("boundary", s, srv, proto, ports[1], True, inject[s]))
     return out
 
 
