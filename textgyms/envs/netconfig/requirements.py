@@ -4,16 +4,41 @@ from __future__ import annotations
 
 import ipaddress
 
+from textgyms.envs.netconfig.topologies import dotted, netmask_text
+
+
+def _canonical_int(text: str, top: int) -> int | None:
+    """``text`` as an int in [0, top] if written as ``str`` writes one, else None."""
+    if not (text.isascii() and text.isdigit()) or (text[0] == "0" and len(text) > 1):
+        return None
+    value = int(text)
+    return value if value <= top else None
+
+
+def _interface(text: str) -> tuple[str, str, str]:
+    """(address, netmask, network) texts of an interface ``A.B.C.D/N``, as ``ipaddress``
+    writes them. The generators write the canonical form, read here by arithmetic; any
+    other text is left to ``IPv4Interface`` (its parsing, its errors)."""
+    addr, _slash, plen_text = text.partition("/")
+    parts = [_canonical_int(x, 255) for x in addr.split(".")]
+    plen = _canonical_int(plen_text, 32)
+    if len(parts) != 4 or None in parts or plen is None:
+        iface = ipaddress.IPv4Interface(text)
+        return str(iface.ip), str(iface.netmask), str(iface.network)
+    a, b, c, d = parts
+    value = a << 24 | b << 16 | c << 8 | d
+    mask = (0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF
+    return dotted(value), netmask_text(plen), f"{dotted(value & mask)}/{plen}"
+
 
 def _addr(r: dict) -> str:
-    iface = ipaddress.IPv4Interface(r["address"])
+    ip, netmask, net = _interface(r["address"])
     how = r.get("how", "exact")
-    net = iface.network
     if how == "first":
         return f"{r['device']} {r['interface']}: the first usable address of {net} (enabled)"
     if how == "last":
         return f"{r['device']} {r['interface']}: the last usable address of {net} (enabled)"
-    return f"{r['device']} {r['interface']}: {iface.ip} {iface.netmask} (enabled)"
+    return f"{r['device']} {r['interface']}: {ip} {netmask} (enabled)"
 
 
 def _rule(k: int, r: dict) -> str:
