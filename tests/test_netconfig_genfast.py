@@ -59,3 +59,20 @@ def test_requirement_interface_texts_match_ipaddress():
         except ValueError as e:
             got = ("error", type(e), str(e))
         assert got == want, text
+
+
+def test_canonical_quad_reads_what_ipaddress_writes():
+    import ipaddress
+    import random
+
+    from textgyms.envs.netconfig.scenario import ip
+    from textgyms.envs.netconfig.topologies import canonical_quad
+
+    rnd = random.Random(9)
+    for _ in range(20000):
+        x = rnd.getrandbits(32)
+        assert canonical_quad(str(ipaddress.IPv4Address(x))) == x
+    for text in ("010.1.2.3", "1.2.3", "1.2.3.4.5", "1.2.3.256", " 1.2.3.4", "1.2.3.4 ",
+                 "1..2.3", "+1.2.3.4", "\u0661.2.3.4", "", "a.b.c.d"):
+        assert canonical_quad(text) is None
+    assert ip("10.0.0.1") == 0x0A000001

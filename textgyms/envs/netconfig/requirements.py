@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import ipaddress
 
-from textgyms.envs.netconfig.topologies import dotted, netmask_text
-
-
-def _canonical_int(text: str, top: int) -> int | None:
-    """``text`` as an int in [0, top] if written as ``str`` writes one, else None."""
-    if not (text.isascii() and text.isdigit()) or (text[0] == "0" and len(text) > 1):
-        return None
-    value = int(text)
-    return value if value <= top else None
+from textgyms.envs.netconfig.topologies import (
+    canonical_plen,
+    canonical_quad,
+    dotted,
+    netmask_text,
+)
 
 
 def _interface(text: str) -> tuple[str, str, str]:
@@ -20,13 +17,10 @@ def _interface(text: str) -> tuple[str, str, str]:
     writes them. The generators write the canonical form, read here by arithmetic; any
     other text is left to ``IPv4Interface`` (its parsing, its errors)."""
     addr, _slash, plen_text = text.partition("/")
-    parts = [_canonical_int(x, 255) for x in addr.split(".")]
-    plen = _canonical_int(plen_text, 32)
-    if len(parts) != 4 or None in parts or plen is None:
+    value, plen = canonical_quad(addr), canonical_plen(plen_text)
+    if value is None or plen is None:
         iface = ipaddress.IPv4Interface(text)
         return str(iface.ip), str(iface.netmask), str(iface.network)
-    a, b, c, d = parts
-    value = a << 24 | b << 16 | c << 8 | d
     mask = (0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF
     return dotted(value), netmask_text(plen), f"{dotted(value & mask)}/{plen}"
 

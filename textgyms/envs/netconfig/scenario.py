@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from textgyms.envs.netconfig.memo import Memo, compiled
 from textgyms.envs.netconfig.model import PROTO_NUM
 from textgyms.envs.netconfig.sim import Network
-from textgyms.envs.netconfig.topologies import Topo, choose, dotted, draw, host_config
+from textgyms.envs.netconfig.topologies import (
+    Topo,
+    canonical_quad,
+    choose,
+    dotted,
+    draw,
+    host_config,
+)
 
 
 @dataclass
@@ -40,7 +47,12 @@ _IPS = Memo(4096)
 
 
 def ip(text: str) -> int:
-    """A dotted quad as an int (memoized: checks name the same addresses again and again)."""
+    """A dotted quad as an int: read by arithmetic where written canonically (as the
+    generators write addresses), else parsed by ``ipaddress`` (memoized: checks name the
+    same addresses again and again)."""
+    value = canonical_quad(text)
+    if value is not None:
+        return value
     return _IPS.get(text, lambda: int(ipaddress.IPv4Address(text)))
 
 

@@ -211,6 +211,27 @@ def quad_int(text: str) -> int:
     return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
 
 
+_OCTET_VALUE = {text: k for k, text in enumerate(_OCTETS)}  # "0".."255", no other spelling
+_PLEN_VALUE = {str(k): k for k in range(33)}
+
+
+def canonical_quad(text: str) -> int | None:
+    """A dotted quad as an int where written exactly as ``str(IPv4Address)`` writes one
+    (four octets 0-255 in decimal, no leading zeros), else None: the caller then asks
+    ``ipaddress`` (its parsing, its errors). A dict lookup per octet is the whole check."""
+    try:
+        a, b, c, d = text.split(".")
+        o = _OCTET_VALUE
+        return o[a] << 24 | o[b] << 16 | o[c] << 8 | o[d]
+    except (ValueError, KeyError):
+        return None
+
+
+def canonical_plen(text: str) -> int | None:
+    """A prefix length 0-32 written as ``str`` writes it, else None."""
+    return _PLEN_VALUE.get(text)
+
+
 def netmask_text(plen: int) -> str:
     """The netmask of a prefix length as a dotted quad, as the generator writes it."""
     return _MASK_TEXT[plen]
