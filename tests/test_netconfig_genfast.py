@@ -76,3 +76,20 @@ def test_canonical_quad_reads_what_ipaddress_writes():
                  "1..2.3", "+1.2.3.4", "\u0661.2.3.4", "", "a.b.c.d"):
         assert canonical_quad(text) is None
     assert ip("10.0.0.1") == 0x0A000001
+
+
+def test_v6_text_is_ipaddress_str():
+    import ipaddress
+    import random
+
+    from textgyms.envs.netconfig.ipv6tasks import v6_text
+
+    rnd = random.Random(3)
+    cases = [0, 1, (1 << 128) - 1, 0xFFFF << 32 | 0x01020304, 1 << 127]
+    for _ in range(20000):  # zero groups often, so every run length and place comes up
+        x = 0
+        for _k in range(8):
+            x = x << 16 | (0 if rnd.random() < 0.5 else rnd.getrandbits(rnd.choice((4, 16))))
+        cases.append(x)
+    for x in cases:
+        assert v6_text(x) == str(ipaddress.IPv6Address(x))
