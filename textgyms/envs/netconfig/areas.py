@@ -20,6 +20,7 @@ from textgyms.envs.netconfig.topologies import (
     add_wan,
     base_config,
     dotted,
+    draw,
     iface4,
     link_ends,
     own_addrs,
@@ -37,7 +38,7 @@ def _branches(rng: np.random.Generator, t: Topo, n: int) -> dict[tuple[str, str]
     plan = Plan(rng)
     # The core uses 10/8 or 172.16/12: branches take 192.168/16, so nothing overlaps.
     plan.base, plan.wan_block = "192.168", BRANCH_WANS
-    ids = AREA_SETS[int(rng.integers(len(AREA_SETS)))]
+    ids = AREA_SETS[draw(rng, len(AREA_SETS))]
     core = t.routers()
     abrs = [core[int(k)] for k in rng.permutation(len(core))[:n]]
     for k, abr in enumerate(abrs):
@@ -170,10 +171,13 @@ def nssa(rng: np.random.Generator, level: str) -> Scenario:
     add[edge] += [f"ip route 198.51.100.0 255.255.255.0 {isp_ip}",
                   "router ospf 1\n redistribute static subnets"]
     for d in own:
-        base = base_config(t, d)
-        sc.start[d] = base + sc.start[d][len(base_config_prefix(sc.start[d])):]
-        sc.reference[d] = base + sc.reference[d][
-            len(base_config_prefix(sc.reference[d])):] + "".join(f"\n{x}" for x in add[d])
+        # only BR1 (the legacy link) and the edge (the provider link) have new ports: every
+        # other router's addressing part is what ospf_areas rendered
+        if d == "BR1" or d == edge:
+            base = base_config(t, d)
+            sc.start[d] = base + sc.start[d][len(base_config_prefix(sc.start[d])):]
+            sc.reference[d] = base + sc.reference[d][len(base_config_prefix(sc.reference[d])):]
+        sc.reference[d] += "".join(f"\n{x}" for x in add[d])
     sc.reqs.append({"type": "nssa", "area": area, "device": "BR1", "lan": str(lan),
                     "via": str(far), "edge": edge, "external": web_lan})
     hosts = sorted(h for h in t.hosts if h.startswith("HB") or h.startswith("H"))

@@ -25,6 +25,7 @@ from textgyms.envs.netconfig.topologies import (
     Topo,
     base_config,
     dotted,
+    draw,
     host_ints,
     hostmask_text,
     hostnames,
@@ -34,6 +35,7 @@ from textgyms.envs.netconfig.topologies import (
     netmask_text,
     quad_int,
     star,
+    uniform,
 )
 
 VLAN_NAMES = ("SALES", "ENG", "HR", "GUEST", "VOICE", "MGMT", "OPS", "FINANCE", "LAB", "PRINT")
@@ -65,17 +67,17 @@ def _acl_line(rule: dict, standard: bool) -> str:
 
 
 def _rule(rng: np.random.Generator, level: str, srcs: list[str], dsts: list[str]) -> dict:
-    action = "permit" if rng.random() < 0.55 else "deny"
-    src = srcs[int(rng.integers(len(srcs)))]
+    action = "permit" if uniform(rng) < 0.55 else "deny"
+    src = srcs[draw(rng, len(srcs))]
     if level == "easy":
         return {"action": action, "proto": "ip", "src": src, "dst": "any", "port": None}
-    proto, port = SERVICES[int(rng.integers(len(SERVICES)))]
+    proto, port = SERVICES[draw(rng, len(SERVICES))]
     op = ["eq", port]
-    if level == "hard" and rng.random() < 0.4:
-        lo = int(rng.integers(1000, 9000))
-        op = ["range", lo, lo + int(rng.integers(5, 50))] if rng.random() < 0.6 else ["gt", lo]
-    est = level == "hard" and proto == "tcp" and rng.random() < 0.25
-    dst = dsts[int(rng.integers(len(dsts)))]
+    if level == "hard" and uniform(rng) < 0.4:
+        lo = draw(rng, 1000, 9000)
+        op = ["range", lo, lo + draw(rng, 5, 50)] if uniform(rng) < 0.6 else ["gt", lo]
+    est = level == "hard" and proto == "tcp" and uniform(rng) < 0.25
+    dst = dsts[draw(rng, len(dsts))]
     return {
         "action": action,
         "proto": proto,
@@ -105,6 +107,7 @@ def _rule_flows(rule: dict, lans: list, srv: str, inject_for) -> list[dict]:
         "gt": [port[1], port[1] + 1],
         "lt": [port[1] - 1, port[1]],
     }[port[0]]
+    inject = {s: inject_for(s) for s in srcs}  # looked up once per source, not per flow
     out = [
         flow_check(
             "flows",
@@ -113,25 +116,25 @@ def _rule_flows(rule: dict, lans: list, srv: str, inject_for) -> list[dict]:
             proto,
             port[1] if port[0] == "eq" else ports[1],
             False,
-            inject_for(srcs[0]),
+            inject[srcs[0]],
         )
     ]
     for s in srcs:
         for p in ports:
             if 0 <= p <= 65535:
-                out.append(flow_check("boundary", s, srv, proto, p, False, inject_for(s)))
+                out.append(flow_check("boundary", s, srv, proto, p, False, inject[s]))
         if rule.get("established"):
-            out.append(flow_check("boundary", s, srv, proto, ports[1], True, inject_for(s)))
+            out.append(flow_check("boundary", s, srv, proto, ports[1], True, inject[s]))
     return out
 
 
 def _policy(rng: np.random.Generator, level: str, srcs: list[str], dsts: list[str]):
     """Prioritised rules and a default action that filter something and let something
     through."""
-    n_rules = {"easy": 2, "medium": 3, "hard": 5}[level] + int(rng.integers(2))
+    n_rules = {"easy": 2, "medium": 3, "hard": 5}[level] + draw(rng, 2)
     for _attempt in range(1000):
         rules = [_rule(rng, level, srcs, dsts) for _ in range(n_rules)]
-        default = "deny" if level == "easy" or rng.random() < 0.6 else "permit"
+        default = "deny" if level == "easy" or uniform(rng) < 0.6 else "permit"
         if _meaningful(rules, default, level == "easy"):
             return rules, default
     raise RuntimeError("no meaningful ACL policy drawn in 1000 draws (a generator bug)")
@@ -145,6 +148,9 @@ def _acl_text(name: str, rules: list[dict], default: str, standard: bool) -> str
     if name.isdigit():
         return "\n".join(f"access-list {name} {x}" for x in lines)
     return f"ip access-list extended {name}\n" + "\n".join(f" {x}" for x in lines)
+
+
+_ACL_NAMES = ("SRV-FILTER", "PROTECT-SERVERS", "DMZ-IN", "FW-POLICY")  # rng.choice's one draw
 
 
 def acl(rng: np.random.Generator, level: str) -> Scenario:
@@ -161,9 +167,8 @@ def acl(rng: np.random.Generator, level: str) -> Scenario:
     dsts = [f"host {srv_ip}", str(srv_net)]
     standard = level == "easy"
     rules, default = _policy(rng, level, srcs, dsts)
-    name = {"easy": str(int(rng.integers(2, 99))), "medium": str(int(rng.integers(100, 199)))}.get(
-        level, str(rng.choice(["SRV-FILTER", "PROTECT-SERVERS", "DMZ-IN", "FW-POLICY"]))
-    )
+    name = {"easy": str(draw(rng, 2, 99)), "medium": str(draw(rng, 100, 199))}.get(
+        level, _ACL_NAMES[draw(rng, len(_ACL_NAMES))])  # all three drawn, as ever
     acl_text = _acl_text(name, rules, default, standard)
     extra = {srv_if: [f" ip access-group {name} out"]}
     reference = {fw: base_config(t, fw, extra) + "\n" + acl_text}
@@ -223,8 +228,8 @@ def _acl_collateral(rng, users, srv: str, inject) -> list[dict]:
                 out.append(flow_check("collateral", str(a), str(b), "tcp", 443, False, None))
         out.append(flow_check("collateral", srv, str(a), "udp", 514, False, None))
     for _ in range(4):
-        _i, _n, h = users[int(rng.integers(len(users)))]
-        proto, port = SERVICES[int(rng.integers(len(SERVICES)))]
+        _i, _n, h = users[draw(rng, len(users))]
+        proto, port = SERVICES[draw(rng, len(SERVICES))]
         out.append(flow_check("collateral", str(h), srv, proto, port, False, inject(str(h))))
     return out
 
@@ -236,7 +241,7 @@ def _campus(rng: np.random.Generator, level: str):
     """A router (or L3 switch) and one or two access switches with hosts in VLANs."""
     t, plan = Topo("two-tier-campus"), Plan(rng)
     nvl = 2 if level == "easy" else 3
-    vids = list(VLAN_SETS[int(rng.integers(len(VLAN_SETS)))][:nvl])
+    vids = list(VLAN_SETS[draw(rng, len(VLAN_SETS))][:nvl])
     # permuting the indices draws what permuting the names does
     names = [VLAN_NAMES[k] for k in rng.permutation(len(VLAN_NAMES))[:nvl].tolist()]
     sws = hostnames(rng, 2 if level == "hard" else 1, "SW")
@@ -375,18 +380,18 @@ WEB_NET = 0xC6336400  # 198.51.100.0/24, the Internet server's LAN
 def _add_isp(rng: np.random.Generator, t: Topo, fw: str, out_if: str):
     """Cable a provider router (with an Internet server behind it) to ``fw``'s ``out_if``;
     return (provider address, public /28 routed to fw, server address, provider config)."""
-    k = int(rng.integers(1, 60))
+    k = draw(rng, 1, 60)
     link = net4(TEST_NET_3 + 4 * k, 30)
-    m = int(rng.integers(1, 15))
+    m = draw(rng, 1, 15)
     while 4 * k // 16 == m:  # the public /28 must not contain the link's /30
-        m = int(rng.integers(1, 15))
+        m = draw(rng, 1, 15)
     block = net4(TEST_NET_3 + 16 * m, 28)
     isp_ip, fw_ip = link_ends(link)
     t.kinds["ISP"] = "router"
     t.addr[(fw, out_if)] = iface4(int(fw_ip), 30)
     t.addr[("ISP", GI.format(0))] = iface4(int(isp_ip), 30)
     t.link(fw, out_if, "ISP", GI.format(0))
-    web_ip = ipaddress.IPv4Address(WEB_NET + int(rng.integers(10, 250)))
+    web_ip = ipaddress.IPv4Address(WEB_NET + draw(rng, 10, 250))
     t.addr[("ISP", GI.format(1))] = iface4(WEB_NET + 1, 24)
     t.kinds["WEB1"] = "host"
     t.hosts["WEB1"] = (iface4(int(web_ip), 24), ipaddress.IPv4Address(WEB_NET + 1))
@@ -405,7 +410,7 @@ def nat(rng: np.random.Generator, level: str) -> Scenario:
     isp = "ISP"
     users = [(i, net) for (r, i, net) in t.lans if r == fw and net != _net_of(t, "SRV1")]
     srv_if = next(i for (r, i, net) in t.lans if net == _net_of(t, "SRV1"))
-    glob = block[int(rng.integers(1, 15))]
+    glob = block[draw(rng, 1, 15)]
     static = level != "easy"
     acl_name = "1" if level != "hard" else "NAT-INSIDE"
     extra = {i: [" ip nat inside"] for i, _ in users}

@@ -30,6 +30,7 @@ from textgyms.envs.netconfig.topologies import (
     base_config,
     choose,
     dotted,
+    draw,
     iface4,
     own_addrs,
     wildcard,
@@ -74,7 +75,7 @@ def _core(t: Topo, plan: Plan, rng) -> tuple[str, str]:
     srv = Hosts(srv_net).ints
     t.addr[("CORE", GI.format(0))] = iface4(srv[0], 24)
     t.kinds["SRV1"] = "host"
-    t.hosts["SRV1"] = (iface4(srv[int(rng.integers(9, 200))], 24), ipaddress.IPv4Address(srv[0]))
+    t.hosts["SRV1"] = (iface4(srv[draw(rng, 9, 200)], 24), ipaddress.IPv4Address(srv[0]))
     t.link("CORE", GI.format(0), "SRV1", ETH)
     cfg = base_config(t, "CORE") + "\nrouter ospf 1\n passive-interface GigabitEthernet0/0\n" \
         " network 0.0.0.0 255.255.255.255 area 0"
@@ -100,7 +101,7 @@ def fhrp(rng: np.random.Generator, level: str, proto: str = "hsrp") -> Scenario:
     if level == "hard" or (proto == "vrrp" and level == "medium"):
         lans.append(_lan(t, plan, rng, "SW2", 1, GI.format(2)))
     srv, core_cfg = _core(t, plan, rng)
-    groups = [int(rng.integers(1, 50)) for _ in lans]
+    groups = [draw(rng, 1, 50) for _ in lans]
     track = level != "easy" and proto == "hsrp"  # VRRP tracks objects only: not modelled
     extra: dict[str, dict[str, list[str]]] = {"R1": {}, "R2": {}}
     reqs: list[dict] = []

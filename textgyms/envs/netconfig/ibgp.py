@@ -33,6 +33,7 @@ from textgyms.envs.netconfig.topologies import (
     base_config,
     chain,
     dotted,
+    draw,
     iface4,
     own_addrs,
     wildcard,
@@ -46,7 +47,7 @@ def _provider(rng: np.random.Generator, t: Topo, edge: str, name: str, lans: int
               peer_as: int) -> tuple[str, list[ipaddress.IPv4Network], str]:
     """Cable a BGP router ``name`` (AS ``asn``, ``lans`` LANs with a host each, announced
     in BGP) to ``edge``; return (its address on the link, its LANs, its configuration)."""
-    k = int(rng.integers(1, 60))
+    k = draw(rng, 1, 60)
     lo = TEST_NET_3 + 4 * k  # a /30: far end .1, near end .2
     far, near = dotted(lo + 1), dotted(lo + 2)
     t.kinds[name] = "router"
@@ -81,7 +82,7 @@ def ibgp(rng: np.random.Generator, level: str) -> Scenario:
     t = chain(rng, n)
     t.name = "ibgp-over-ospf"
     routers = t.routers()
-    asn, isp_as = 65000 + int(rng.integers(1, 500)), 64500 + int(rng.integers(1, 9))
+    asn, isp_as = 65000 + draw(rng, 1, 500), 64500 + draw(rng, 1, 9)
     loops = {}
     for k, r in enumerate(routers, 1):
         t.addr[(r, "Loopback0")] = iface4(0x0AFFFF00 | k, 32)  # 10.255.255.k/32
@@ -127,7 +128,7 @@ def bgp_ospf(rng: np.random.Generator, level: str) -> Scenario:
     t = chain(rng, n)
     t.name = "ospf-bgp-border"
     routers = t.routers()
-    asn, p_as = 65000 + int(rng.integers(1, 500)), 64600 + int(rng.integers(1, 50))
+    asn, p_as = 65000 + draw(rng, 1, 500), 64600 + draw(rng, 1, 50)
     edge = routers[0]
     p_ip, p_nets, p_cfg = _provider(rng, t, edge, "PARTNER", 2 if level == "hard" else 1,
                                     p_as, asn)

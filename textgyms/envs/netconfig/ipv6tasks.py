@@ -17,45 +17,86 @@ import networkx as nx
 import numpy as np
 
 from textgyms.envs.netconfig import areas
+from textgyms.envs.netconfig.ipobj import interface6
 from textgyms.envs.netconfig.model import DeviceConfig, Ospf, StaticRoute, V6Addr
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.scenario import Scenario
 from textgyms.envs.netconfig.show import render_config
-from textgyms.envs.netconfig.topologies import ETH, Topo, base_config, chain, host_config, hub_spoke
+from textgyms.envs.netconfig.topologies import (
+    ETH,
+    Topo,
+    base_config,
+    chain,
+    draw,
+    host_config,
+    hub_spoke,
+    uniform,
+)
 
 I6 = ipaddress.IPv6Interface
 
 
 def site_prefix(rng: np.random.Generator) -> ipaddress.IPv6Network:
     """A /48: documentation space or a unique-local prefix with a random global ID."""
-    if rng.random() < 0.5:
-        return ipaddress.IPv6Network(f"2001:db8:{int(rng.integers(1, 0xFFFF)):x}::/48")
-    gid = int(rng.integers(0, 2**40))
+    if uniform(rng) < 0.5:
+        return ipaddress.IPv6Network(f"2001:db8:{draw(rng, 1, 0xFFFF):x}::/48")
+    gid = draw(rng, 0, 2**40)
     return ipaddress.IPv6Network(((0xFD << 120) | (gid << 80), 48))
 
 
 def plan6(rng: np.random.Generator, t: Topo) -> tuple[dict, dict]:
     """IPv6 addresses for every addressed router interface and every host of ``t``."""
     site = int(site_prefix(rng).network_address)
-    sids = (rng.permutation(0xFF)[:len(t.lans)] + 1).tolist()  # the draws of arange(1, 0x100)
+    sids = [x + 1 for x in rng.permutation(0xFF)[:len(t.lans)].tolist()]  # arange(1, 0x100)
     addr: dict[tuple[str, str], I6] = {}
     hosts: dict[str, I6] = {}
+    host_ints = [(h, int(hip)) for h, (hip, _gw) in t.hosts.items()]
     for (router, iface, net), sid in zip(t.lans, sids):
         pfx = site | (sid << 64)
-        addr[(router, iface)] = I6((pfx | 1, 64))
-        for h, (hip, _gw) in t.hosts.items():
-            if hip.ip in net:
+        addr[(router, iface)] = interface6(pfx | 1, 64)
+        lo = int(net.network_address)
+        hi = lo | ((1 << (32 - net.prefixlen)) - 1)
+        for h, x in host_ints:
+            if lo <= x <= hi:  # the host is on this LAN
                 # The host's IPv4 last octet, read as hex digits: ::37 for .37.
-                hosts[h] = I6((pfx | int(str(int(hip.ip) & 0xFF), 16), 64))
+                hosts[h] = interface6(pfx | int(str(x & 0xFF), 16), 64)
     for k, (a, ai, b, bi, _net) in enumerate(t.wans):
         pfx = site | ((0xFF00 + k) << 64)
-        addr[(a, ai)], addr[(b, bi)] = I6((pfx | 1, 64)), I6((pfx | 2, 64))
+        addr[(a, ai)], addr[(b, bi)] = interface6(pfx | 1, 64), interface6(pfx | 2, 64)
     return addr, hosts
+
+
+def v6_text(x: int) -> str:
+    """``str(IPv6Address(x))``: eight hex groups, the longest run of two or more zero groups
+    (the first of equal runs) written ``::``, without ipaddress's string round trips
+    (IPv4-mapped addresses, which some Pythons write differently, are left to it)."""
+    if x >> 32 == 0xFFFF:
+        return str(ipaddress.IPv6Address(x))
+    groups = [f"{(x >> shift) & 0xFFFF:x}" for shift in range(112, -16, -16)]
+    best, best_len, start = 0, 0, -1
+    for k, g in enumerate(groups):
+        if g != "0":
+            start = -1
+            continue
+        if start < 0:
+            start = k
+        if k - start + 1 > best_len:
+            best, best_len = start, k - start + 1
+    if best_len < 2:
+        return ":".join(groups)
+    return ":".join(groups[:best]) + "::" + ":".join(groups[best + best_len:])
+
+
+def iface6_text(a: I6) -> str:
+    """``str(a)`` for an IPv6 interface: its address and prefix length."""
+    return f"{v6_text(int(a))}/{a.network.prefixlen}"
 
 
 def shown(rng: np.random.Generator, a: I6) -> str:
     """An address as a requirement states it: compressed, or fully expanded upper-case."""
-    return str(a) if rng.random() < 0.6 else f"{a.ip.exploded.upper()}/{a.network.prefixlen}"
+    if uniform(rng) < 0.6:
+        return iface6_text(a)
+    return f"{a.ip.exploded.upper()}/{a.network.prefixlen}"
 
 
 def _v6_only(t: Topo, r: str, addr: dict) -> DeviceConfig:
@@ -63,25 +104,37 @@ def _v6_only(t: Topo, r: str, addr: dict) -> DeviceConfig:
     bare = copy.copy(t)
     bare.addr = {}
     cfg = parse_config(base_config(bare, r), r)[0]
+    _add_v6(cfg, r, addr)
+    return cfg
+
+
+def _add_v6(cfg: DeviceConfig, r: str, addr: dict) -> None:
+    """Give ``r``'s interfaces in ``cfg`` their IPv6 addresses from ``addr``."""
     for (d, iface), a in addr.items():
         if d == r:
             cfg.iface(iface).ipv6.append(V6Addr(a))
-    return cfg
 
 
 def host6(t: Topo, h: str, a: I6, dual: bool) -> str:
     """A host's configuration: its IPv6 address (the default router comes from router
     advertisements), and its IPv4 address and gateway when dual-stack."""
     if dual:
-        return host_config(t, h).replace(" no shutdown", f" ipv6 address {a}\n no shutdown")
-    return f"hostname {h}\ninterface {ETH}\n ipv6 address {a}\n no shutdown"
+        return host_config(t, h).replace(" no shutdown",
+                                         f" ipv6 address {iface6_text(a)}\n no shutdown")
+    return f"hostname {h}\ninterface {ETH}\n ipv6 address {iface6_text(a)}\n no shutdown"
 
 
-def _statics(t: Topo, addr: dict, r: str) -> list[StaticRoute]:
-    """``ipv6 route`` to every remote LAN via the next router on the shortest path."""
+def _wan_graph(t: Topo) -> nx.Graph:
+    """The routers and their WAN links (each edge with its two ports)."""
     g = nx.Graph()
     for a, ai, b, bi, _net in t.wans:
         g.add_edge(a, b, ports=((a, ai), (b, bi)))
+    return g
+
+
+def _statics(t: Topo, addr: dict, r: str, g: nx.Graph) -> list[StaticRoute]:
+    """``ipv6 route`` to every remote LAN via the next router on the shortest path in
+    ``g`` (:func:`_wan_graph`, built once for every router)."""
     out = []
     for owner, iface, _net in t.lans:
         if owner != r:
@@ -102,7 +155,7 @@ def _enable_ospf6(cfg: DeviceConfig, iface_areas: dict, passive: list[str], rid:
 
 def _reach(t: Topo, hosts6: dict, reqs: list, checks: list) -> None:
     names = sorted(hosts6)
-    text = {h: str(hosts6[h].ip) for h in names}  # each address written once, read n - 1 times
+    text = {h: v6_text(int(hosts6[h])) for h in names}  # written once, read n - 1 times
     for h in names:
         for other in names:
             if other != h:
@@ -118,8 +171,14 @@ def _ospf6_checks(t: Topo, iface_areas: dict, checks: list) -> None:
     checks.append({"g": "router_ids6", "devs": t.routers()})
 
 
+def _net6_text(a: I6) -> str:
+    """``str(a.network)``: the interface's prefix."""
+    net = a.network
+    return f"{v6_text(int(net.network_address))}/{net.prefixlen}"
+
+
 def _lan_routes(t: Topo, addr: dict, code: str, passive: bool, checks: list) -> None:
-    prefix = {(o, i): str(addr[(o, i)].network) for o, i, _net in t.lans}
+    prefix = {(o, i): _net6_text(addr[(o, i)]) for o, i, _net in t.lans}
     for r in t.routers():
         for owner, iface, _net in t.lans:
             if owner != r:
@@ -131,19 +190,21 @@ def _lan_routes(t: Topo, addr: dict, code: str, passive: bool, checks: list) -> 
 
 def _static(rng: np.random.Generator) -> Scenario:
     """Easy: address every interface, enable IPv6 routing, static routes only."""
-    t = chain(rng, 2 + int(rng.integers(2)))
+    t = chain(rng, 2 + draw(rng, 2))
     addr, hosts6 = plan6(rng, t)
     reqs: list[dict] = [{"type": "address6", "device": d, "interface": i,
                          "address": shown(rng, a)} for (d, i), a in sorted(addr.items())]
     reqs.append({"type": "routing6", "protocol": "static"})
-    checks = [{"g": "addressing6", "dev": d, "if": i, "ip": str(a)}
+    checks = [{"g": "addressing6", "dev": d, "if": i, "ip": iface6_text(a)}
               for (d, i), a in sorted(addr.items())]
     start, reference = {}, {}
+    g = _wan_graph(t)
     for r in t.routers():
-        start[r] = render_config(_v6_only(t, r, {}))
-        cfg = _v6_only(t, r, addr)
+        cfg = _v6_only(t, r, {})
+        start[r] = render_config(cfg)
+        _add_v6(cfg, r, addr)  # the same parsed configuration, now with its addresses
         cfg.ipv6_routing = True
-        cfg.routes6 = _statics(t, addr, r)
+        cfg.routes6 = _statics(t, addr, r, g)
         reference[r] = render_config(cfg)
         checks.append({"g": "static_only6", "dev": r})
     _lan_routes(t, addr, "S", False, checks)
@@ -154,7 +215,7 @@ def _static(rng: np.random.Generator) -> Scenario:
 
 def _single_area(rng: np.random.Generator) -> Scenario:
     """Medium: OSPFv3 area 0 on IPv6-only routers (router IDs must be configured)."""
-    t = chain(rng, 3) if rng.random() < 0.5 else hub_spoke(rng, 2)
+    t = chain(rng, 3) if uniform(rng) < 0.5 else hub_spoke(rng, 2)
     addr, hosts6 = plan6(rng, t)
     lans = {(r, i) for r, i, _n in t.lans}
     reqs: list[dict] = [{"type": "ospf6", "process": 1, "passive": True, "v6only": True}]
@@ -183,9 +244,7 @@ def _dual_stack(rng: np.random.Generator) -> Scenario:
     start, reference = {}, {}
     for r in t.routers():
         cfg = parse_config(sc.reference[r], r)[0]
-        for (d, iface), a in addr.items():
-            if d == r:
-                cfg.iface(iface).ipv6.append(V6Addr(a))
+        _add_v6(cfg, r, addr)
         start[r] = render_config(cfg)
         mine = {i: area for (d, i), area in iface_areas.items() if d == r}
         _enable_ospf6(cfg, mine, [i for (d, i) in lans if d == r], None)

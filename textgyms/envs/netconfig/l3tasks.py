@@ -18,6 +18,7 @@ from textgyms.envs.netconfig.topologies import (
     dotted,
     hub_spoke,
     own_addrs,
+    uniform,
     wan,
     wildcard,
 )
@@ -28,7 +29,7 @@ def topology_for(rng: np.random.Generator, level: str) -> Topo:
     if level == "easy":
         return chain(rng, 2)
     if level == "medium":
-        return chain(rng, 3) if rng.random() < 0.5 else hub_spoke(rng, 2)
+        return chain(rng, 3) if uniform(rng) < 0.5 else hub_spoke(rng, 2)
     return wan(rng, 4, 1)
 
 

@@ -27,6 +27,7 @@ from textgyms.envs.netconfig.topologies import (
     add_wan,
     base_config,
     dotted,
+    draw,
 )
 
 I = ipaddress.IPv4Interface  # noqa: E741
@@ -49,7 +50,7 @@ def _peer_ip(t: Topo, a: str, b: str) -> str:
 
 def _pair(rng: np.random.Generator) -> Scenario:
     t, plan = Topo("two-as"), Plan(rng)
-    asn = {"R1": 65001 + int(rng.integers(0, 50)), "R2": 65101 + int(rng.integers(0, 50))}
+    asn = {"R1": 65001 + draw(rng, 0, 50), "R2": 65101 + draw(rng, 0, 50)}
     for r in asn:
         t.kinds[r] = "router"
     add_wan(t, plan, "R1", GI.format(1), "R2", GI.format(1))
@@ -70,8 +71,8 @@ def _pair(rng: np.random.Generator) -> Scenario:
 
 def _dual_homed(rng: np.random.Generator, level: str) -> Scenario:
     t, plan = Topo("dual-homed"), Plan(rng)
-    asn = {"R1": 65001 + int(rng.integers(0, 50)), "ISP1": 64510 + int(rng.integers(0, 5)),
-           "ISP2": 64520 + int(rng.integers(0, 5)), "R3": 64600 + int(rng.integers(0, 50))}
+    asn = {"R1": 65001 + draw(rng, 0, 50), "ISP1": 64510 + draw(rng, 0, 5),
+           "ISP2": 64520 + draw(rng, 0, 5), "R3": 64600 + draw(rng, 0, 50)}
     for r in asn:
         t.kinds[r] = "router"
     add_wan(t, plan, "R1", GI.format(1), "ISP1", GI.format(1))

@@ -4,16 +4,35 @@ from __future__ import annotations
 
 import ipaddress
 
+from textgyms.envs.netconfig.topologies import (
+    canonical_plen,
+    canonical_quad,
+    dotted,
+    netmask_text,
+)
+
+
+def _interface(text: str) -> tuple[str, str, str]:
+    """(address, netmask, network) texts of an interface ``A.B.C.D/N``, as ``ipaddress``
+    writes them. The generators write the canonical form, read here by arithmetic; any
+    other text is left to ``IPv4Interface`` (its parsing, its errors)."""
+    addr, _slash, plen_text = text.partition("/")
+    value, plen = canonical_quad(addr), canonical_plen(plen_text)
+    if value is None or plen is None:
+        iface = ipaddress.IPv4Interface(text)
+        return str(iface.ip), str(iface.netmask), str(iface.network)
+    mask = (0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF
+    return dotted(value), netmask_text(plen), f"{dotted(value & mask)}/{plen}"
+
 
 def _addr(r: dict) -> str:
-    iface = ipaddress.IPv4Interface(r["address"])
+    ip, netmask, net = _interface(r["address"])
     how = r.get("how", "exact")
-    net = iface.network
     if how == "first":
         return f"{r['device']} {r['interface']}: the first usable address of {net} (enabled)"
     if how == "last":
         return f"{r['device']} {r['interface']}: the last usable address of {net} (enabled)"
-    return f"{r['device']} {r['interface']}: {iface.ip} {iface.netmask} (enabled)"
+    return f"{r['device']} {r['interface']}: {ip} {netmask} (enabled)"
 
 
 def _rule(k: int, r: dict) -> str:

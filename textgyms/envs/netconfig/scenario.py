@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from textgyms.envs.netconfig.memo import Memo, compiled
 from textgyms.envs.netconfig.model import PROTO_NUM
 from textgyms.envs.netconfig.sim import Network
-from textgyms.envs.netconfig.topologies import Topo, choose, dotted, host_config
+from textgyms.envs.netconfig.topologies import (
+    Topo,
+    canonical_quad,
+    choose,
+    dotted,
+    draw,
+    host_config,
+)
 
 
 @dataclass
@@ -40,7 +47,12 @@ _IPS = Memo(4096)
 
 
 def ip(text: str) -> int:
-    """A dotted quad as an int (memoized: checks name the same addresses again and again)."""
+    """A dotted quad as an int: read by arithmetic where written canonically (as the
+    generators write addresses), else parsed by ``ipaddress`` (memoized: checks name the
+    same addresses again and again)."""
+    value = canonical_quad(text)
+    if value is not None:
+        return value
     return _IPS.get(text, lambda: int(ipaddress.IPv4Address(text)))
 
 
@@ -120,7 +132,7 @@ def host_collateral(rng, hosts: dict, n: int = 4) -> list[dict]:
     out = []
     for _ in range(n):  # indices into the list: the draws of choosing from the list itself
         a, b = (names[k] for k in choose(rng, len(names), 2))
-        proto, port = SERVICES[int(rng.integers(len(SERVICES)))]
+        proto, port = SERVICES[draw(rng, len(SERVICES))]
         out.append(flow_check("collateral", dotted(int(hosts[a][0])), dotted(int(hosts[b][0])),
                               proto, port))
     return out

@@ -8,13 +8,14 @@ task families add features to.
 
 from __future__ import annotations
 
+import ctypes
 import ipaddress
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from textgyms.envs.netconfig.ipobj import interface4, network4
+from textgyms.envs.netconfig.ipobj import address4, interface4, network4
 
 N = ipaddress.IPv4Network
 I = ipaddress.IPv4Interface  # noqa: E741
@@ -27,6 +28,112 @@ ETH = "Ethernet0"
 _MASKS = tuple((0xFFFFFFFF << (32 - p)) & 0xFFFFFFFF for p in range(33))
 
 
+# numpy's ``bitgen_t`` (its C API, documented): the state, then next_uint64, next_uint32,
+# next_double; a bit generator's ``capsule`` holds a pointer to it
+_BITGEN_T = ctypes.c_void_p * 4
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = (ctypes.py_object, ctypes.c_char_p)
+_NEXT32 = ctypes.CFUNCTYPE(ctypes.c_uint32, ctypes.c_void_p)
+_NEXT_DOUBLE = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_void_p)
+_FUNCS: dict[tuple[int, int], tuple] = {}  # the functions of each kind of bit generator
+_LAST: tuple = (None, None, None, None)  # the last bit generator, its state, its functions
+
+
+def _hooks(rng: np.random.Generator) -> tuple:
+    """[bit generator, its state pointer, its next_uint32, its next_double] as ctypes
+    objects. Read from the capsule: the bit generator's own ``ctypes`` property builds them
+    in several times the time (once per generator, and a reset brings a new one); kept for
+    the last generator, which draws the whole task."""
+    global _LAST
+    bg = rng.bit_generator
+    if _LAST[0] is not bg:
+        state, _next64, next32, next_double = _BITGEN_T.from_address(
+            _capsule_pointer(bg.capsule, b"BitGenerator"))
+        funcs = _FUNCS.get((next32, next_double))
+        if funcs is None:
+            funcs = _FUNCS[(next32, next_double)] = (
+                ctypes.cast(next32, _NEXT32), ctypes.cast(next_double, _NEXT_DOUBLE))
+        _LAST = (bg, ctypes.c_void_p(state), *funcs)
+    return _LAST
+
+
+def _lemire(rng: np.random.Generator, lo: int, hi: int, m: int | None = None) -> int:
+    # numpy's bounded draw for a range of at most 2**32 - 1 values (Lemire's method on the
+    # bit generator's 32-bit outputs), made on the bit generator itself: a Generator call
+    # costs about four times its one draw in argument handling (``m``: the first output
+    # times the range, already drawn)
+    _bg, state, next32, _next_double = _hooks(rng)
+    n = hi - lo
+    if m is None:
+        m = next32(state) * n
+    if m & 0xFFFFFFFF < n:  # rarely: reject the draws of the biased remainder
+        threshold = (0x100000000 - n) % n
+        while m & 0xFFFFFFFF < threshold:
+            m = next32(state) * n
+    return lo + (m >> 32)
+
+
+def draw(rng: np.random.Generator, lo: int, hi: int | None = None) -> int:
+    """``int(rng.integers(lo, hi))`` (``int(rng.integers(lo))`` without ``hi``): the same
+    value, the generator left in the same state, at a fraction of the cost where this
+    numpy is checked to draw so (:data:`_FAST_DRAW`)."""
+    if hi is None:
+        lo, hi = 0, lo
+    n = hi - lo
+    if not (_FAST_DRAW and 1 < n < 0xFFFFFFFF):
+        return int(rng.integers(lo, hi))
+    _bg, state, next32, _next_double = _LAST if _LAST[0] is rng.bit_generator else _hooks(rng)
+    m = next32(state) * n  # as _lemire, inlined: a task draws a few dozen times
+    if m & 0xFFFFFFFF < n:
+        return _lemire(rng, lo, hi, m)
+    return lo + (m >> 32)
+
+
+def uniform(rng: np.random.Generator) -> float:
+    """``rng.random()``: the bit generator's own next double (what ``random`` returns),
+    without the generator method's argument handling."""
+    if _FAST_DRAW:
+        _bg, state, _next32, next_double = _hooks(rng)
+        return next_double(state)
+    return rng.random()
+
+
+def _draw_is_integers() -> bool:
+    """Whether :func:`draw` and :func:`uniform` give what the generator's methods give,
+    with the same generator state after, for small ranges, ranges that reject often, and
+    draws mixed with the generator's other calls (which share its buffered 32-bit half)."""
+    bounds = [(0, 2), (0, 3), (1, 250), (9, 200), (100, 199), (0, 191), (5, 50),
+              (0, 0xC0000001), (7, 0xFFFFFFF0), (0, 0x80000001)] * 6
+    probe = np.random.default_rng(0)
+    named = probe.bit_generator.ctypes  # the documented interface: the same pointers?
+    address = ctypes.cast(named.next_uint32, ctypes.c_void_p).value
+    state, _next64, next32, _next_double = _BITGEN_T.from_address(
+        _capsule_pointer(probe.bit_generator.capsule, b"BitGenerator"))
+    if (state, next32) != (named.state_address, address):
+        return False
+
+    for seed in (1, 7, 2024):
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        for k, (lo, hi) in enumerate(bounds):
+            if int(a.integers(lo, hi)) != draw(b, lo, hi):
+                return False
+            if k % 3 == 0 and a.random() != uniform(b):
+                return False
+            if k % 7 == 0 and a.permutation(9).tolist() != b.permutation(9).tolist():
+                return False
+        if a.bit_generator.state != b.bit_generator.state:
+            return False
+    return True
+
+
+_FAST_DRAW = True
+try:
+    _FAST_DRAW = _draw_is_integers()  # else every draw asks the generator itself
+except Exception:  # noqa: BLE001 - a numpy or Python without the interface: ask it
+    _FAST_DRAW = False
+
+
 def _floyd(rng: np.random.Generator, n: int, k: int) -> list[int]:
     # numpy's own sampling without replacement for a small population: Floyd's algorithm,
     # one bounded draw per pick, then a Fisher-Yates shuffle of the picks, all of them the
@@ -34,13 +141,13 @@ def _floyd(rng: np.random.Generator, n: int, k: int) -> list[int]:
     out: list[int] = []
     seen: set[int] = set()
     for j in range(n - k, n):
-        val = int(rng.integers(j + 1))
+        val = draw(rng, j + 1)
         if val in seen:
             val = j
         seen.add(val)
         out.append(val)
     for i in range(k - 1, 0, -1):
-        j = int(rng.integers(i + 1))
+        j = draw(rng, i + 1)
         out[i], out[j] = out[j], out[i]
     return out
 
@@ -104,6 +211,27 @@ def quad_int(text: str) -> int:
     return (int(a) << 24) | (int(b) << 16) | (int(c) << 8) | int(d)
 
 
+_OCTET_VALUE = {text: k for k, text in enumerate(_OCTETS)}  # "0".."255", no other spelling
+_PLEN_VALUE = {str(k): k for k in range(33)}
+
+
+def canonical_quad(text: str) -> int | None:
+    """A dotted quad as an int where written exactly as ``str(IPv4Address)`` writes one
+    (four octets 0-255 in decimal, no leading zeros), else None: the caller then asks
+    ``ipaddress`` (its parsing, its errors). A dict lookup per octet is the whole check."""
+    try:
+        a, b, c, d = text.split(".")
+        o = _OCTET_VALUE
+        return o[a] << 24 | o[b] << 16 | o[c] << 8 | o[d]
+    except (ValueError, KeyError):
+        return None
+
+
+def canonical_plen(text: str) -> int | None:
+    """A prefix length 0-32 written as ``str`` writes it, else None."""
+    return _PLEN_VALUE.get(text)
+
+
 def netmask_text(plen: int) -> str:
     """The netmask of a prefix length as a dotted quad, as the generator writes it."""
     return _MASK_TEXT[plen]
@@ -134,7 +262,7 @@ LEGACY_WANS = ipaddress.IPv4Network("10.250.250.0/24")
 def link_ends(net: N) -> tuple[ipaddress.IPv4Address, ipaddress.IPv4Address]:
     """The two usable addresses of a /30, as ``list(net.hosts())`` gives them."""
     lo = int(net.network_address)
-    return ipaddress.IPv4Address(lo + 1), ipaddress.IPv4Address(lo + 2)
+    return address4(lo + 1), address4(lo + 2)
 
 
 def host_ints(x: int, plen: int) -> range:
@@ -185,22 +313,32 @@ class Plan:
     """Draws distinct /24 LANs and /30 WAN links from one sampled private block."""
 
     def __init__(self, rng: np.random.Generator) -> None:
-        style = int(rng.integers(3))
+        style = draw(rng, 3)
         if style == 0:
-            self.base = f"10.{int(rng.integers(1, 250))}"
+            self.base = f"10.{draw(rng, 1, 250)}"
         elif style == 1:
-            self.base = f"172.{int(rng.integers(16, 32))}"
+            self.base = f"172.{draw(rng, 16, 32)}"
         else:
-            self.base = f"10.{int(rng.integers(100, 200))}"
-        # permuting 0..198 and adding 1 draws exactly what permuting 1..199 draws
-        self.octets = (rng.permutation(199)[:40] + 1).tolist()
-        self.wan_block = net4(_base_int(self.base) | int(rng.integers(200, 255)) << 8, 24)
+            self.base = f"10.{draw(rng, 100, 200)}"
+        # permuting 0..198 and adding 1 draws exactly what permuting 1..199 draws (added to
+        # the 40 kept, as ints: cheaper than numpy's slice arithmetic)
+        self.octets = [x + 1 for x in rng.permutation(199)[:40].tolist()]
+        self.wan_block = net4(self._base_int | draw(rng, 200, 255) << 8, 24)
         self.wan_next = 0
         self.rng = rng
 
+    @property
+    def base(self) -> str:
+        """The first two octets of the plan's LANs ("10.45"); families may set their own."""
+        return self._base
+
+    @base.setter
+    def base(self, text: str) -> None:
+        self._base, self._base_int = text, _base_int(text)  # read as an int once, not per LAN
+
     def lan(self, plen: int = 24) -> N:
         # the /24 (or its first subnet of length plen), made from ints instead of parsed text
-        return net4(_base_int(self.base) | self.octets.pop() << 8, max(plen, 24))
+        return net4(self._base_int | self.octets.pop() << 8, max(plen, 24))
 
     def wan(self) -> N:
         block = self.wan_block  # its /30s in order, as subnets(new_prefix=30) lists them
@@ -213,7 +351,7 @@ class Plan:
 
 def hostnames(rng: np.random.Generator, n: int, kind: str = "R") -> list[str]:
     """``R1..Rn`` or site-prefixed names such as ``FRA-R1``."""
-    if rng.random() < 0.5:
+    if uniform(rng) < 0.5:
         return [f"{kind}{i + 1}" for i in range(n)]
     sites = [SITES[k] for k in rng.permutation(len(SITES))[:n].tolist()]  # as of SITES
     return [f"{s}-{kind}1" for s in sites]
@@ -234,7 +372,7 @@ def add_lan(
     plen = net.prefixlen
     addrs = host_ints(int(net.network_address), plen)
     gw_int = addrs[-1] if gw_last else addrs[0]
-    gw = ipaddress.IPv4Address(gw_int)
+    gw = address4(gw_int)
     t.addr[(router, iface)] = iface4(gw_int, plen)
     t.lans.append((router, iface, net))
     # choosing from 191 and adding 9 draws exactly what choosing from arange(9, 200) draws
