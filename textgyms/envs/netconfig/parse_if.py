@@ -13,6 +13,7 @@ import socket
 
 from textgyms.envs.netconfig import ospf_opts
 from textgyms.envs.netconfig.ipobj import address4, clash4, interface4
+from textgyms.envs.netconfig.ipobj import network4 as network_of
 from textgyms.envs.netconfig.model import DeviceConfig, Interface, Ospf
 from textgyms.envs.netconfig.vocab import INCOMPLETE, INVALID, IPV6_OFF, harmless
 
@@ -125,9 +126,10 @@ def network4(addr: str, mask: str) -> ipaddress.IPv4Network | None:
     raises ValueError. A dotted quad and a netmask go by ints, the same object faster."""
     known = _NETMASKS.get(mask)
     a = _quad(addr) if known is not None else None
+    if a is not None:  # ``ipaddress`` reads a mask as a netmask first
+        # The only thing the strict constructor refuses in (int, prefix length): host bits.
+        return None if a & known[1] else network_of(a, known[0])
     try:
-        if a is not None:  # ``ipaddress`` reads a mask as a netmask first
-            return ipaddress.IPv4Network((a, known[0]))
         return ipaddress.IPv4Network(f"{addr}/{mask}")
     except ValueError:
         return None
