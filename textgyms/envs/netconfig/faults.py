@@ -453,9 +453,9 @@ class _Bench:
     def _render(self, device: str) -> str:
         """The pristine config's text as the faulty configs show it. Its parse is the
         reference config itself (a parsed config renders to text that parses back to an
-        identical one, with every line accepted: tests check it for every base), recorded
-        so: the faulty networks do not parse it again, and they share the reference
-        network's per-device results (cached by config identity)."""
+        identical one, every line accepted: tests check it for every base), and is recorded
+        as such, so the faulty networks neither parse the text again nor miss the per-device
+        results the reference network cached by config identity."""
         text = self._pristine.get(device)
         if text is None:
             cfg = self.shared[device]
