@@ -271,7 +271,14 @@ class Areas:
                 continue
             loop = l3.name.startswith("Loopback")
             pfx = (l3.ip, host_plen) if loop else (l3.net, l3.plen)
-            self.stubs.setdefault(area, {}).setdefault(pfx, []).append((dev, o.cost))
+            by_pfx = self.stubs.get(area)  # (no throwaway dict and list per interface)
+            if by_pfx is None:
+                by_pfx = self.stubs[area] = {}
+            owners = by_pfx.get(pfx)
+            if owners is None:
+                by_pfx[pfx] = [(dev, o.cost)]
+            else:
+                owners.append((dev, o.cost))
         graphs: dict[int, dict] = {a: {} for a in self.members}
         for d, ns in adj.items():
             for a in ns:
