@@ -233,18 +233,19 @@ def _spf(src: str, graph: Mapping[str, list[tuple[str, int, int, str]]]):
     dist = {src: 0}
     first: dict[str, set[tuple[int, str]]] = {src: set()}
     heap = [(0, src)]
+    pop, push = heapq.heappop, heapq.heappush
     while heap:
-        d, u = heapq.heappop(heap)
+        d, u = pop(heap)
         if d > dist[u]:
             continue
         for v, cost, nh, out in graph.get(u, ()):
             nd = d + cost
-            hops = {(nh, out)} if u == src else first[u]
             if v not in dist or nd < dist[v]:
-                dist[v], first[v] = nd, set(hops)
-                heapq.heappush(heap, (nd, v))
+                # (a fresh set either way: from the source, its one first hop)
+                dist[v], first[v] = nd, {(nh, out)} if u == src else set(first[u])
+                push(heap, (nd, v))
             elif nd == dist[v]:
-                first[v] |= hops
+                first[v] |= {(nh, out)} if u == src else first[u]
     return dist, first
 
 
