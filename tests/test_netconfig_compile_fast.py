@@ -92,3 +92,21 @@ def test_compiled_networks_agree_with_the_general_code():
             for dst in addrs[::3]:
                 assert hops(src, dst) == net._tcp_hops(src, dst) == hops(src, dst)
     assert seen >= 30
+
+
+def test_peer_table_finds_what_neighbor_finds():
+    from textgyms.envs.netconfig import bgp
+
+    checked = 0
+    for net in _networks():
+        configs = {d: c for d, (_k, c) in net.devices.items() if c.bgp is not None}
+        if not configs:
+            continue
+        table = bgp.peer_table(configs)
+        addrs = {ip for own in net.own.values() for ip in own}
+        for d, cfg in configs.items():
+            keys = addrs | {int(ip) for ip in cfg.bgp.neighbors}
+            for k in sorted(keys):
+                assert table[d].get(k) == cfg.bgp.neighbor(bgp._addr(k))
+                checked += 1
+    assert checked >= 100

@@ -113,12 +113,37 @@ def _on(ip: int, i: L3If) -> bool:
     return ip & (MASKS6[i.plen] if ip >> 32 else MASKS[i.plen]) == i.net
 
 
+Peers = dict[str, dict[int, BgpNeighbor]]
+
+
+def peer_table(configs: Mapping[str, DeviceConfig]) -> Peers:
+    """Each BGP router's neighbor settings in force (``Bgp.neighbor``: its own, else its
+    peer-group's) by the int of the neighbor's address, for the addresses :func:`_addr`
+    gives back from their ints: what ``neighbor(_addr(ip))`` finds, looked up once per
+    BGP run (``Bgp.neighbor`` hashes an ipaddress object, and merges a peer-group's
+    settings afresh, on every call; a session asks for each end's settings many times)."""
+    out: Peers = {}
+    for d, cfg in configs.items():
+        b = cfg.bgp
+        if b is None:
+            continue
+        table = out[d] = {}
+        for ip in b.neighbors:
+            k = int(ip)
+            if _addr(k) == ip:
+                table[k] = b.neighbor(ip)
+    return out
+
+
 def attempts(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]], fibs,
-             owner: Mapping[int, str], hops, family: int = 4) -> list[Attempt]:
+             owner: Mapping[int, str], hops, family: int = 4,
+             peers: Peers | None = None) -> list[Attempt]:
     """Every configured neighbor's session state and the reason it is down: the neighbors
     named by IPv4 addresses (``family`` 4, over ``l3`` and ``fibs`` of IPv4) or by IPv6
     ones (6, over the IPv6 plane's). ``hops(src, dst)`` is the number of routers between
-    two addresses (None: undeliverable)."""
+    two addresses (None: undeliverable); ``peers`` is :func:`peer_table` (built when not
+    given)."""
+    peers = peer_table(configs) if peers is None else peers
     out = []
     for a, cfg in configs.items():
         if cfg.bgp is None:
@@ -128,12 +153,13 @@ def attempts(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]], 
                 continue
             n = cfg.bgp.neighbor(ip_b)
             b = owner.get(int(ip_b))
-            state, why = _state(configs, l3, fibs, a, n, b, hops)
+            state, why = _state(configs, l3, fibs, a, n, b, hops, peers)
             out.append(Attempt(a, int(ip_b), b, state, why))
     return out
 
 
-def _state(configs, l3, fibs, a: str, n, b: str | None, hops) -> tuple[str, str]:
+def _state(configs, l3, fibs, a: str, n, b: str | None, hops,
+           peers: Peers) -> tuple[str, str]:
     cfg = configs[a]
     ip_b = int(n.ip)
     if n.remote_as is None:
@@ -150,7 +176,7 @@ def _state(configs, l3, fibs, a: str, n, b: str | None, hops) -> tuple[str, str]
     why = _one_way(cfg, n, l3[a], src, ip_b, ebgp, hops)
     if why:
         return "Active", why
-    back = peer.bgp.neighbor(_addr(src))
+    back = peers[b].get(src)  # peer.bgp.neighbor(_addr(src))
     if back is None:
         return "Active", f"{b} has no neighbor {_addr(src)} (the address sessions come from)"
     if back.remote_as != cfg.bgp.asn or back.shutdown:
@@ -161,7 +187,9 @@ def _state(configs, l3, fibs, a: str, n, b: str | None, hops) -> tuple[str, str]
         return "Active", why or f"{b} sources its session from another address"
     if (n.password or None) != (back.password or None):
         return "Active", "TCP MD5 authentication fails (the passwords differ)"
-    if not (activated(cfg.bgp, n.ip) and activated(peer.bgp, _addr(src))):
+    # (activated(cfg.bgp, n.ip) and activated(peer.bgp, _addr(src)): the settings in
+    # force for those addresses are n and back)
+    if not (_activated(cfg.bgp, n) and _activated(peer.bgp, back)):
         return "Idle", "no address family activated"
     return "Established", ""
 
@@ -172,25 +200,42 @@ def activated(b, ip) -> bool:
     return b.active(ip) or b.active6(ip)
 
 
-def exchanges(configs, s: Session, family: int) -> bool:
+def _active4(b, n: BgpNeighbor | None) -> bool:
+    """``b.active(ip)`` where ``n`` is ``b.neighbor(ip)``."""
+    return n is not None and (n.activate if n.activate is not None else b.default_ipv4)
+
+
+def _active6(n: BgpNeighbor | None) -> bool:
+    """``b.active6(ip)`` where ``n`` is ``b.neighbor(ip)``."""
+    return n is not None and bool(n.activate6)
+
+
+def _activated(b, n: BgpNeighbor | None) -> bool:
+    """:func:`activated` where ``n`` is ``b.neighbor(ip)``."""
+    return _active4(b, n) or _active6(n)
+
+
+def exchanges(configs, s: Session, family: int, peers: Peers | None = None) -> bool:
     """Whether a session carries ``family``'s prefixes: both ends activate that family for
     each other (a session up for IPv6 alone carries no IPv4 prefixes). IPv6 prefixes go
     over IPv6 sessions only: over an IPv4 one their next hop would be an IPv4-mapped
-    address, which resolves to nothing here."""
-    a, b = configs[s.a].bgp, configs[s.b].bgp
+    address, which resolves to nothing here. ``peers``: :func:`peer_table`."""
+    peers = peer_table(configs) if peers is None else peers
+    n_ab, n_ba = peers[s.a].get(s.b_ip), peers[s.b].get(s.a_ip)
     if family == 4:
-        return a.active(_addr(s.b_ip)) and b.active(_addr(s.a_ip))
-    return bool(s.b_ip >> 32) and a.active6(_addr(s.b_ip)) and b.active6(_addr(s.a_ip))
+        return _active4(configs[s.a].bgp, n_ab) and _active4(configs[s.b].bgp, n_ba)
+    return bool(s.b_ip >> 32) and _active6(n_ab) and _active6(n_ba)
 
 
 def sessions(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]], fibs,
-             tried: list[Attempt]) -> list[Session]:
-    """Every established session, once per direction."""
+             tried: list[Attempt], peers: Peers | None = None) -> list[Session]:
+    """Every established session, once per direction (``peers``: :func:`peer_table`)."""
+    peers = peer_table(configs) if peers is None else peers
     out = []
     for t in tried:
         if t.state == "Established":
             cfg, peer = configs[t.dev], configs[t.peer]
-            n = cfg.bgp.neighbor(_addr(t.peer_ip))
+            n = peers[t.dev].get(t.peer_ip)  # cfg.bgp.neighbor(_addr(t.peer_ip))
             src = _source(cfg, l3[t.dev], fibs.get(t.dev), t.peer_ip, n.update_source)
             out.append(Session(t.dev, t.peer, src, t.peer_ip, cfg.bgp.asn != peer.bgp.asn))
     return out
@@ -234,8 +279,9 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
     IGP/static RIBs of ``family`` (4, or 6 for multiprotocol BGP's IPv6 unicast: sessions
     to IPv6 neighbors, ``network`` of ``address-family ipv6``, prefixes exchanged where
     both ends activate the family; ``rids`` then gives the 32-bit router IDs)."""
-    tried = attempts(configs, l3, fibs, owner, hops, family)
-    sess = sessions(configs, l3, fibs, tried)
+    peers = peer_table(configs)
+    tried = attempts(configs, l3, fibs, owner, hops, family, peers)
+    sess = sessions(configs, l3, fibs, tried, peers)
     if rids is None:
         rids = {d: router_id(c, l3[d]) for d, c in configs.items() if c.bgp is not None}
     adj_in: dict[str, dict[tuple, Path]] = {d: {} for d in rids}
@@ -248,9 +294,9 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
                 adj_in[d][(key, "")] = Path(*key, (), 100, 0, False, 0, "")
         for key in redistributed(configs[d], ribs.get(d, [])) if family == 4 else ():
             adj_in[d].setdefault((key, ""), Path(*key, (), 100, 0, False, 0, ""))
-    carry = [s for s in sess if exchanges(configs, s, family)]
+    carry = [s for s in sess if exchanges(configs, s, family, peers)]
     # Each session's neighbor settings at both ends, looked up once (not per path and round).
-    ends = [_ends(configs, s, family) for s in carry]
+    ends = [_ends(configs, s, family, peers) for s in carry]
     best = _rounds(configs, carry, ends, adj_in, fibs, rids, family)
     return tried, sess, best
 
@@ -344,13 +390,19 @@ def _select(adj: dict[tuple, Path], fib) -> dict[tuple, Path]:
     return out
 
 
-def _ends(configs, s: Session, family: int = 4) -> tuple[BgpNeighbor, BgpNeighbor]:
+def _ends(configs, s: Session, family: int = 4,
+          peers: Peers | None = None) -> tuple[BgpNeighbor, BgpNeighbor]:
     """The neighbor settings ``s.a`` has for ``s.b`` (for IPv6 its family's next-hop-self
-    alone: the family's policy is not modelled) and those ``s.b`` has for ``s.a``."""
-    n_out = configs[s.a].bgp.neighbor(_addr(s.b_ip))
+    alone: the family's policy is not modelled) and those ``s.b`` has for ``s.a``
+    (``peers``: :func:`peer_table`, where the caller has it)."""
+    if peers is None:
+        n_out = configs[s.a].bgp.neighbor(_addr(s.b_ip))
+        n_in = configs[s.b].bgp.neighbor(_addr(s.a_ip))
+    else:
+        n_out, n_in = peers[s.a].get(s.b_ip), peers[s.b].get(s.a_ip)
     if family == 6:
         n_out = BgpNeighbor(n_out.ip, next_hop_self=n_out.next_hop_self6)
-    return n_out, configs[s.b].bgp.neighbor(_addr(s.a_ip))
+    return n_out, n_in
 
 
 def _advertise(configs, s: Session, path: Path, family: int = 4,

@@ -233,18 +233,19 @@ def _spf(src: str, graph: Mapping[str, list[tuple[str, int, int, str]]]):
     dist = {src: 0}
     first: dict[str, set[tuple[int, str]]] = {src: set()}
     heap = [(0, src)]
+    pop, push = heapq.heappop, heapq.heappush
     while heap:
-        d, u = heapq.heappop(heap)
+        d, u = pop(heap)
         if d > dist[u]:
             continue
         for v, cost, nh, out in graph.get(u, ()):
             nd = d + cost
-            hops = {(nh, out)} if u == src else first[u]
             if v not in dist or nd < dist[v]:
-                dist[v], first[v] = nd, set(hops)
-                heapq.heappush(heap, (nd, v))
+                # (a fresh set either way: from the source, its one first hop)
+                dist[v], first[v] = nd, {(nh, out)} if u == src else set(first[u])
+                push(heap, (nd, v))
             elif nd == dist[v]:
-                first[v] |= hops
+                first[v] |= {(nh, out)} if u == src else first[u]
     return dist, first
 
 
@@ -271,7 +272,14 @@ class Areas:
                 continue
             loop = l3.name.startswith("Loopback")
             pfx = (l3.ip, host_plen) if loop else (l3.net, l3.plen)
-            self.stubs.setdefault(area, {}).setdefault(pfx, []).append((dev, o.cost))
+            by_pfx = self.stubs.get(area)  # (no throwaway dict and list per interface)
+            if by_pfx is None:
+                by_pfx = self.stubs[area] = {}
+            owners = by_pfx.get(pfx)
+            if owners is None:
+                by_pfx[pfx] = [(dev, o.cost)]
+            else:
+                owners.append((dev, o.cost))
         graphs: dict[int, dict] = {a: {} for a in self.members}
         for d, ns in adj.items():
             for a in ns:

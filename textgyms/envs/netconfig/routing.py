@@ -134,8 +134,9 @@ def static_routes(routes: Sequence, ifs: list[L3If], base: list[Route],
     out: list[Route] = []
     pending = []
     for r in routes:
-        net, plen = int(r.prefix.network_address), r.prefix.prefixlen
-        nh = int(r.nexthop) if r.nexthop is not None else None
+        # (the ints of the prefix and next hop without ipaddress's Python-level accessors)
+        net, plen = r.prefix.network_address._ip, r.prefix._prefixlen
+        nh = r.nexthop._ip if r.nexthop is not None else None
         tag = r.tag or 0
         if r.iface is not None:
             if r.iface in up:

@@ -101,12 +101,17 @@ class Network:
             self.devices, self.links, {d: f.layer2 for d, f in facts.items()})
         self.l3: dict[str, list[L3If]] = {d: [] for d in self.devices}
         self.arp: dict[tuple, dict[int, tuple[str, str]]] = {}
-        for (dev, name), dom in self.domain.items():
+        l3, arp = self.l3, self.arp
+        for port, dom in self.domain.items():  # (port: the (device, interface) key itself)
+            dev, name = port
             addr = facts[dev].addrs.get(name)
             if addr is None:
                 continue
-            self.l3[dev].append(_new_l3if((name, addr[0], addr[1], addr[2], dom)))
-            self.arp.setdefault(dom, {})[addr[0]] = (dev, name)
+            l3[dev].append(_new_l3if((name, addr[0], addr[1], addr[2], dom)))
+            at = arp.get(dom)
+            if at is None:
+                at = arp[dom] = {}
+            at[addr[0]] = port
         self.own = {d: {i.ip: i.name for i in ifs} for d, ifs in self.l3.items()}
         # (Most networks have no FHRP group: nothing to elect.)
         self.fhrp_state, self.fhrp_actives = fhrp.elect(
