@@ -194,6 +194,11 @@ def dotted(x: int) -> str:
     return f"{o[x >> 24]}.{o[(x >> 16) & 255]}.{o[(x >> 8) & 255]}.{o[x & 255]}"
 
 
+def net_text(net: N) -> str:
+    """``str(net)`` ("A.B.C.D/N") by arithmetic: the generator writes every LAN's prefix."""
+    return f"{dotted(net.network_address._ip)}/{net._prefixlen}"
+
+
 def wildcard(net: N) -> str:
     """``A.B.C.D W.X.Y.Z``: a network's address and wildcard (host) mask, as OSPF ``network``
     and ACL lines write them (by arithmetic, no address objects)."""
