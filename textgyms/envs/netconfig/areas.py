@@ -23,6 +23,7 @@ from textgyms.envs.netconfig.topologies import (
     draw,
     iface4,
     link_ends,
+    net_text,
     own_addrs,
     wan,
     wildcard,
@@ -99,7 +100,7 @@ def ospf_areas(rng: np.random.Generator, level: str) -> Scenario:
     for r, rid in sorted(rids.items()):
         reqs.append({"type": "router_id", "device": r, "rid": rid})
         checks.append({"g": "router_id", "dev": r, "rid": rid})
-    prefixes = [str(net) for _o, _i, net in t.lans]
+    prefixes = [net_text(net) for _o, _i, net in t.lans]
     for r in t.routers():
         for (owner, iface, _net), prefix in zip(t.lans, prefixes):
             if owner != r:
@@ -178,19 +179,20 @@ def nssa(rng: np.random.Generator, level: str) -> Scenario:
             sc.start[d] = base + sc.start[d][len(base_config_prefix(sc.start[d])):]
             sc.reference[d] = base + sc.reference[d][len(base_config_prefix(sc.reference[d])):]
         sc.reference[d] += "".join(f"\n{x}" for x in add[d])
-    sc.reqs.append({"type": "nssa", "area": area, "device": "BR1", "lan": str(lan),
+    sc.reqs.append({"type": "nssa", "area": area, "device": "BR1", "lan": net_text(lan),
                     "via": str(far), "edge": edge, "external": web_lan})
     hosts = sorted(h for h in t.hosts if h.startswith("HB") or h.startswith("H"))
     hosts = [h for h in hosts if h not in ("HL1", "WEB1")]
+    lan_text, legacy, web_text = net_text(lan), dotted(int(t.hosts["HL1"][0])), str(web)
     for d in own:
         if d != "BR1":
-            sc.checks.append({"g": "routing", "dev": d, "prefix": str(lan), "proto": "O"})
+            sc.checks.append({"g": "routing", "dev": d, "prefix": lan_text, "proto": "O"})
     for d in members:  # inside the NSSA: the default route, not the type-5 route
         if d != abr:
             sc.checks.append({"g": "no_route", "dev": d, "prefix": web_lan})
             sc.checks.append({"g": "routing", "dev": d, "prefix": web_lan, "proto": "O"})
-    sc.checks += [{"g": "reach", "src": h, "dst": dotted(int(t.hosts["HL1"][0]))} for h in hosts]
-    sc.checks += [{"g": "reach", "src": h, "dst": str(web)} for h in hosts]
+    sc.checks += [{"g": "reach", "src": h, "dst": legacy} for h in hosts]
+    sc.checks += [{"g": "reach", "src": h, "dst": web_text} for h in hosts]
     return sc
 
 

@@ -32,6 +32,7 @@ from textgyms.envs.netconfig.topologies import (
     iface4,
     link_ends,
     net4,
+    net_text,
     netmask_text,
     quad_int,
     star,
@@ -163,7 +164,7 @@ def acl(rng: np.random.Generator, level: str) -> Scenario:
     ]
     srv_if, srv_net, srv_ip = next(x for x in lans if x[2] == t.hosts["SRV1"][0].ip)
     users = [x for x in lans if x[0] != srv_if]
-    srcs = [str(n) for _, n, _ in users] + [f"host {h}" for _, _, h in users]
+    srcs = [net_text(n) for _, n, _ in users] + [f"host {h}" for _, _, h in users]
     dsts = [f"host {srv_ip}", str(srv_net)]
     standard = level == "easy"
     rules, default = _policy(rng, level, srcs, dsts)

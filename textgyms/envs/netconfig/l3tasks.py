@@ -17,6 +17,7 @@ from textgyms.envs.netconfig.topologies import (
     choose,
     dotted,
     hub_spoke,
+    net_text,
     own_addrs,
     uniform,
     wan,
@@ -170,7 +171,7 @@ def _routing_checks(t: Topo, proto: str, passive: bool, reqs: list, checks: list
                 checks.append({"g": "reach", "src": h, "dst": text[other]})
         if h != hosts[0]:
             reqs.append({"type": "reach", "src": hosts[0], "dst": f"{h} ({t.hosts[h][0].ip})"})
-    prefixes = [str(net) for _o, _i, net in t.lans]
+    prefixes = [net_text(net) for _o, _i, net in t.lans]
     for r in t.routers():
         if proto == "static":
             checks.append({"g": "static_only", "dev": r})

@@ -194,6 +194,11 @@ def dotted(x: int) -> str:
     return f"{o[x >> 24]}.{o[(x >> 16) & 255]}.{o[(x >> 8) & 255]}.{o[x & 255]}"
 
 
+def net_text(net: N) -> str:
+    """``str(net)`` ("A.B.C.D/N") by arithmetic: the generator writes every LAN's prefix."""
+    return f"{dotted(net.network_address._ip)}/{net._prefixlen}"
+
+
 def wildcard(net: N) -> str:
     """``A.B.C.D W.X.Y.Z``: a network's address and wildcard (host) mask, as OSPF ``network``
     and ACL lines write them (by arithmetic, no address objects)."""
@@ -494,16 +499,18 @@ def _ports(t: Topo, dev: str) -> list[str]:
 def base_config(t: Topo, dev: str, extra: dict[str, list[str]] | None = None) -> str:
     """``dev``'s addressing-only configuration; ``extra`` adds lines inside interfaces."""
     extra = extra or {}
-    desc, addr = t.desc, t.addr
-    lines = [f"hostname {dev}", "!"]
-    for p in _ports(t, dev):  # its cabled ports
+    desc, addr, mask = t.desc, t.addr, _MASK_TEXT
+    out = [f"hostname {dev}\n!"]
+    for p in _ports(t, dev):  # its cabled ports, one text each (fewer, larger pieces)
         a = addr.get((dev, p))
-        lines += (f"interface {p}", f" description {desc[(dev, p)]}")
+        text = f"interface {p}\n description {desc[(dev, p)]}"
         if a is not None:
-            lines.append(_address_line(a))
-        lines += extra.get(p, ())
-        lines += (" no shutdown", "!")
-    return "\n".join(lines)
+            text += f"\n ip address {dotted(a._ip)} {mask[a._prefixlen]}"
+        more = extra.get(p)
+        if more:
+            text += "\n" + "\n".join(more)
+        out.append(text + "\n no shutdown\n!")
+    return "\n".join(out)
 
 
 def host_config(t: Topo, name: str) -> str:
