@@ -113,7 +113,8 @@ class NetState:
         """The candidate's configuration of each device the agent configures. Parsed on first
         use, not at reset: an episode that submits a full answer first never reads it."""
         if self._mine is None:
-            self._mine = {d: parsed_config(text, d)[0] for d, text in self.task.start}
+            with gc_paused():  # (see bounded.gc_paused: a parse allocates much, keeps little)
+                self._mine = {d: parsed_config(text, d)[0] for d, text in self.task.start}
         return self._mine
 
     def editable(self, device: str) -> DeviceConfig:
@@ -131,10 +132,13 @@ class NetState:
 
     @property
     def net(self) -> Network:
+        """The candidate network, compiled on first use after a reset or an edit (a tool
+        step's share of the work: paused collector, as for a reset)."""
         if self._net is None:
             texts = self.texts()
-            self._net = (network(self.task, self.mine) if texts is None
-                         else text_network(self.task, texts))
+            with gc_paused():
+                self._net = (network(self.task, self.mine) if texts is None
+                             else text_network(self.task, texts))
         return self._net
 
 
