@@ -11,10 +11,10 @@ import copy
 import dataclasses
 import functools
 import ipaddress
+import threading
 from collections.abc import Callable, Mapping
 
 from textgyms.envs.netconfig.acl import FULL, difference, evaluate, format_packet
-from textgyms.envs.netconfig.bounded import Memo
 from textgyms.envs.netconfig.checks6 import CHECKS6, WEIGHTS6, static_only
 from textgyms.envs.netconfig.ipobj import from_text
 from textgyms.envs.netconfig.memo import derived
@@ -50,23 +50,33 @@ def _reach(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     return False, f"ping {c['src']} -> {c['dst']} fails{when}"
 
 
-_WALKS = Memo(64)  # id(a compiled network's FIBs) -> (those FIBs, its walks: see _plain_walks)
+class _Run(threading.local):
+    """The state of the :func:`run` in progress in this thread: the walks it made so far
+    (see :func:`_plain_walks`), dropped when it ends. (Kept past it, they were objects the
+    garbage collector scans again and again for a rare resubmission.)"""
+
+    walks: dict | None = None
+
+
+_RUN = _Run()
 
 
 def _plain_walks(net: Network) -> dict | None:
-    """The one-way walks made so far in ``net``'s compiled network (every view shares its
-    FIBs) that met no equal-cost choice, by (packet, first device); None unless the
-    network is plain (no ACL, no NAT: a walk then changes neither its packet nor any
-    state). Such a walk is the same whatever the choices, and the checks ping both ways
-    between the same hosts: the reply of one ping is the echo of the reverse one."""
-    if not net._plain():
+    """The one-way walks made so far in this :func:`run` in ``net``'s compiled network
+    (every view shares its FIBs) that met no equal-cost choice, by (packet, first device);
+    None outside a run, or unless the network is plain (no ACL, no NAT: a walk then changes
+    neither its packet nor any state). Such a walk is the same whatever the choices, and
+    the checks ping both ways between the same hosts: the reply of one ping is the echo of
+    the reverse one."""
+    runs = _RUN.walks
+    if runs is None or not net._plain():
         return None
     fib = net.fib
-    hit = _WALKS._d.get(id(fib))
+    hit = runs.get(id(fib))
     if hit is not None and hit[0] is fib:
         return hit[1]
     walks: dict = {}
-    _WALKS.put(id(fib), (fib, walks))  # (holding the FIBs keeps their id theirs)
+    runs[id(fib)] = (fib, walks)  # (holding the FIBs keeps their id theirs)
     return walks
 
 
@@ -409,11 +419,19 @@ def run(net: Network, checks: list[dict], ref: Ref, skip=()) -> list[tuple[dict,
     pass was a measurable share of a submission's cost)."""
     table = CHECKS
     out = []
-    for c in checks:
-        g = c["g"]
-        if g not in skip:
-            ok, msg = table[g](net, c, ref)
-            out.append((c, ok, msg))
+    state = _RUN
+    outer = state.walks
+    if outer is None:
+        state.walks = {}
+    try:
+        for c in checks:
+            g = c["g"]
+            if g not in skip:
+                ok, msg = table[g](net, c, ref)
+                out.append((c, ok, msg))
+    finally:
+        if outer is None:
+            state.walks = None
     return out
 
 

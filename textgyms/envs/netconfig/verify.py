@@ -171,13 +171,15 @@ def _layout(task: NetTask) -> tuple[dict[str, str], tuple]:
 
 
 _RESULTS = Memo(256)
+Outcomes = tuple[tuple[bool, ...], tuple[str, ...]]  # each check's pass and reason, in order
 
 
-def _results(task: NetTask, net: Network) -> list[tuple[dict, bool, str]]:
-    """``checks.run`` of the task's checks; memoized for a compiled network (the same texts
-    submitted again, or the unchanged candidate, whose results the baseline already has)."""
+def _results(task: NetTask, net: Network) -> Outcomes:
+    """``checks.run`` of the task's checks as (whether each passes, each one's reason);
+    memoized for a compiled network (the same texts submitted again, or the unchanged
+    candidate, whose results the baseline already has)."""
     key = key_of(net)
-    run = lambda: checks.run(net, _checks(task), _reference(task))  # noqa: E731
+    run = lambda: _outcomes(checks.run(net, _checks(task), _reference(task)))  # noqa: E731
     if key is None:
         return run()
     # Keyed by the identity of the first equal task seen (held in the entry), so equal
@@ -186,11 +188,17 @@ def _results(task: NetTask, net: Network) -> list[tuple[dict, bool, str]]:
     return _RESULTS.get((id(first), key), lambda: (first, run()))[1]
 
 
+def _outcomes(results: list[tuple[dict, bool, str]]) -> Outcomes:
+    """The flat form :func:`_results` keeps: two tuples of plain values, which the garbage
+    collector stops tracking, rather than a tuple per check holding its dict (each one an
+    object every collection that memoized results live through scans again)."""
+    return tuple(ok for _c, ok, _m in results), tuple(m for _c, _ok, m in results)
+
+
 @_per_task
 def _baseline(task: NetTask) -> tuple[bool, ...]:
     """Which checks the starting network already passes."""
-    results = _results(task, text_network(task, dict(task.start)))
-    return tuple(ok for _c, ok, _m in results)
+    return _results(task, text_network(task, dict(task.start)))[0]
 
 
 def run_checks(task: NetTask, net: Network) -> tuple[dict[str, float], list[str]]:
@@ -208,18 +216,18 @@ def run_checks(task: NetTask, net: Network) -> tuple[dict[str, float], list[str]
 
 def _gated(task: NetTask, net: Network) -> tuple[float, dict[str, float], list[str]]:
     """(score before line penalties, parts, failure messages)."""
-    results = _results(task, net)
-    if all(ok for _c, ok, _m in results):
+    oks, msgs = _results(task, net)
+    if all(oks):
         # Every check passes: progress and kept are then 1.0 whatever the starting network
         # passed, so its compile and checks (the baseline) are not needed to say so.
-        base: tuple[bool, ...] = (True,) * len(results)
+        base: tuple[bool, ...] = (True,) * len(oks)
     else:
         base = _baseline(task)
     tally: dict[str, list[int]] = {}
     todo = [0.0, 0.0]
     kept = [0.0, 0.0]
     fails = []
-    for (c, ok, msg), was in zip(results, base):
+    for c, ok, msg, was in zip(_checks(task), oks, msgs, base):
         w = WEIGHTS[c["g"]]
         t = tally.setdefault(c["g"], [0, 0])
         t[0], t[1] = t[0] + ok, t[1] + 1
@@ -230,7 +238,7 @@ def _gated(task: NetTask, net: Network) -> tuple[float, dict[str, float], list[s
     parts = {g: p / n for g, (p, n) in tally.items()}
     parts["progress"] = todo[0] / todo[1] if todo[1] else 1.0
     parts["kept"] = kept[0] / kept[1] if kept[1] else 1.0
-    parts["requirements_met"] = sum(ok for _c, ok, _m in results) / max(1, len(results))
+    parts["requirements_met"] = sum(oks) / max(1, len(oks))
     score = 1.0 if not fails else GATE * parts["progress"] * parts["kept"]
     return score, parts, fails
 
