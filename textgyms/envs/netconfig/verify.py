@@ -38,17 +38,41 @@ GATE = 0.5  # the most a submission that breaks any requirement can score
 T = TypeVar("T")
 
 
+_TASK_VALUES = Memo(256)  # id(task) -> (task, its values); holding the task keeps its id its
+_MISSING = object()
+
+
+@lru_cache(maxsize=256)
+def _values_of_equal(task: NetTask) -> dict:
+    """The derived values of the tasks equal to ``task``, shared (an equal task made
+    again: a replay)."""
+    return {}
+
+
+def _values(task: NetTask) -> dict:
+    """``task``'s derived values, by the function that derives each: found by the task
+    object's identity first (a step asks for a task's derived data some 30 times, and each
+    equality lookup hashes all its tuples of texts again, ~4 us), then by equality."""
+    hit = _TASK_VALUES._d.get(id(task))
+    if hit is not None and hit[0] is task:
+        return hit[1]
+    values = _values_of_equal(task)
+    _TASK_VALUES.put(id(task), (task, values))
+    return values
+
+
 def _per_task(fn: Callable[[NetTask], T]) -> Callable[[NetTask], T]:
-    """``fn`` memoized per task: by the task object's identity first (a step asks for a
-    task's derived data some 30 times, and each equality lookup hashes all its tuples of
-    texts again, ~4 us), then by equality (an equal task made again: a replay)."""
-    by_value = lru_cache(maxsize=256)(fn)
-    by_id = Memo(256)  # id(task) -> (task, value); holding the task keeps its id unique
+    """``fn`` memoized per task (and shared by equal tasks). All of a task's values live in
+    one dict: one memo entry per task rather than two per function and task, each an object
+    that every garbage collection it lives through scans again."""
 
     @wraps(fn)
     def get(task: NetTask) -> T:
-        held, value = by_id.get(id(task), lambda: (task, by_value(task)))
-        return value if held is task else by_value(task)
+        values = _values(task)
+        value = values.get(fn, _MISSING)
+        if value is _MISSING:
+            value = values[fn] = fn(task)
+        return value
 
     return get
 
