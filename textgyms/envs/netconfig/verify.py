@@ -195,34 +195,42 @@ def _layout(task: NetTask) -> tuple[dict[str, str], tuple]:
 
 
 _RESULTS = Memo(256)
-Outcomes = tuple[tuple[bool, ...], tuple[str, ...]]  # each check's pass and reason, in order
+# each check's pass and reason in order; reasons None where only the passes were wanted
+Outcomes = tuple[tuple[bool, ...], "tuple[str, ...] | None"]
 
 
-def _results(task: NetTask, net: Network) -> Outcomes:
-    """``checks.run`` of the task's checks as (whether each passes, each one's reason);
-    memoized for a compiled network (the same texts submitted again, or the unchanged
-    candidate, whose results the baseline already has)."""
+def _results(task: NetTask, net: Network, quiet: bool = False) -> Outcomes:
+    """``checks.run`` of the task's checks as (whether each passes, each one's reason, or
+    None if ``quiet``: the baseline reads only the passes); memoized for a compiled network
+    (the same texts submitted again, or the unchanged candidate, whose results the baseline
+    already has: reasons are computed again only where a quiet run left them out)."""
     key = key_of(net)
-    run = lambda: _outcomes(checks.run(net, _checks(task), _reference(task)))  # noqa: E731
     if key is None:
-        return run()
+        return _outcomes(checks.run(net, _checks(task), _reference(task), quiet=quiet), quiet)
     # Keyed by the identity of the first equal task seen (held in the entry), so equal
     # tasks share results without hashing the task again.
     first = _canonical(task)
-    return _RESULTS.get((id(first), key), lambda: (first, run()))[1]
+    k = (id(first), key)
+    hit = _RESULTS._d.get(k)
+    if hit is not None and (quiet or hit[1][1] is not None):
+        return hit[1]
+    out = _outcomes(checks.run(net, _checks(task), _reference(task), quiet=quiet), quiet)
+    _RESULTS.put(k, (first, out))
+    return out
 
 
-def _outcomes(results: list[tuple[dict, bool, str]]) -> Outcomes:
-    """The flat form :func:`_results` keeps: two tuples of plain values, which the garbage
+def _outcomes(results: list[tuple[dict, bool, str]], quiet: bool) -> Outcomes:
+    """The flat form :func:`_results` keeps: tuples of plain values, which the garbage
     collector stops tracking, rather than a tuple per check holding its dict (each one an
     object every collection that memoized results live through scans again)."""
-    return tuple(ok for _c, ok, _m in results), tuple(m for _c, _ok, m in results)
+    oks = tuple(ok for _c, ok, _m in results)
+    return oks, None if quiet else tuple(m for _c, _ok, m in results)
 
 
 @_per_task
 def _baseline(task: NetTask) -> tuple[bool, ...]:
     """Which checks the starting network already passes."""
-    return _results(task, text_network(task, dict(task.start)))[0]
+    return _results(task, text_network(task, dict(task.start)), quiet=True)[0]
 
 
 def run_checks(task: NetTask, net: Network) -> tuple[dict[str, float], list[str]]:
