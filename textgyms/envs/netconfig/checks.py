@@ -54,8 +54,9 @@ def _reach(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
 
 class _Run(threading.local):
     """The state of the :func:`run` in progress in this thread: the walks it made so far
-    (see :func:`_plain_walks`), dropped when it ends. (Kept past it, they were objects the
-    garbage collector scans again and again for a rare resubmission.)"""
+    (see :func:`_plain_walks`), dropped when it ends (kept past it, they were objects the
+    garbage collector scans again and again, for a rare resubmission), and whether it is
+    quiet. Outside a run (a fault generator calling a check) neither applies."""
 
     walks: dict | None = None
     quiet = False  # reasons not wanted: see run
