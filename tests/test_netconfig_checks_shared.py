@@ -1,7 +1,8 @@
 """Work the verifier skips or shares gives the answers it would compute afresh: the reach
 check's walks, reused on a plain network (the reply of one ping is the echo of the reverse
 one), answer as ``Network.ping_all_paths`` does, in any order; an interface renders every
-rare setting although the rendering calls their helpers only where one is set."""
+rare setting although the rendering calls their helpers only where one is set; a quiet
+check run (reasons left out) passes the checks a full one does."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import random
 import numpy as np
 import pytest
 
-from textgyms.envs.netconfig import checks, show
+from textgyms.envs.netconfig import checks, show, verify
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS, generate
 from textgyms.envs.netconfig.model import Fhrp, Interface, V6Addr
 from textgyms.envs.netconfig.verify import text_network
@@ -43,10 +44,14 @@ def test_shared_pings_answer_as_ping_all_paths(family):
             addrs = sorted({i.ip for ifs in net.l3.values() for i in ifs})
             pairs = [(d, a) for d in sorted(net.devices) for a in addrs]
             rng.shuffle(pairs)
-            for dev, addr in pairs[:150]:
-                # a fresh view each time: the simulator's answer never sees a cached walk
-                assert checks._pings(net, dev, addr) == _ping_ok(net.view(), dev, addr), (
-                    family, level, dev, addr)
+            checks._RUN.walks = {}  # as in checks.run: walks are shared until it ends
+            try:
+                for dev, addr in pairs[:150]:
+                    # a fresh view each time: the simulator's answer never sees a shared walk
+                    assert checks._pings(net, dev, addr) == _ping_ok(net.view(), dev, addr), (
+                        family, level, dev, addr)
+            finally:
+                checks._RUN.walks = None
 
 
 _RARE = {  # interface settings rendered by helpers that the rendering calls only when set
@@ -79,3 +84,21 @@ def test_an_interface_renders_each_rare_setting(field):
     lines = show._iface_lines(itf)
     assert lines[:2] == ["interface GigabitEthernet0/1", " no ip address"]
     assert lines[2:-2] == want and lines[-2:] == [" no shutdown", "!"]
+
+
+@pytest.mark.parametrize("family", [f for f in FAMILIES if f not in ("diagnosis", "analysis")])
+def test_a_quiet_run_passes_the_same_checks(family):
+    """A quiet run (the baseline's: reasons left out) passes exactly the checks a full run
+    does, and reasons asked for later, once a quiet run is memoized, are the full run's."""
+    for level in LEVELS:
+        task = generate(np.random.default_rng(5), family, level)
+        cs, ref = verify._checks(task), verify._reference(task)
+        for texts in (dict(task.start), dict(task.reference)):
+            net = text_network(task, texts)
+            loud = checks.run(net.view(), cs, ref)
+            quiet = checks.run(net.view(), cs, ref, quiet=True)
+            assert [ok for _c, ok, _m in quiet] == [ok for _c, ok, _m in loud]
+            assert verify._results(task, net.view(), quiet=True)[0] == tuple(
+                ok for _c, ok, _m in loud)
+            assert verify._results(task, net.view()) == (
+                tuple(ok for _c, ok, _m in loud), tuple(m for _c, _ok, m in loud))

@@ -11,10 +11,10 @@ import copy
 import dataclasses
 import functools
 import ipaddress
+import threading
 from collections.abc import Callable, Mapping
 
 from textgyms.envs.netconfig.acl import FULL, difference, evaluate, format_packet
-from textgyms.envs.netconfig.bounded import Memo
 from textgyms.envs.netconfig.checks6 import CHECKS6, WEIGHTS6, static_only
 from textgyms.envs.netconfig.ipobj import from_text
 from textgyms.envs.netconfig.memo import derived
@@ -35,6 +35,8 @@ def _addressing(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     status = net.status.get((c["dev"], c["if"]), ("down", "down"))
     if have == from_text(ipaddress.IPv4Interface, c["ip"]) and status == ("up", "up"):
         return True, ""  # the reason is only ever read for a check that fails
+    if _RUN.quiet:
+        return False, ""
     return False, f"{c['dev']} {c['if']}: address {have or 'unassigned'}, {status[0]}/{status[1]}"
 
 
@@ -50,23 +52,35 @@ def _reach(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     return False, f"ping {c['src']} -> {c['dst']} fails{when}"
 
 
-_WALKS = Memo(64)  # id(a compiled network's FIBs) -> (those FIBs, its walks: see _plain_walks)
+class _Run(threading.local):
+    """The state of the :func:`run` in progress in this thread: the walks it made so far
+    (see :func:`_plain_walks`), dropped when it ends (kept past it, they were objects the
+    garbage collector scans again and again, for a rare resubmission), and whether it is
+    quiet. Outside a run (a fault generator calling a check) neither applies."""
+
+    walks: dict | None = None
+    quiet = False  # reasons not wanted: see run
+
+
+_RUN = _Run()
 
 
 def _plain_walks(net: Network) -> dict | None:
-    """The one-way walks made so far in ``net``'s compiled network (every view shares its
-    FIBs) that met no equal-cost choice, by (packet, first device); None unless the
-    network is plain (no ACL, no NAT: a walk then changes neither its packet nor any
-    state). Such a walk is the same whatever the choices, and the checks ping both ways
-    between the same hosts: the reply of one ping is the echo of the reverse one."""
-    if not net._plain():
+    """The one-way walks made so far in this :func:`run` in ``net``'s compiled network
+    (every view shares its FIBs) that met no equal-cost choice, by (packet, first device);
+    None outside a run, or unless the network is plain (no ACL, no NAT: a walk then changes
+    neither its packet nor any state). Such a walk is the same whatever the choices, and
+    the checks ping both ways between the same hosts: the reply of one ping is the echo of
+    the reverse one."""
+    runs = _RUN.walks
+    if runs is None or not net._plain():
         return None
     fib = net.fib
-    hit = _WALKS._d.get(id(fib))
+    hit = runs.get(id(fib))
     if hit is not None and hit[0] is fib:
         return hit[1]
     walks: dict = {}
-    _WALKS.put(id(fib), (fib, walks))  # (holding the FIBs keeps their id theirs)
+    runs[id(fib)] = (fib, walks)  # (holding the FIBs keeps their id theirs)
     return walks
 
 
@@ -110,6 +124,8 @@ def _flow(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     got = w.status if w is not None else "unreachable"
     if got == c["expect"]:
         return True, ""
+    if _RUN.quiet:
+        return False, ""
     pkt = (ip(c["src"]), ip(c["dst"]), {"tcp": 6, "udp": 17, "icmp": 1, "ip": 0}[c["proto"]],
            49152, int(c["dport"]), c["est"])
     label = "unmentioned flow changed" if c["g"] == "collateral" else "flow"
@@ -139,6 +155,8 @@ def _acl_equiv(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     pkt = difference(mine, theirs, space)
     if pkt is None:
         return True, ""
+    if _RUN.quiet:
+        return False, ""
     want = "permit" if evaluate(theirs, pkt)[0] else "deny"
     return False, (f"the ACL applied {c['dir']} on {c['dev']} {c['if']} differs from the "
                    f"policy: {format_packet(pkt)} should {want}")
@@ -170,6 +188,8 @@ def _routing(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     for r in routes:
         if r.proto.split()[0] == want:
             return True, ""
+    if _RUN.quiet:
+        return False, ""
     got = sorted({r.proto.split()[0] for r in routes})
     return False, (
         f"{c['dev']} forwards to {_prefix_text(c['prefix'])} by no {NAMES[want]} route"
@@ -211,7 +231,10 @@ def _router_ids(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     for d in c["devs"]:
         if net.config(d).ospf is not None:
             rids.setdefault(net.rids.get(d, 0), []).append(d)
-    dup = [f"{A(r)} ({', '.join(ds)})" for r, ds in sorted(rids.items()) if len(ds) > 1 or not r]
+    bad = [(r, ds) for r, ds in sorted(rids.items()) if len(ds) > 1 or not r]
+    if bad and _RUN.quiet:
+        return False, ""
+    dup = [f"{A(r)} ({', '.join(ds)})" for r, ds in bad]
     return not dup, f"duplicate or missing OSPF router IDs: {'; '.join(dup)}"
 
 
@@ -232,6 +255,8 @@ def _no_route(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     fib = net.fib.get(c["dev"])
     routes = lookup(fib, _network_int(c["prefix"])) if fib is not None else []
     leaked = [r for r in routes if r.plen >= pfx.prefixlen]
+    if leaked and _RUN.quiet:
+        return False, ""
     return not leaked, f"{c['dev']} has a route to {pfx} it must not learn ({leaked[0].proto})" \
         if leaked else ""
 
@@ -240,6 +265,8 @@ def _router_id(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     have = net.rids.get(c["dev"], 0)
     if have == ip(c["rid"]):
         return True, ""
+    if _RUN.quiet:
+        return False, ""
     return False, f"{c['dev']} has OSPF router ID {A(have)}, required {c['rid']}"
 
 
@@ -308,6 +335,8 @@ def _waypoint(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     for _ch, w in net.walks((src or 0, ip(c["dst"]), 1, 0, 0, False), dev):
         path = [h[0] for h in w.hops]
         if w.status != "delivered" or c["via"] not in path:
+            if _RUN.quiet:
+                return False, ""
             return False, (f"traffic {c['src']} -> {c['dst']} may take {' -> '.join(path)}, "
                            f"not via {c['via']}")
     return True, ""
@@ -342,6 +371,8 @@ def _nat(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     if "seen" in c:
         if there.packet[0] == ip(c["seen"]):
             return True, ""  # the reason is only ever read for a check that fails
+        if _RUN.quiet:
+            return False, ""
         return False, f"{c['dst']} sees source {A(there.packet[0])}, expected {c['seen']}"
     if "at" in c:
         ok = there.at == c["at"]
@@ -403,17 +434,30 @@ WEIGHTS = {"addressing": 2, "reach": 2, "flows": 2, "boundary": 1, "collateral":
            **WEIGHTS6}
 
 
-def run(net: Network, checks: list[dict], ref: Ref, skip=()) -> list[tuple[dict, bool, str]]:
+def run(net: Network, checks: list[dict], ref: Ref, skip=(),
+        quiet: bool = False) -> list[tuple[dict, bool, str]]:
     """Every check's (check, passed, why not), groups in ``skip`` left out. The reason is
     built only for a check that fails (empty otherwise: formatting addresses for checks that
-    pass was a measurable share of a submission's cost)."""
+    pass was a measurable share of a submission's cost); ``quiet``, the costlier ones are
+    left empty too (for a caller that reads only which checks pass: the starting network
+    fails many, and nobody reads why)."""
     table = CHECKS
     out = []
-    for c in checks:
-        g = c["g"]
-        if g not in skip:
-            ok, msg = table[g](net, c, ref)
-            out.append((c, ok, msg))
+    state = _RUN
+    outer, was_quiet = state.walks, state.quiet
+    if outer is None:
+        state.walks = {}
+    state.quiet = quiet
+    try:
+        for c in checks:
+            g = c["g"]
+            if g not in skip:
+                ok, msg = table[g](net, c, ref)
+                out.append((c, ok, msg))
+    finally:
+        state.quiet = was_quiet
+        if outer is None:
+            state.walks = None
     return out
 
 

@@ -38,17 +38,41 @@ GATE = 0.5  # the most a submission that breaks any requirement can score
 T = TypeVar("T")
 
 
+_TASK_VALUES = Memo(256)  # id(task) -> (task, its values); holding the task keeps its id its
+_MISSING = object()
+
+
+@lru_cache(maxsize=256)
+def _values_of_equal(task: NetTask) -> dict:
+    """The derived values of the tasks equal to ``task``, shared (an equal task made
+    again: a replay)."""
+    return {}
+
+
+def _values(task: NetTask) -> dict:
+    """``task``'s derived values, by the function that derives each: found by the task
+    object's identity first (a step asks for a task's derived data some 30 times, and each
+    equality lookup hashes all its tuples of texts again, ~4 us), then by equality."""
+    hit = _TASK_VALUES._d.get(id(task))
+    if hit is not None and hit[0] is task:
+        return hit[1]
+    values = _values_of_equal(task)
+    _TASK_VALUES.put(id(task), (task, values))
+    return values
+
+
 def _per_task(fn: Callable[[NetTask], T]) -> Callable[[NetTask], T]:
-    """``fn`` memoized per task: by the task object's identity first (a step asks for a
-    task's derived data some 30 times, and each equality lookup hashes all its tuples of
-    texts again, ~4 us), then by equality (an equal task made again: a replay)."""
-    by_value = lru_cache(maxsize=256)(fn)
-    by_id = Memo(256)  # id(task) -> (task, value); holding the task keeps its id unique
+    """``fn`` memoized per task (and shared by equal tasks). All of a task's values live in
+    one dict: one memo entry per task rather than two per function and task, each an object
+    that every garbage collection it lives through scans again."""
 
     @wraps(fn)
     def get(task: NetTask) -> T:
-        held, value = by_id.get(id(task), lambda: (task, by_value(task)))
-        return value if held is task else by_value(task)
+        values = _values(task)
+        value = values.get(fn, _MISSING)
+        if value is _MISSING:
+            value = values[fn] = fn(task)
+        return value
 
     return get
 
@@ -171,26 +195,42 @@ def _layout(task: NetTask) -> tuple[dict[str, str], tuple]:
 
 
 _RESULTS = Memo(256)
+# each check's pass and reason in order; reasons None where only the passes were wanted
+Outcomes = tuple[tuple[bool, ...], "tuple[str, ...] | None"]
 
 
-def _results(task: NetTask, net: Network) -> list[tuple[dict, bool, str]]:
-    """``checks.run`` of the task's checks; memoized for a compiled network (the same texts
-    submitted again, or the unchanged candidate, whose results the baseline already has)."""
+def _results(task: NetTask, net: Network, quiet: bool = False) -> Outcomes:
+    """``checks.run`` of the task's checks as (whether each passes, each one's reason, or
+    None if ``quiet``: the baseline reads only the passes); memoized for a compiled network
+    (the same texts submitted again, or the unchanged candidate, whose results the baseline
+    already has: reasons are computed again only where a quiet run left them out)."""
     key = key_of(net)
-    run = lambda: checks.run(net, _checks(task), _reference(task))  # noqa: E731
     if key is None:
-        return run()
+        return _outcomes(checks.run(net, _checks(task), _reference(task), quiet=quiet), quiet)
     # Keyed by the identity of the first equal task seen (held in the entry), so equal
     # tasks share results without hashing the task again.
     first = _canonical(task)
-    return _RESULTS.get((id(first), key), lambda: (first, run()))[1]
+    k = (id(first), key)
+    hit = _RESULTS._d.get(k)
+    if hit is not None and (quiet or hit[1][1] is not None):
+        return hit[1]
+    out = _outcomes(checks.run(net, _checks(task), _reference(task), quiet=quiet), quiet)
+    _RESULTS.put(k, (first, out))
+    return out
+
+
+def _outcomes(results: list[tuple[dict, bool, str]], quiet: bool) -> Outcomes:
+    """The flat form :func:`_results` keeps: tuples of plain values, which the garbage
+    collector stops tracking, rather than a tuple per check holding its dict (each one an
+    object every collection that memoized results live through scans again)."""
+    oks = tuple(ok for _c, ok, _m in results)
+    return oks, None if quiet else tuple(m for _c, _ok, m in results)
 
 
 @_per_task
 def _baseline(task: NetTask) -> tuple[bool, ...]:
     """Which checks the starting network already passes."""
-    results = _results(task, text_network(task, dict(task.start)))
-    return tuple(ok for _c, ok, _m in results)
+    return _results(task, text_network(task, dict(task.start)), quiet=True)[0]
 
 
 def run_checks(task: NetTask, net: Network) -> tuple[dict[str, float], list[str]]:
@@ -208,18 +248,18 @@ def run_checks(task: NetTask, net: Network) -> tuple[dict[str, float], list[str]
 
 def _gated(task: NetTask, net: Network) -> tuple[float, dict[str, float], list[str]]:
     """(score before line penalties, parts, failure messages)."""
-    results = _results(task, net)
-    if all(ok for _c, ok, _m in results):
+    oks, msgs = _results(task, net)
+    if all(oks):
         # Every check passes: progress and kept are then 1.0 whatever the starting network
         # passed, so its compile and checks (the baseline) are not needed to say so.
-        base: tuple[bool, ...] = (True,) * len(results)
+        base: tuple[bool, ...] = (True,) * len(oks)
     else:
         base = _baseline(task)
     tally: dict[str, list[int]] = {}
     todo = [0.0, 0.0]
     kept = [0.0, 0.0]
     fails = []
-    for (c, ok, msg), was in zip(results, base):
+    for c, ok, msg, was in zip(_checks(task), oks, msgs, base):
         w = WEIGHTS[c["g"]]
         t = tally.setdefault(c["g"], [0, 0])
         t[0], t[1] = t[0] + ok, t[1] + 1
@@ -230,7 +270,7 @@ def _gated(task: NetTask, net: Network) -> tuple[float, dict[str, float], list[s
     parts = {g: p / n for g, (p, n) in tally.items()}
     parts["progress"] = todo[0] / todo[1] if todo[1] else 1.0
     parts["kept"] = kept[0] / kept[1] if kept[1] else 1.0
-    parts["requirements_met"] = sum(ok for _c, ok, _m in results) / max(1, len(results))
+    parts["requirements_met"] = sum(oks) / max(1, len(oks))
     score = 1.0 if not fails else GATE * parts["progress"] * parts["kept"]
     return score, parts, fails
 
