@@ -153,7 +153,7 @@ def main() -> None:
            "quick": args.quick, "verify": bench_verify(reps), "parse": bench_parse(reps),
            "walk": bench_walk(reps)}
     if not args.no_speed:
-        res["speed"] = netconfig_speed.side_by_side(2 if args.quick else 5)
+        res["speed"] = netconfig_speed.side_by_side(2 if args.quick else netconfig_speed.ROUNDS)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "netconfig.json").write_text(json.dumps(res, indent=2) + "\n")
     (RESULTS / "netconfig.md").write_text(render(res))

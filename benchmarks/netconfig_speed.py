@@ -17,7 +17,8 @@ wrong submissions. Measured in CPU time (``time.process_time``), per round of fr
   plus its wrong submission (no cost moved between a reset and a step can change these
   rates; the task memo saves a step nothing, so work moved from the reset to the step shows).
 
-Each rate is the median over rounds of (operations / CPU seconds of that round).
+Each rate is the median over rounds of (operations / CPU seconds of that round); a round
+runs every version once, each in a fresh subprocess, the versions' order rotated per round.
 Run alone: ``python benchmarks/netconfig_speed.py [--quick]``; ``bench_netconfig.py`` runs it
 as its ``speed`` section.
 """
@@ -40,6 +41,7 @@ BASELINES = (("3ab7aa0", "textgyms/NetConfig-v3"), ("9311458", "textgyms/NetConf
 NEW_ID = "textgyms/NetConfig-v4"
 GROUP = 8  # resets of one seed in a GRPO group
 TARGET = 4.0
+ROUNDS = 9  # rounds of every version in a full run (a round: every case once, fresh seeds)
 KINDS = ("reset", "submit", "wrong", "tool", "group", "episode", "wrong_episode", "agent")
 STEPS = ("reset", "submit", "wrong", "tool")  # what the target asks to be TARGET x cheaper
 WRONG_SEEDS = 500_000  # the wrong submissions' tasks: seeds this far from the oracle's
@@ -112,8 +114,9 @@ def _round(envs: dict, seed0: int) -> dict[str, list[float]]:
     return out
 
 
-def worker(env_id: str, rounds: int) -> dict:
-    """Measure the ``textgyms`` on ``sys.path`` (run in a subprocess)."""
+def worker(env_id: str, rounds: int, first: int = 0) -> dict:
+    """Measure the ``textgyms`` on ``sys.path`` (run in a subprocess): rounds ``first`` to
+    ``first + rounds - 1``, each round's rate per kind and every operation's time."""
     import gymnasium as gym
 
     import textgyms
@@ -121,13 +124,25 @@ def worker(env_id: str, rounds: int) -> dict:
 
     envs = {(f, lvl): gym.make(env_id, family=f, difficulty=lvl).unwrapped
             for f in FAMILIES for lvl in LEVELS}
-    per_round = [_round(envs, 10_000 * (r + 1)) for r in range(rounds)]
+    for env in envs.values():  # first uses (imports, regular expressions): no reset's cost
+        env.reset(seed=1)
+    per_round = [_round(envs, 10_000 * (r + 1)) for r in range(first, first + rounds)]
     res: dict = {"textgyms": textgyms.__file__, "cases": len(envs), "rounds": rounds}
     for kind in KINDS:
-        rates = [len(r[kind]) / sum(r[kind]) for r in per_round]
-        res[kind] = {"per_cpu_s": statistics.median(rates),
-                     "median_ms": statistics.median(t for r in per_round for t in r[kind]) * 1e3}
+        res[kind] = {"rates": [len(r[kind]) / sum(r[kind]) for r in per_round],
+                     "times_ms": [t * 1e3 for r in per_round for t in r[kind]]}
     return res
+
+
+def _summary(parts: list[dict]) -> dict:
+    """Per kind, over a version's rounds: the median round's rate and operation's time."""
+    out: dict = {"textgyms": parts[0]["textgyms"], "cases": parts[0]["cases"],
+                 "rounds": sum(p["rounds"] for p in parts)}
+    for kind in KINDS:
+        out[kind] = {"per_cpu_s": statistics.median(x for p in parts for x in p[kind]["rates"]),
+                     "median_ms": statistics.median(
+                         x for p in parts for x in p[kind]["times_ms"])}
+    return out
 
 
 def export(commit: str, dest: Path) -> Path:
@@ -156,18 +171,22 @@ def in_subprocess(tree: Path, script: str, args: list[str]) -> dict:
     return res
 
 
-def _measure(tree: Path, env_id: str, rounds: int) -> dict:
-    return in_subprocess(tree, __file__, ["--worker", env_id, "--rounds", str(rounds)])
-
-
 def side_by_side(rounds: int) -> dict:
-    """Every baseline and this checkout, the same tasks, in one run; with the ratios."""
+    """Every baseline and this checkout, the same tasks, in one run; with the ratios. Each
+    round runs every version once, in its own subprocess, in an order rotated per round, so
+    that the machine's drift during the run falls on all of them alike."""
     res: dict = {"group_size": GROUP, "target_ratio": TARGET, "versions": {}, "ratios": {}}
     with tempfile.TemporaryDirectory(prefix="netconfig-old-") as tmp:
-        for commit, env_id in BASELINES:
-            tree = export(commit, Path(tmp) / commit)
-            res["versions"][commit] = {"id": env_id, **_measure(tree, env_id, rounds)}
-    res["versions"]["new"] = {"id": NEW_ID, **_measure(ROOT, NEW_ID, rounds)}
+        trees = [(c, export(c, Path(tmp) / c), env_id) for c, env_id in BASELINES]
+        trees.append(("new", ROOT, NEW_ID))
+        parts: dict[str, list[dict]] = {name: [] for name, _t, _i in trees}
+        for r in range(rounds):
+            k = r % len(trees)
+            for name, tree, env_id in trees[k:] + trees[:k]:
+                parts[name].append(in_subprocess(tree, __file__, [
+                    "--worker", env_id, "--rounds", "1", "--first", str(r)]))
+        for name, _t, env_id in trees:
+            res["versions"][name] = {"id": env_id, **_summary(parts[name])}
     new = res["versions"]["new"]
     for commit, _id in BASELINES:
         old = res["versions"][commit]
@@ -205,10 +224,11 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer rounds")
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--worker", metavar="ENV_ID", help=argparse.SUPPRESS)
+    ap.add_argument("--first", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
-    rounds = args.rounds or (2 if args.quick else 5)
+    rounds = args.rounds or (2 if args.quick else ROUNDS)
     if args.worker:
-        print(json.dumps(worker(args.worker, rounds)))
+        print(json.dumps(worker(args.worker, rounds, args.first)))
         return
     res = side_by_side(rounds)
     print(json.dumps(res, indent=2))
