@@ -251,18 +251,39 @@ def env_ids(args: argparse.Namespace) -> dict[str, str]:
     return {k: v for k, v in ids.items() if k in args.only} if args.only else ids
 
 
+def unavailable(env_id: str) -> str | None:
+    """Why ``env_id`` cannot be made here (a missing optional dependency: its extra is not
+    installed on this machine), or None. A family that cannot run is recorded as skipped,
+    so one missing wheel does not end the run before the families after it."""
+    import gymnasium as gym
+
+    try:
+        gym.make(env_id).close()
+    except ImportError as e:
+        return f"{type(e).__name__}: {e}"
+    return None
+
+
 def env_side(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Every family and the mixture at every (envs, workers) point."""
+    """Every family and the mixture at every (envs, workers) point; the ``cap`` dict also
+    names the families skipped for a missing dependency (``skipped``: name -> why)."""
     cores = os.cpu_count() or 1
     workers = sorted({min(w, cores) for w in args.workers})
     ids = env_ids(args)
-    rows = []
+    rows: list[dict[str, Any]] = []
+    skipped: dict[str, str] = {}
     for name, env_id in ids.items():
+        why = unavailable(env_id)
+        if why is not None:
+            print(f"{name}: skipped ({why})", file=sys.stderr, flush=True)
+            skipped[name] = why
+            continue
         for envs in args.envs:
             for w in workers:
                 print(f"{name} {envs} envs {w} workers ...", file=sys.stderr, flush=True)
                 rows.append({"family": name, **env_point(env_id, envs, w, args.steps)})
-    cap = {"requested": list(args.workers), "measured": workers, "cores": cores}
+    cap = {"requested": list(args.workers), "measured": workers, "cores": cores,
+           "skipped": skipped}
     return rows, cap
 
 
@@ -373,6 +394,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def _print_summary(result: dict[str, Any]) -> None:
+    for name, why in result["settings"]["workers"].get("skipped", {}).items():
+        print(f"{name}: not measured ({why})")
     print(f"{'family':10} {'envs':>5} {'wk':>3} {'resets/s':>10} {'steps/s':>10} {'turn ms':>9}")
     for r in result["env"]:
         print(f"{r['family']:10} {r['envs']:>5} {r['workers']:>3} {r['resets_per_s']:>10,.0f} "

@@ -3,12 +3,21 @@
 #   1. benchmarks/bench_node.py at 256 envs with 1, 4 and 16 workers (env side of a turn, the
 #      GPU's measured and physical-limit turn for SmolLM2-135M, Qwen2.5-1.5B and -7B shapes);
 #   2. benchmarks/bench_code.py (the sandbox's scaling from 1 to 16 workers);
-#   3. benchmarks/bench_reset_ahead.py with 16 workers (NetConfig and the mixture, a 100 ms gap),
+#   3. benchmarks/bench_node.py at 1,024 envs with 16 workers (the families the first stage's
+#      time left unmeasured at that size first: ISO 20022 and the mixture);
+#   4. benchmarks/bench_reset_ahead.py with 16 workers (NetConfig and the mixture, a 100 ms gap),
 #      in what is left of the budget.
 # Run from the project root, offline, with textgyms installed with torch, transformers and
 # gymnasium (no model download: the GPU turns use random weights of the real shapes):
 #
 #     bash scripts/gpu_node.sh
+#
+# ISO 20022 (and so the mixture) needs the `iso` extra's pure-Python wheels there; a family
+# whose dependency is missing is recorded as skipped in node.json, not measured. Take them
+# along with the wheels the machine lacks (its image has lxml):
+#
+#     GPU_EXTRA_WHEELS="schwifty==2026.10.1 pycountry==26.2.16 rstr==3.2.2 xmlschema==4.3.2
+#       elementpath==5.1.4" bash <the GPU preparation script>
 #
 # Results and the log go to $OUT/gpu_node/ when OUT is set, else runs/gpu_node/ (bring the JSON
 # into benchmarks/results/). Sized for one 10-minute command with setup: every stage has a time
@@ -25,6 +34,9 @@ start_log gpu_node
 # node.json is written as the run goes: a stage cut short still leaves what it measured.
 stage "node: 256 envs, 1/4/16 workers" 330 "$PY" benchmarks/bench_node.py --envs 256 \
   --workers 1 4 16 --steps 4 --out "$dest/node.json"
+stage "node: 1,024 envs, 16 workers" 150 "$PY" benchmarks/bench_node.py --envs 1024 \
+  --workers 16 --steps 3 --only ISO20022 mixture Wordle Search NetConfig Code \
+  --out "$dest/node_1024.json"
 stage "Code sandbox scaling" 140 "$PY" benchmarks/bench_code.py
 cp benchmarks/results/code.json "$dest/code.json" 2>/dev/null
 cp benchmarks/results/code.md "$dest/code.md" 2>/dev/null

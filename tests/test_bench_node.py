@@ -116,3 +116,23 @@ def test_a_run_cut_short_keeps_what_it_measured(bench, monkeypatch, tmp_path):
     assert res["complete"] is False
     assert res["env"] and res["gpu_turn"]["models"] and res["headline"]
     assert all("share_ahead" not in h for h in res["headline"])
+
+
+def test_a_family_missing_its_dependency_is_skipped_not_fatal(bench, tmp_path, monkeypatch):
+    """A family whose optional dependency is not installed (as ISO 20022's ``schwifty`` was
+    on the GPU machine) is recorded as skipped, and the families after it are measured."""
+    import gymnasium as gym
+
+    env_id = "textgyms-test/MissingDependency-v0"
+    if env_id not in gym.registry:
+        gym.register(id=env_id, entry_point="textgyms_no_such_module:Env")
+    monkeypatch.setitem(bench.FAMILIES, "Missing", env_id)
+    out = tmp_path / "node.json"
+    assert bench.main(["--quick", "--only", "Missing", "Wordle", "--models", "qwen2.5-7b",
+                       "--out", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["complete"] is True
+    skipped = res["settings"]["workers"]["skipped"]
+    assert list(skipped) == ["Missing"] and "textgyms_no_such_module" in skipped["Missing"]
+    assert {r["family"] for r in res["env"]} == {"Wordle"}
+    assert {h["family"] for h in res["headline"]} == {"Wordle"}
