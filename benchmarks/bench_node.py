@@ -25,6 +25,11 @@ CUDA the GPU part is recorded as skipped and the share is computed against the p
 of an H200 (stated in the JSON).
 
     .venv/bin/python benchmarks/bench_node.py [--quick] [--out PATH]
+    .venv/bin/python benchmarks/bench_node.py --derive results/node-nvidia-h200.json
+
+Last, the CPU cores one GPU needs per family at its physical limit (``cores_per_gpu``: to keep
+up, and to keep the share at the target); ``--derive`` recomputes that table from an earlier
+result's rows, measuring nothing.
 
 The JSON is written as the run goes (after the env side, each model and each reset-ahead
 row, with ``"complete": false`` until the end), so a run stopped by a time limit keeps what it
@@ -354,6 +359,37 @@ def headline(rows: list[dict[str, Any]], gpu_turn: dict[str, Any]) -> list[dict[
     return out
 
 
+def cores_per_gpu(heads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per headline row, the CPU cores one GPU needs for that family at that model's
+    physical-limit turn rate. A core runs ``envs / (workers * t)`` env steps a second (``t``:
+    the env side of one step at that worker count, its scaling losses included) and the GPU
+    finishes ``envs / T`` turns (``T``: the physical-limit turn), so keeping up with the GPU
+    (env steps overlapped with its turn) takes ``workers * t / T`` cores (``keep_up``), and
+    keeping the env side's share of a turn at the target without overlap takes that over
+    the target (``for_target``)."""
+    out = []
+    for h in heads:
+        per_core = h["envs"] / (h["workers"] * h["env_turn_ms"] / 1e3)
+        turns = h["envs"] / (h["gpu_limit_ms"] / 1e3)
+        out.append({"family": h["family"], "model": h["model"], "target": h["target"],
+                    "steps_per_core_s": round(per_core, 1), "gpu_turns_per_s": round(turns, 1),
+                    # 4 significant digits: a fraction of a core keeps its precision
+                    "keep_up": float(f"{turns / per_core:.4g}"),
+                    "for_target": float(f"{turns / (per_core * h['target']):.4g}")})
+    return out
+
+
+def derive(path: Path) -> dict[str, Any]:
+    """Add :func:`cores_per_gpu` to a node JSON written by an earlier run (its headline
+    rows), write it back and return it: no measuring."""
+    result = json.loads(path.read_text())
+    if "headline" not in result:
+        raise SystemExit(f"{path} has no headline (a run cut short before the GPU side)")
+    result["cores_per_gpu"] = cores_per_gpu(result["headline"])
+    path.write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
 def add_ahead(heads: list[dict[str, Any]], env_ids: dict[str, str], steps: int,
               save: Callable[[], None] = lambda: None) -> None:
     """Measure each headline row again with reset-ahead on and a gap of that model's
@@ -387,6 +423,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true",
                    help="smoke: 16 and 32 envs, 1 and 2 workers, 2 steps, no GPU runs")
     p.add_argument("--out", type=Path, help="default: results/node-<machine>.json")
+    p.add_argument("--derive", type=Path, metavar="JSON",
+                   help="measure nothing: add the cores-per-GPU table to this earlier result")
     args = p.parse_args(argv)
     if args.quick:
         args.envs, args.workers, args.steps = [16, 32], [1, 2], 2
@@ -409,11 +447,24 @@ def _print_summary(result: dict[str, Any]) -> None:
               f"{h['target']:.0%}: {'met' if h['met'] else 'NOT met'}){ahead}")
 
 
+def _print_cores(result: dict[str, Any]) -> None:
+    print(f"\nCPU cores per GPU at its physical limit ({result['gpu_turn']['limit_assumes']}):")
+    print(f"{'family':10} {'model':13} {'steps/s/core':>12} {'turns/s':>9} {'keep up':>8} "
+          f"{'for target':>10}")
+    for c in result["cores_per_gpu"]:
+        print(f"{c['family']:10} {c['model']:13} {c['steps_per_core_s']:>12,.0f} "
+              f"{c['gpu_turns_per_s']:>9,.0f} {c['keep_up']:>8.1f} {c['for_target']:>10.1f} "
+              f"(<= {c['target']:.0%})")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark, write the JSON and print the headline. The JSON is written after
     the env side and after each model's GPU turns too (``"complete": false`` until the
     end), so a run stopped by a time limit keeps what it measured."""
     args = _args(argv)
+    if args.derive:
+        _print_cores(derive(args.derive))
+        return 0
     gpu = {"skipped": "--quick"} if args.quick else gpu_info()
     name = machine_name(gpu)
     out = args.out or RESULTS / f"node-{name}.json"
@@ -441,9 +492,11 @@ def main(argv: list[str] | None = None) -> int:
     result["headline"] = headline(result["env"], result["gpu_turn"])
     save()
     add_ahead(result["headline"], env_ids(args), args.steps, save)
+    result["cores_per_gpu"] = cores_per_gpu(result["headline"])
     result["complete"] = True
     save()
     _print_summary(result)
+    _print_cores(result)
     print(f"wrote {out}")
     return 0
 

@@ -48,6 +48,24 @@ def test_quick_run_writes_the_schema(bench, tmp_path):
             assert h["met_ahead"] == (h["share_ahead"] <= h["target"])
     assert any("share_ahead" in h for h in res["headline"]) == (max(
         res["settings"]["workers"]["measured"]) > 1)
+    # Cores per GPU: a core's env steps/s at the headline's worker count against the GPU's
+    # turns/s; keeping up takes workers x share cores, the target that over the target.
+    cores = {(c["family"], c["model"]): c for c in res["cores_per_gpu"]}
+    assert set(cores) == heads
+    for h in res["headline"]:
+        c = cores[(h["family"], h["model"])]
+        assert c["steps_per_core_s"] == pytest.approx(
+            h["envs"] / (h["workers"] * h["env_turn_ms"] / 1e3), rel=1e-3)
+        assert c["gpu_turns_per_s"] == pytest.approx(h["envs"] / (h["gpu_limit_ms"] / 1e3),
+                                                     rel=1e-3)
+        assert c["keep_up"] == pytest.approx(h["workers"] * h["share"], rel=2e-3)
+        assert c["for_target"] == pytest.approx(c["keep_up"] / h["target"], rel=2e-3)
+    # --derive recomputes the table from the JSON alone, measuring nothing.
+    del res["cores_per_gpu"]
+    out.write_text(json.dumps(res))
+    assert bench.main(["--derive", str(out)]) == 0
+    assert {(c["family"], c["model"]): c
+            for c in json.loads(out.read_text())["cores_per_gpu"]} == cores
 
 
 @pytest.mark.parametrize("name", ["smollm2-135m", "qwen2.5-1.5b", "qwen2.5-7b"])
