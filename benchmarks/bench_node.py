@@ -257,15 +257,19 @@ def env_ids(args: argparse.Namespace) -> dict[str, str]:
 
 
 def unavailable(env_id: str) -> str | None:
-    """Why ``env_id`` cannot be made here (a missing optional dependency: its extra is not
-    installed on this machine), or None. A family that cannot run is recorded as skipped,
-    so one missing wheel does not end the run before the families after it."""
+    """Why ``env_id`` (an env or a mixture: every entry is made) cannot be made here (a
+    missing optional dependency: its extra is not installed on this machine), or None. A
+    family that cannot run is recorded as skipped, so one missing wheel does not end the run
+    before the families after it."""
     import gymnasium as gym
 
-    try:
-        gym.make(env_id).close()
-    except ImportError as e:
-        return f"{type(e).__name__}: {e}"
+    from textgyms.mixture import Mixture, resolve_spec
+
+    for entry in Mixture.parse(env_id).entries:
+        try:
+            gym.make(resolve_spec(entry.env_id), **entry.kwargs).close()
+        except ImportError as e:
+            return f"{entry.env_id}: {type(e).__name__}: {e}"
     return None
 
 

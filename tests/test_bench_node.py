@@ -145,12 +145,14 @@ def test_a_family_missing_its_dependency_is_skipped_not_fatal(bench, tmp_path, m
     if env_id not in gym.registry:
         gym.register(id=env_id, entry_point="textgyms_no_such_module:Env")
     monkeypatch.setitem(bench.FAMILIES, "Missing", env_id)
+    monkeypatch.setattr(bench, "MIXTURE", f"textgyms/Wordle-v0*2,{env_id}")
     out = tmp_path / "node.json"
-    assert bench.main(["--quick", "--only", "Missing", "Wordle", "--models", "qwen2.5-7b",
-                       "--out", str(out)]) == 0
+    assert bench.main(["--quick", "--only", "Missing", "Wordle", "mixture", "--models",
+                       "qwen2.5-7b", "--out", str(out)]) == 0
     res = json.loads(out.read_text())
     assert res["complete"] is True
     skipped = res["settings"]["workers"]["skipped"]
-    assert list(skipped) == ["Missing"] and "textgyms_no_such_module" in skipped["Missing"]
+    assert sorted(skipped) == ["Missing", "mixture"]  # the mixture: one entry is missing
+    assert all("textgyms_no_such_module" in why for why in skipped.values())
     assert {r["family"] for r in res["env"]} == {"Wordle"}
     assert {h["family"] for h in res["headline"]} == {"Wordle"}
