@@ -251,9 +251,10 @@ def prefill_tokens(chars: float) -> int:
 
 
 def env_ids(args: argparse.Namespace) -> dict[str, str]:
-    """The families (and the mixture) to measure: name -> env id."""
+    """The families (and the mixture) to measure, in the order ``--only`` names them (all of
+    them by default): name -> env id."""
     ids = {**FAMILIES, "mixture": MIXTURE}
-    return {k: v for k, v in ids.items() if k in args.only} if args.only else ids
+    return {k: ids[k] for k in dict.fromkeys(args.only)} if args.only else ids
 
 
 def unavailable(env_id: str) -> str | None:
@@ -300,7 +301,8 @@ def gpu_side(rows: list[dict[str, Any]], gpu: dict[str, Any], args: argparse.Nam
              save: Callable[[dict[str, Any]], None] = lambda _: None) -> dict[str, Any]:
     """Physical-limit turn times for every model x batch x prefill, and measured ones on CUDA.
     Without a GPU the limits are an H200's (the node the issue is about), flagged as such.
-    ``save`` gets the figures so far after each model (a run cut short keeps them)."""
+    ``save`` gets the figures so far: every model's limits before any is measured, then
+    after each model (a run cut short keeps them)."""
     bw, flops = (gpu["bandwidth"], gpu["bf16_flops"]) if "name" in gpu else GPUS["H200"]
     flops = flops or GPUS["H200"][1]  # an unknown GPU: its bandwidth, an H200's bf16 peak
     prefills = sorted({prefill_tokens(r["obs_chars_per_turn"]) for r in rows})
@@ -309,13 +311,15 @@ def gpu_side(rows: list[dict[str, Any]], gpu: dict[str, Any], args: argparse.Nam
                            "bandwidth": bw, "bf16_flops": flops, "models": {}}
     for name in args.models:
         cfg = MODELS[name]
-        entry = out["models"][name] = {
+        out["models"][name] = {
             "params": param_count(cfg), "measured_ms": {},
             "limit_ms": {k: round(physical_limit_s(cfg, b, p, bw, flops) * 1e3, 3)
                          for b, p, k in keys}}
-        if "name" in gpu:
-            entry["measured_ms"] = _measure_model(name, cfg, keys)
-        save(out)
+    save(out)
+    if "name" in gpu:
+        for name in args.models:
+            out["models"][name]["measured_ms"] = _measure_model(name, MODELS[name], keys)
+            save(out)
     return out
 
 
@@ -423,13 +427,18 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--workers", type=int, nargs="+", default=[1, 4, 16])
     p.add_argument("--steps", type=int, default=6, help="timed vec.steps per point")
     p.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
-    p.add_argument("--only", nargs="*", help="family names (and/or 'mixture')")
+    p.add_argument("--only", nargs="*",
+                   help="family names (and/or 'mixture'), measured in this order")
     p.add_argument("--quick", action="store_true",
                    help="smoke: 16 and 32 envs, 1 and 2 workers, 2 steps, no GPU runs")
     p.add_argument("--out", type=Path, help="default: results/node-<machine>.json")
     p.add_argument("--derive", type=Path, metavar="JSON",
                    help="measure nothing: add the cores-per-GPU table to this earlier result")
     args = p.parse_args(argv)
+    unknown = [n for n in args.only or () if n not in FAMILIES and n != "mixture"]
+    if unknown:  # (a typo would otherwise measure nothing and say nothing)
+        p.error(f"--only: unknown {', '.join(unknown)}; choose from "
+                f"{', '.join([*FAMILIES, 'mixture'])}")
     if args.quick:
         args.envs, args.workers, args.steps = [16, 32], [1, 2], 2
     return args
@@ -487,16 +496,17 @@ def main(argv: list[str] | None = None) -> int:
 
     def save(gpu_turn: dict[str, Any] | None = None) -> None:
         if gpu_turn is not None:
+            # The headline needs only the physical limits, known before any model is
+            # measured: a run cut short during the (slow) measured turns still has it.
             result["gpu_turn"] = gpu_turn
+            result["headline"] = headline(result["env"], gpu_turn)
+            result["cores_per_gpu"] = cores_per_gpu(result["headline"])
         out.write_text(json.dumps(result, indent=1) + "\n")
 
     result["env"], result["settings"]["workers"] = env_side(args)
     save()
-    result["gpu_turn"] = gpu_side(result["env"], gpu, args, save)
-    result["headline"] = headline(result["env"], result["gpu_turn"])
-    save()
+    save(gpu_side(result["env"], gpu, args, save))
     add_ahead(result["headline"], env_ids(args), args.steps, save)
-    result["cores_per_gpu"] = cores_per_gpu(result["headline"])
     result["complete"] = True
     save()
     _print_summary(result)

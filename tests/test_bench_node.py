@@ -156,3 +156,28 @@ def test_a_family_missing_its_dependency_is_skipped_not_fatal(bench, tmp_path, m
     assert all("textgyms_no_such_module" in why for why in skipped.values())
     assert {r["family"] for r in res["env"]} == {"Wordle"}
     assert {h["family"] for h in res["headline"]} == {"Wordle"}
+
+
+def test_only_keeps_its_order_and_rejects_an_unknown_name(bench, capsys):
+    """``--only`` measures in the order it names (the GPU script puts the families a cut-short
+    stage must not lose first); a name that is not a family is an error, not a silent no-op."""
+    args = bench._args(["--only", "mixture", "ISO20022", "Wordle"])
+    assert list(bench.env_ids(args)) == ["mixture", "ISO20022", "Wordle"]
+    assert bench.env_ids(args)["mixture"] == bench.MIXTURE
+    with pytest.raises(SystemExit):
+        bench._args(["--only", "Wordle", "Wordel"])
+    assert "unknown Wordel" in capsys.readouterr().err
+
+
+def test_every_limit_is_saved_before_any_model_is_measured(bench):
+    """The first save of the GPU side holds every model's physical limits (so the headline
+    and the cores table exist even if the measured turns are cut short by a time limit)."""
+    rows = [{"family": "Wordle", "envs": 16, "workers": 1, "env_turn_ms": 1.0,
+             "obs_chars_per_turn": 200.0}]
+    args = bench._args(["--envs", "16", "--only", "Wordle"])
+    saved: list[dict] = []
+    out = bench.gpu_side(rows, {"skipped": "test"}, args,
+                         lambda g: saved.append(json.loads(json.dumps(g))))
+    assert saved and set(saved[0]["models"]) == set(bench.MODELS)
+    assert all(m["limit_ms"] for m in saved[0]["models"].values())
+    assert bench.headline(rows, saved[0]) == bench.headline(rows, out)
