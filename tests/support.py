@@ -83,3 +83,17 @@ def load_benchmark(name: str) -> Iterator[ModuleType]:
         yield mod
     finally:
         sys.path.remove(str(folder))
+
+
+def netconfig_networks(families: tuple[str, ...], seeds: int) -> Iterator[Any]:
+    """The starting and the reference network of hard NetConfig tasks (``seeds`` per
+    family), compiled from their texts as a submission would be."""
+    from textgyms.envs.netconfig.verify import text_network
+
+    for family in families:
+        env = gym.make("textgyms/NetConfig-v4", family=family, difficulty="hard").unwrapped
+        for seed in range(seeds):
+            env.reset(seed=seed)
+            task = env.task
+            yield text_network(task, dict(task.start))
+            yield text_network(task, dict(task.reference))

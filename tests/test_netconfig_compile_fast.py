@@ -7,24 +7,17 @@ from __future__ import annotations
 
 import random
 
-import gymnasium as gym
+from support import netconfig_networks
 
 import textgyms  # noqa: F401  (registers the ids)
 from textgyms.envs.netconfig import l2, ospf
-from textgyms.envs.netconfig.verify import text_network
 
 FAMILIES = ("routing", "addressing", "ospf_areas", "bgp", "fhrp", "redistribution", "repair",
             "acl", "nat", "vlan", "ibgp", "vrrp")
 
 
 def _networks():
-    for family in FAMILIES:
-        env = gym.make("textgyms/NetConfig-v4", family=family, difficulty="hard").unwrapped
-        for seed in range(2):
-            env.reset(seed=seed)
-            task = env.task
-            yield text_network(task, dict(task.start))
-            yield text_network(task, dict(task.reference))
+    return netconfig_networks(FAMILIES, 2)
 
 
 def _nearest_reference(owners, dist, first):

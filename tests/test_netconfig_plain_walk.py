@@ -5,22 +5,15 @@ equal-cost choice."""
 
 from __future__ import annotations
 
-import gymnasium as gym
+from support import netconfig_networks
 
 import textgyms  # noqa: F401  (registers the ids)
-from textgyms.envs.netconfig.verify import text_network
 
 FAMILIES = ("routing", "addressing", "ospf_areas", "bgp", "fhrp", "redistribution", "repair")
 
 
 def _networks():
-    for family in FAMILIES:
-        env = gym.make("textgyms/NetConfig-v4", family=family, difficulty="hard").unwrapped
-        for seed in range(3):
-            env.reset(seed=seed)
-            task = env.task
-            yield text_network(task, dict(task.start))
-            yield text_network(task, dict(task.reference))
+    return netconfig_networks(FAMILIES, 3)
 
 
 def _walks(net):
