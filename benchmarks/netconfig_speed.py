@@ -12,7 +12,8 @@ wrong submissions. Measured in CPU time (``time.process_time``), per round of fr
 * GRPO groups: ``G`` resets of one seed in a row;
 * tool steps: on a third task, the first three an agent would take (``show ip route`` and
   ``show ip interface brief`` on its first device, a ping from there to a host), then a wrong
-  submission: that whole agent episode (reset, tools, submission) is timed too;
+  submission: that whole agent episode (reset, tools, submission) is timed too. The first
+  tool step is also reported apart: both versions compile the starting network in it;
 * whole episodes: a distinct-seed reset plus its oracle submission, and a distinct-seed reset
   plus its wrong submission (no cost moved between a reset and a step can change these
   rates; the task memo saves a step nothing, so work moved from the reset to the step shows).
@@ -42,7 +43,8 @@ NEW_ID = "textgyms/NetConfig-v4"
 GROUP = 8  # resets of one seed in a GRPO group
 TARGET = 4.0
 ROUNDS = 9  # rounds of every version in a full run (a round: every case once, fresh seeds)
-KINDS = ("reset", "submit", "wrong", "tool", "group", "episode", "wrong_episode", "agent")
+KINDS = ("reset", "submit", "wrong", "tool", "first_tool", "later_tool", "group", "episode",
+         "wrong_episode", "agent")
 STEPS = ("reset", "submit", "wrong", "tool")  # what the target asks to be TARGET x cheaper
 WRONG_SEEDS = 500_000  # the wrong submissions' tasks: seeds this far from the oracle's
 AGENT_SEEDS = 1_000_000  # the agent episodes' tasks
@@ -74,10 +76,11 @@ def _agent(env, seed: int, out: dict[str, list[float]]) -> None:
     cpu = time.process_time
     t0 = cpu()
     env.reset(seed=seed)
-    for action in _tools(env.task):
+    for k, action in enumerate(_tools(env.task)):
         t1 = cpu()
         _obs, _r, term, _tr, info = env.step(action)
         out["tool"].append(cpu() - t1)
+        out["first_tool" if k == 0 else "later_tool"].append(out["tool"][-1])
         assert not term and info["error"] is None, (action, _obs)
     _obs, _r, term, _tr, _info = env.step(_wrong(env.task))
     assert term
@@ -201,6 +204,8 @@ def render(res: dict) -> str:
     names = {"reset": "resets, distinct seeds", "submit": "oracle submission steps",
              "wrong": "wrong submission steps",
              "tool": "tool steps (the first three after a reset)",
+             "first_tool": "first tool steps (both versions compile the starting network)",
+             "later_tool": "second and third tool steps",
              "group": f"resets in GRPO groups of {GROUP}",
              "episode": "episodes (a reset and the oracle's submission)",
              "wrong_episode": "episodes (a reset and a wrong submission)",
