@@ -1,0 +1,39 @@
+"""benchmarks/netconfig_speed.py: an agent episode's timings go to the right kinds (the first
+tool step apart from the later ones) and the table names every kind. No timing assertions."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+from support import load_benchmark
+
+
+@pytest.fixture(scope="module")
+def speed():
+    """The benchmark module."""
+    yield from load_benchmark("netconfig_speed")
+
+
+def test_an_agent_episode_splits_its_tool_steps(speed):
+    env = gym.make("textgyms/NetConfig-v4", family="routing", difficulty="easy").unwrapped
+    out: dict[str, list[float]] = {k: [] for k in speed.KINDS}
+    speed._agent(env, 7, out)
+    assert len(out["tool"]) == 3 and len(out["agent"]) == 1
+    assert out["first_tool"] == out["tool"][:1]  # the step that compiles the network
+    assert out["later_tool"] == out["tool"][1:]
+    assert out["agent"][0] >= sum(out["tool"])  # the episode includes its tool steps
+    assert not any(out[k] for k in ("reset", "submit", "wrong", "group", "episode"))
+
+
+def test_the_table_has_a_row_per_kind_and_judges_only_the_steps(speed):
+    versions = (*speed.BASELINES, ("new", speed.NEW_ID))
+    res = {"versions": {c: {"id": i, **{k: {"per_cpu_s": 100.0} for k in speed.KINDS}}
+                        for c, i in versions},
+           "ratios": {c: {**{k: 5.0 for k in speed.KINDS}, "tool": 1.0, "pass": False}
+                      for c, _i in speed.BASELINES}}
+    table = speed.render(res)
+    assert len(table.splitlines()) == 2 + len(speed.KINDS) + 1
+    assert "| first tool steps (both versions compile the starting network) |" in table
+    assert "| second and third tool steps |" in table
+    assert table.splitlines()[-1].endswith("FAIL | FAIL |")
+    assert set(speed.STEPS) <= set(speed.KINDS) and "first_tool" not in speed.STEPS
