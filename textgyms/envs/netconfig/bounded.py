@@ -3,7 +3,8 @@ pure functions of immutable inputs; :mod:`memo` holds the shared ones and their 
 
 :func:`share` registers an object handed out read-only to every caller (a memoized parsed
 config), so a per-device cache may key on its identity: :func:`is_shared` says whether an
-object is one (an edited candidate's own copy never is).
+object is one (an edited candidate's own copy never is). A shared config's empty fields
+all hold :data:`NO_ITEMS` or :data:`NO_MEMBERS`, which refuse changes.
 
 :func:`gc_paused` holds the cyclic garbage collector off while a task is drawn or a
 submission verified: see its docstring for why."""
@@ -17,7 +18,8 @@ from collections import deque
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
-__all__ = ["Key", "Memo", "by_identity", "gc_paused", "is_shared", "share"]
+__all__ = ["NO_ITEMS", "NO_MEMBERS", "Key", "Memo", "NoItems", "NoMembers", "by_identity",
+           "gc_paused", "is_shared", "share"]
 
 
 _MISSING = object()
@@ -77,6 +79,44 @@ def share(obj: Any) -> Any:
 def is_shared(obj: Any) -> bool:
     """Whether ``obj`` is registered by :func:`share` (and so never changes)."""
     return _SHARED._d.get(id(obj)) is obj
+
+
+def _read_only(self, *_args, **_kw):
+    raise TypeError("this config is shared and read-only; edit its clone() instead")
+
+
+class NoItems(list):
+    """The empty list every field of a shared config that has no items holds
+    (``model.compact``): one object, where a list per field would be (a config has several,
+    the parse memo thousands of configs, and the garbage collector scans every list again
+    at each collection). Changing it raises; a config's clone, deep copy and pickle give a
+    plain empty list for each field."""
+
+    __slots__ = ()
+    append = extend = insert = pop = remove = clear = sort = reverse = _read_only
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _read_only
+
+    def __deepcopy__(self, _memo: dict) -> list:
+        return []
+
+
+class NoMembers(set):
+    """:class:`NoItems` for set fields (passive interfaces and the like)."""
+
+    __slots__ = ()
+    add = update = discard = remove = pop = clear = _read_only
+    difference_update = intersection_update = symmetric_difference_update = _read_only
+    __ior__ = __iand__ = __isub__ = __ixor__ = _read_only
+
+    def __deepcopy__(self, _memo: dict) -> set:
+        return set()
+
+    def __repr__(self) -> str:  # as a plain one (equal configs have equal reprs)
+        return "set()"
+
+
+NO_ITEMS: list = NoItems()
+NO_MEMBERS: set = NoMembers()
 
 
 def by_identity(memo: Memo, obj: Any, extra: Hashable, make: Callable[[], Any]) -> Any:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 
 from textgyms.envs.netconfig.bounded import Key, Memo, share
-from textgyms.envs.netconfig.model import DeviceConfig, Issue
+from textgyms.envs.netconfig.model import DeviceConfig, Issue, compact
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.sim import Network
 
@@ -39,6 +39,7 @@ def parsed_config(text: str, device: str = "") -> tuple[DeviceConfig, tuple[Issu
 
     def make():
         cfg, issues, accepted = parse_config(text, device)
+        compact(cfg)  # its empty lists and sets: one shared object each (see model.compact)
         return share(cfg), tuple(issues), accepted
 
     return PARSED.get((text, device), make)

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass, field
 
+from textgyms.envs.netconfig.bounded import NO_ITEMS, NO_MEMBERS, NoItems, NoMembers
+
 # The IP protocols of the dialect's extended ACLs by name (``ip`` is any protocol); any
 # protocol can also be given by number (1-255), as IOS allows.
 PROTO_NUM = {"ip": 0, "icmp": 1, "tcp": 6, "udp": 17, "ospf": 89}
@@ -358,6 +360,10 @@ def _clone(value):
     kind = type(value)
     if kind in _SHARED_AS_IS:
         return value
+    if kind is NoItems:
+        return []
+    if kind is NoMembers:
+        return set()
     if kind is list:
         return [x if type(x) in _SHARED_AS_IS else _clone(x) for x in value]
     if kind is dict:  # keys are strings, numbers, addresses or tuples of them
@@ -399,3 +405,61 @@ _MUTABLE_SLOTS = {
     cls: tuple(cls.__slots__)
     for cls in (DeviceConfig, Interface, Fhrp, Acl, Ospf, BgpNeighbor, Bgp, RouteMapEntry)
 }
+
+
+def _deepcopy(self, _memo: dict):
+    return _clone(self)
+
+
+def _getstate(self) -> list:
+    """The fields' values as the slotted dataclass pickles them, with a fresh empty list or
+    set for each shared one (pickle would otherwise give every field that held the same
+    shared object one and the same new list)."""
+    return [[] if v is NO_ITEMS else set() if v is NO_MEMBERS else v
+            for v in (getattr(self, name) for name in _MUTABLE_SLOTS[type(self)])]
+
+
+def _setstate(self, state: list) -> None:
+    for name, v in zip(_MUTABLE_SLOTS[type(self)], state, strict=True):
+        setattr(self, name, v)
+
+
+for _cls in _MUTABLE_SLOTS:  # copies to edit get plain, unaliased empty lists and sets
+    _cls.__deepcopy__ = _deepcopy
+    _cls.__getstate__, _cls.__setstate__ = _getstate, _setstate
+
+
+# The list and set fields of each model class that :func:`compact` shares when empty.
+EMPTYABLE = {
+    DeviceConfig: ("routes", "nat", "extra", "routes6"),
+    Interface: ("extra", "ipv6"),
+    Fhrp: ("extra",),
+    Ospf: ("networks", "extra", "passive", "active"),
+    Bgp: ("networks", "extra", "networks6", "extra6"),
+    Acl: ("entries", "remarks"),
+}
+
+
+def compact(cfg: DeviceConfig) -> None:
+    """Point every empty list and set field of a config about to be shared (see
+    :func:`bounded.share`), and of its parts, at :data:`NO_ITEMS` or :data:`NO_MEMBERS`:
+    equal to what was there, and read-only."""
+    _share_empty(cfg, EMPTYABLE[DeviceConfig])
+    for itf in cfg.interfaces.values():
+        _share_empty(itf, EMPTYABLE[Interface])
+        for group in itf.fhrp.values():
+            _share_empty(group, EMPTYABLE[Fhrp])
+    for ospf in (cfg.ospf, cfg.ospf6):
+        if ospf is not None:
+            _share_empty(ospf, EMPTYABLE[Ospf])
+    if cfg.bgp is not None:
+        _share_empty(cfg.bgp, EMPTYABLE[Bgp])
+    for acl in cfg.acls.values():
+        _share_empty(acl, EMPTYABLE[Acl])
+
+
+def _share_empty(obj, names: tuple[str, ...]) -> None:
+    for name in names:
+        v = getattr(obj, name)
+        if not v:
+            setattr(obj, name, NO_ITEMS if type(v) is list else NO_MEMBERS)
