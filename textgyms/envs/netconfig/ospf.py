@@ -45,6 +45,10 @@ DEFAULT_BW = {  # kbit/s, as IOS sets them per interface type
     "Vlan": 1_000_000,
 }
 RANK = {"O": 0, "O IA": 1, "O E1": 2, "O N1": 2, "O E2": 3, "O N2": 3}
+# A route's first hops, (next-hop address, out interface) pairs, sorted: a tuple of plain
+# values, which SPF results share instead of copying and the garbage collector stops
+# tracking (the SPF memo holds thousands).
+Hops = tuple[tuple[int, str], ...]
 
 
 def area_flag(kind: int) -> int:
@@ -228,10 +232,15 @@ def _dup_log(rid: int, src: int, iface: str) -> str:
             f"{iface}")
 
 
+def _union(a: Hops, b) -> Hops:
+    """First hops ``a`` and ``b`` together, sorted (equal-cost paths: rare)."""
+    return tuple(sorted(set(a).union(b)))
+
+
 def _spf(src: str, graph: Mapping[str, list[tuple[str, int, int, str]]]):
-    """Dijkstra from ``src``: distances and, per router, the set of first hops (ECMP)."""
+    """Dijkstra from ``src``: distances and, per router, its first hops (ECMP), sorted."""
     dist = {src: 0}
-    first: dict[str, set[tuple[int, str]]] = {src: set()}
+    first: dict[str, Hops] = {src: ()}
     heap = [(0, src)]
     pop, push = heapq.heappop, heapq.heappush
     while heap:
@@ -241,11 +250,11 @@ def _spf(src: str, graph: Mapping[str, list[tuple[str, int, int, str]]]):
         for v, cost, nh, out in graph.get(u, ()):
             nd = d + cost
             if v not in dist or nd < dist[v]:
-                # (a fresh set either way: from the source, its one first hop)
-                dist[v], first[v] = nd, {(nh, out)} if u == src else set(first[u])
+                # (from the source, its one first hop; else those of the router before)
+                dist[v], first[v] = nd, ((nh, out),) if u == src else first[u]
                 push(heap, (nd, v))
             elif nd == dist[v]:
-                first[v] |= {(nh, out)} if u == src else first[u]
+                first[v] = _union(first[v], ((nh, out),) if u == src else first[u])
     return dist, first
 
 
@@ -308,14 +317,14 @@ class Areas:
         """The not-so-stubby areas ``r`` is in."""
         return [a for a in self.areas_of(r) if self.stub.get((r, a), 0) >= 3]
 
-    def intra(self, r: str, area: int) -> dict[tuple[int, int], tuple[int, set]]:
+    def intra(self, r: str, area: int) -> dict[tuple[int, int], tuple[int, Hops]]:
         """Prefixes of ``area`` reachable from ``r`` inside it: cost and first hops."""
         dist, first = self.spf[(area, r)]
-        out: dict[tuple[int, int], tuple[int, set]] = {}
+        out: dict[tuple[int, int], tuple[int, Hops]] = {}
         for pfx, owners in self.stubs.get(area, {}).items():
             if len(owners) == 1:  # most prefixes have one router on them
                 o, c = owners[0]
-                if o in dist:  # (the SPF's own set: readers copy before they change one)
+                if o in dist:
                     out[pfx] = (dist[o] + c, first[o])
                 continue
             best = _nearest(owners, dist, first)
@@ -324,10 +333,10 @@ class Areas:
         return out
 
 
-def _nearest(owners: list[tuple[str, int]], dist: dict, first: dict) -> tuple[int, set] | None:
+def _nearest(owners: list[tuple[str, int]], dist: dict, first: dict) -> tuple[int, Hops] | None:
     """(cost, first hops) of a prefix with several routers on it (a transit link): the
     cheapest of (distance to the owner + its interface cost), the first hops of every owner
-    at that cost (a fresh set); None if no owner is reachable."""
+    at that cost; None if no owner is reachable."""
     m = hops = None
     for o, c in owners:
         d = dist.get(o)
@@ -335,22 +344,22 @@ def _nearest(owners: list[tuple[str, int]], dist: dict, first: dict) -> tuple[in
             continue
         x = d + c
         if m is None or x < m:
-            m, hops = x, set(first[o])
+            m, hops = x, first[o]
         elif x == m:
-            hops |= first[o]
+            hops = _union(hops, first[o])
     return None if m is None else (m, hops)
 
 
 def _intra_table(areas: Areas, r: str, area: int) -> dict[tuple[int, int], tuple]:
     """``areas.intra(r, area)`` as a fresh table (what :func:`_merge` makes of it in an
-    empty one): prefix -> ("O", cost, a copy of the first hops, tag 0)."""
+    empty one): prefix -> ("O", cost, the first hops, tag 0)."""
     dist, first = areas.spf[(area, r)]
     out: dict[tuple[int, int], tuple] = {}
     for pfx, owners in areas.stubs.get(area, {}).items():
         if len(owners) == 1:  # most prefixes have one router on them
             o, c = owners[0]
             if o in dist:
-                out[pfx] = ("O", dist[o] + c, set(first[o]), 0)
+                out[pfx] = ("O", dist[o] + c, first[o], 0)
             continue
         best = _nearest(owners, dist, first)
         if best is not None:
@@ -358,15 +367,17 @@ def _intra_table(areas: Areas, r: str, area: int) -> dict[tuple[int, int], tuple
     return out
 
 
-def _merge(table: dict, pfx, kind: str, cost, hops: set, tag: int = 0) -> None:
+def _merge(table: dict, pfx, kind: str, cost, hops, tag: int = 0) -> None:
     """Keep the better route (type first, then cost); equal ones add their next hops. An
-    entry is (kind, cost, first hops, route tag)."""
+    entry is (kind, cost, first hops, route tag), all of it immutable: a table is copied by
+    copying its dict (see :func:`with_externals`), and the garbage collector stops
+    tracking an entry of plain values."""
     cur = table.get(pfx)
     key = (RANK[kind], cost)
     if cur is None or key < (RANK[cur[0]], cur[1]):
-        table[pfx] = (kind, cost, set(hops), tag)
+        table[pfx] = (kind, cost, hops if type(hops) is tuple else tuple(sorted(hops)), tag)
     elif key == (RANK[cur[0]], cur[1]):
-        cur[2].update(hops)
+        table[pfx] = (cur[0], cur[1], _union(cur[2], hops), cur[3])
 
 
 def _via(areas: Areas, r: str, area: int, b: str):
@@ -389,7 +400,7 @@ def internal_tables(areas: Areas) -> dict[str, dict]:
                 _merge(table, pfx, "O", c, hops)
         else:  # what _merge does with each prefix of one area into an empty table
             for pfx, (c, hops) in routes.items():
-                table[pfx] = ("O", c, set(hops), 0)
+                table[pfx] = ("O", c, hops, 0)
     # What each ABR summarises into the backbone: its non-backbone intra-area routes.
     into0 = {b: {} for b in areas.abrs}
     for b in areas.abrs:
