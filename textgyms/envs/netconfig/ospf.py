@@ -81,7 +81,7 @@ class OspfIf(NamedTuple):
     passive: bool
     timers: tuple[int, int]
     stub: int = 0  # the router's view of the area: 0 normal, 1 stub, 2 totally stubby
-    auth: ospf_opts.Auth = ("null", frozenset())  # authentication type and keys
+    auth: ospf_opts.Auth = ospf_opts.NULL_AUTH  # authentication type and keys
     dr: tuple[bool, int] = (False, 1)  # (the network elects a DR, the priority)
     kind: str = "broadcast"  # the OSPF network type
     acl_in: tuple | None = None  # the inbound ACL's entries (None: no filter)

@@ -28,6 +28,9 @@ NET_TYPES = ("broadcast", "non-broadcast", "point-to-multipoint", "point-to-poin
 DR_TYPES = ("broadcast", "non-broadcast")
 SIMPLE_KEY_LEN, MD5_KEY_LEN = 8, 16  # IOS truncates longer keys
 Auth = tuple[str, frozenset]
+# No authentication, as one shared object: most interfaces have it, the OSPF-interface memo
+# holds thousands, and the garbage collector tracks every frozenset and the tuple around it.
+NULL_AUTH: Auth = ("null", frozenset())
 
 
 def _keyword(word: str, choices: tuple[str, ...]) -> str | None:
@@ -130,7 +133,7 @@ def auth_of(itf: Interface | None, ospf: Ospf, area: int) -> Auth:
     if kind == "md5":
         keys = frozenset(itf.ospf_md5.items()) if itf is not None else frozenset()
         return kind, keys or frozenset({(0, "")})
-    return "null", frozenset()
+    return NULL_AUTH
 
 
 def authenticates(a: Auth, b: Auth) -> bool:
