@@ -92,3 +92,26 @@ def test_every_editable_copy_has_independent_plain_empties(copier):
     assert mine.nat == [] and mine.extra == [] and mine.routes6 == []  # nothing aliased
     assert mine.ospf.active == set() and mine.interfaces["GigabitEthernet0/1"].extra == []
     assert cfg == parse_config(TEXT + "!\n", "R7")[0]  # the shared one is untouched
+
+
+def test_memoized_ospf_results_are_plain_values_the_collector_stops_tracking():
+    """SPF first hops and OSPF table entries are tuples of plain values (shared, never
+    changed), and an interface without authentication holds the one shared value: after a
+    collection the garbage collector tracks none of them."""
+    from support import netconfig_networks
+
+    from textgyms.envs.netconfig import ospf
+    from textgyms.envs.netconfig.ospf_opts import NULL_AUTH
+
+    results = []
+    for net in netconfig_networks(("ospf_areas", "redistribution"), 2):
+        cfgs = net._router_cfgs
+        results.append(ospf.compute(cfgs, {d: net.l3[d] for d in cfgs}))  # (memoized)
+    for _ in range(3):  # a tuple is untracked once its items are: a collection per level
+        gc.collect()
+    hops = [h for r in results for _dist, first in r[4].spf.values() for h in first.values()]
+    entries = [e for r in results for table in r[5].values() for e in table.values()]
+    assert any(hops) and entries
+    assert not any(gc.is_tracked(x) for x in hops + entries)
+    oifs = [o for r in results for o in r[3]]
+    assert sum(o.auth is NULL_AUTH for o in oifs) > len(oifs) // 2
