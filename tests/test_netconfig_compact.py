@@ -115,3 +115,19 @@ def test_memoized_ospf_results_are_plain_values_the_collector_stops_tracking():
     assert not any(gc.is_tracked(x) for x in hops + entries)
     oifs = [o for r in results for o in r[3]]
     assert sum(o.auth is NULL_AUTH for o in oifs) > len(oifs) // 2
+
+
+def test_both_ends_of_a_subnet_share_one_network_object():
+    """Parsed interfaces on one subnet hold one network object (equal to the constructor's),
+    not one each: fewer objects in the parse memo for the collector."""
+    import ipaddress
+
+    from textgyms.envs.netconfig import ipobj
+
+    a = parse_config("interface Gi0/0\n ip address 10.9.8.1 255.255.255.252\n", "A")[0]
+    b = parse_config("interface Gi0/1\n ip address 10.9.8.2 255.255.255.252\n", "B")[0]
+    na = a.interfaces["GigabitEthernet0/0"].ip.network
+    nb = b.interfaces["GigabitEthernet0/1"].ip.network
+    if ipobj.FAST:
+        assert na is nb
+    assert na == nb == ipaddress.IPv4Network("10.9.8.0/30") and str(na) == "10.9.8.0/30"

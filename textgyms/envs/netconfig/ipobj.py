@@ -20,6 +20,8 @@ import ipaddress
 from collections.abc import Iterable
 from typing import Any
 
+from textgyms.envs.netconfig.bounded import Memo
+
 __all__ = ["FAST", "address4", "address6", "clash4", "clash6", "from_text", "interface4",
            "interface6", "network4", "span4"]
 
@@ -56,12 +58,28 @@ def address4(n: int) -> ipaddress.IPv4Address:
     return addr
 
 
+# (network, prefix length) -> its network object, shared: a network is immutable, both ends
+# of a link and the tasks drawn on one addressing plan name the same subnets, and every
+# object kept in the parse memo is one more for the garbage collector to scan.
+_NETWORKS = Memo(1024)
+
+
 def network4(a: int, plen: int) -> ipaddress.IPv4Network:
     """``ipaddress.IPv4Network((a & mask, plen))``: the network of an int address ``a`` in
-    ``[0, 2**32)`` with a prefix length in ``[0, 32]`` (the caller's checks)."""
+    ``[0, 2**32)`` with a prefix length in ``[0, 32]`` (the caller's checks); one shared
+    object per network while it is among the last few thousand asked for."""
     a &= _MASK[plen]
     if not FAST:
         return _Network((a, plen))
+    key = (a, plen)
+    net = _NETWORKS._d.get(key)
+    if net is None:
+        net = _new_network4(a, plen)
+        _NETWORKS.put(key, net)
+    return net
+
+
+def _new_network4(a: int, plen: int) -> ipaddress.IPv4Network:
     net = _new(_Network)
     addr = _new(_Address)
     addr._ip = a
