@@ -20,6 +20,9 @@ wrong submissions. Measured in CPU time (``time.process_time``), per round of fr
 
 Each rate is the median over rounds of (operations / CPU seconds of that round); a round
 runs every version once, each in a fresh subprocess, the versions' order rotated per round.
+Beside the rates: each version's share of CPU time in the cyclic garbage collector (median
+of rounds) and the objects it tracks after a round (what the memos hold, the collector's
+work at every full collection).
 Run alone: ``python benchmarks/netconfig_speed.py [--quick]``; ``bench_netconfig.py`` runs it
 as its ``speed`` section.
 """
@@ -27,6 +30,7 @@ as its ``speed`` section.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -129,12 +133,39 @@ def worker(env_id: str, rounds: int, first: int = 0) -> dict:
             for f in FAMILIES for lvl in LEVELS}
     for env in envs.values():  # first uses (imports, regular expressions): no reset's cost
         env.reset(seed=1)
-    per_round = [_round(envs, 10_000 * (r + 1)) for r in range(first, first + rounds)]
-    res: dict = {"textgyms": textgyms.__file__, "cases": len(envs), "rounds": rounds}
+    collector = _CollectorClock()
+    per_round, shares = [], []
+    for r in range(first, first + rounds):
+        t0, g0 = time.process_time(), collector.cpu
+        per_round.append(_round(envs, 10_000 * (r + 1)))
+        shares.append((collector.cpu - g0) / (time.process_time() - t0))
+    collector.stop()
+    gc.collect()  # (after every timed operation: what the memos and envs still hold)
+    res: dict = {"textgyms": textgyms.__file__, "cases": len(envs), "rounds": rounds,
+                 "gc_share": shares, "tracked": len(gc.get_objects())}
     for kind in KINDS:
         res[kind] = {"rates": [len(r[kind]) / sum(r[kind]) for r in per_round],
                      "times_ms": [t * 1e3 for r in per_round for t in r[kind]]}
     return res
+
+
+class _CollectorClock:
+    """CPU time spent in the cyclic garbage collector's collections (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.cpu = 0.0
+        self._start = 0.0
+        gc.callbacks.append(self._tick)
+
+    def _tick(self, phase: str, _info: dict) -> None:
+        now = time.process_time()
+        if phase == "start":
+            self._start = now
+        else:
+            self.cpu += now - self._start
+
+    def stop(self) -> None:
+        gc.callbacks.remove(self._tick)
 
 
 def _summary(parts: list[dict]) -> dict:
@@ -145,6 +176,8 @@ def _summary(parts: list[dict]) -> dict:
         out[kind] = {"per_cpu_s": statistics.median(x for p in parts for x in p[kind]["rates"]),
                      "median_ms": statistics.median(
                          x for p in parts for x in p[kind]["times_ms"])}
+    out["gc_share"] = statistics.median(x for p in parts for x in p["gc_share"])
+    out["tracked"] = statistics.median(p["tracked"] for p in parts)
     return out
 
 
@@ -218,6 +251,12 @@ def render(res: dict) -> str:
         cells = " | ".join(f"{vers[c][k]['per_cpu_s']:,.0f}" for c in vers)
         r = " | ".join(f"{res['ratios'][c][k]:.1f}x" for c, _i in BASELINES)
         rows.append(f"| {name} | {cells} | {r} |")
+    cells = " | ".join(f"{vers[c]['gc_share']:.0%}" for c in vers)
+    rows.append(f"| share of the CPU time in the cyclic garbage collector | {cells} |"
+                + " |" * len(BASELINES))
+    cells = " | ".join(f"{vers[c]['tracked']:,.0f}" for c in vers)
+    rows.append(f"| objects the collector tracks after a round | {cells} |"
+                + " |" * len(BASELINES))
     verdict = " | ".join("PASS" if res["ratios"][c]["pass"] else "FAIL" for c, _i in BASELINES)
     rows.append(f"| target >= {TARGET:g}x (resets and every kind of step) |"
                 + " |" * len(vers) + f" {verdict} |")

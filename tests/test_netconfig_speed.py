@@ -27,13 +27,34 @@ def test_an_agent_episode_splits_its_tool_steps(speed):
 
 def test_the_table_has_a_row_per_kind_and_judges_only_the_steps(speed):
     versions = (*speed.BASELINES, ("new", speed.NEW_ID))
-    res = {"versions": {c: {"id": i, **{k: {"per_cpu_s": 100.0} for k in speed.KINDS}}
+    res = {"versions": {c: {"id": i, "gc_share": 0.25, "tracked": 123_456,
+                            **{k: {"per_cpu_s": 100.0} for k in speed.KINDS}}
                         for c, i in versions},
            "ratios": {c: {**{k: 5.0 for k in speed.KINDS}, "tool": 1.0, "pass": False}
                       for c, _i in speed.BASELINES}}
     table = speed.render(res)
-    assert len(table.splitlines()) == 2 + len(speed.KINDS) + 1
+    assert len(table.splitlines()) == 2 + len(speed.KINDS) + 2 + 1
+    assert "| share of the CPU time in the cyclic garbage collector | 25% | 25% | 25% | | |" \
+        in table
+    assert "| objects the collector tracks after a round | 123,456 | 123,456 | 123,456 |" in table
     assert "| first tool steps (both versions compile the starting network) |" in table
     assert "| second and third tool steps |" in table
     assert table.splitlines()[-1].endswith("FAIL | FAIL |")
     assert set(speed.STEPS) <= set(speed.KINDS) and "first_tool" not in speed.STEPS
+
+
+def test_a_worker_reports_the_collectors_share_and_heap(speed, monkeypatch):
+    """One round on two cases: the collector's share of the round's CPU time (a fraction)
+    and the objects it tracks afterwards, and its callback removed."""
+    import gc
+
+    from textgyms.envs.netconfig import generate
+
+    monkeypatch.setattr(generate, "FAMILIES", ("routing",))
+    monkeypatch.setattr(generate, "LEVELS", ("easy", "medium"))
+    callbacks = list(gc.callbacks)
+    res = speed.worker("textgyms/NetConfig-v4", 1)
+    assert res["cases"] == 2 and len(res["gc_share"]) == 1 and 0.0 <= res["gc_share"][0] < 1.0
+    assert res["tracked"] > 10_000 and gc.callbacks == callbacks
+    summary = speed._summary([res, res])
+    assert summary["gc_share"] == res["gc_share"][0] and summary["tracked"] == res["tracked"]
