@@ -67,7 +67,7 @@ _NETWORKS = Memo(1024)
 def network4(a: int, plen: int) -> ipaddress.IPv4Network:
     """``ipaddress.IPv4Network((a & mask, plen))``: the network of an int address ``a`` in
     ``[0, 2**32)`` with a prefix length in ``[0, 32]`` (the caller's checks); one shared
-    object per network while it is among the last few thousand asked for."""
+    object per network while it is among the last 1,024 asked for."""
     a &= _MASK[plen]
     if not FAST:
         return _Network((a, plen))
