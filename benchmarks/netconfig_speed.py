@@ -16,7 +16,13 @@ wrong submissions. Measured in CPU time (``time.process_time``), per round of fr
   tool step is also reported apart: both versions compile the starting network in it;
 * whole episodes: a distinct-seed reset plus its oracle submission, and a distinct-seed reset
   plus its wrong submission (no cost moved between a reset and a step can change these
-  rates; the task memo saves a step nothing, so work moved from the reset to the step shows).
+  rates; the task memo saves a step nothing, so work moved from the reset to the step shows);
+* GRPO groups of agent episodes, as a GRPO run plays them: ``G`` agent episodes in a row on
+  one fresh seed (reset, the same three tool steps, then the reference with a different
+  line dropped in each member: no two members submit the same text, and where the dropped
+  line does not matter, a ``!`` or a description, the member still solves the task, about
+  a third of them, as some members of a real group do): their tool steps, their
+  submissions and whole episodes, on a third of the cases.
 
 Each rate is the median over rounds of (operations / CPU seconds of that round); a round
 runs every version once, each in a fresh subprocess, the versions' order rotated per round.
@@ -48,19 +54,25 @@ GROUP = 8  # resets of one seed in a GRPO group
 TARGET = 4.0
 ROUNDS = 9  # rounds of every version in a full run (a round: every case once, fresh seeds)
 KINDS = ("reset", "submit", "wrong", "tool", "first_tool", "later_tool", "group", "episode",
-         "wrong_episode", "agent")
+         "wrong_episode", "agent", "group_tool", "group_submit", "group_agent")
 STEPS = ("reset", "submit", "wrong", "tool")  # what the target asks to be TARGET x cheaper
 WRONG_SEEDS = 500_000  # the wrong submissions' tasks: seeds this far from the oracle's
 AGENT_SEEDS = 1_000_000  # the agent episodes' tasks
+GROUP_AGENT_SEEDS = 2_000_000  # the tasks of the GRPO groups of agent episodes
 
 
-def _wrong(task) -> str:
-    """A wrong answer: the reference with the last line of its first device dropped (or a
-    wrong JSON answer for diagnosis and analysis)."""
+def _wrong(task, k: int = 0) -> str:
+    """A wrong answer: the reference with the ``k``-th line from the end of its first device
+    dropped (the last one by default; counted round: a dropped ``!`` or description leaves
+    it right), or a wrong JSON answer for diagnosis and analysis (its component names
+    ``k``)."""
     if task.family in ("diagnosis", "analysis"):
-        return '<submit>{"device": "R9", "component": "x", "cause": "y"}</submit>'
+        part = f"x{k}" if k else "x"
+        return '<submit>{"device": "R9", "component": "' + part + '", "cause": "y"}</submit>'
     (first, text), *rest = task.reference
-    sections = [(first, "\n".join(text.splitlines()[:-1])), *rest]
+    lines = text.splitlines() or [""]
+    drop = len(lines) - 1 - k % len(lines)
+    sections = [(first, "\n".join(lines[:drop] + lines[drop + 1:])), *rest]
     return "<submit>\n" + "\n".join(f"! device {d}\n{t}" for d, t in sections) + "\n</submit>"
 
 
@@ -75,20 +87,31 @@ def _tools(task) -> list[str]:
             f'<ping device="{dev}" target="{target}"/>']
 
 
-def _agent(env, seed: int, out: dict[str, list[float]]) -> None:
-    """An agent episode on a fresh task: reset, three tool steps, a wrong submission."""
+def _agent(env, seed: int, out: dict[str, list[float]], member: int | None = None) -> None:
+    """An agent episode: reset, three tool steps, a submission (:func:`_wrong`). ``member``:
+    the episode is that member of a GRPO group (its times go to the ``group_*`` kinds, its
+    submission drops its own line); None: a fresh task's lone episode."""
     cpu = time.process_time
     t0 = cpu()
     env.reset(seed=seed)
     for k, action in enumerate(_tools(env.task)):
         t1 = cpu()
         _obs, _r, term, _tr, info = env.step(action)
-        out["tool"].append(cpu() - t1)
-        out["first_tool" if k == 0 else "later_tool"].append(out["tool"][-1])
+        if member is None:
+            out["tool"].append(cpu() - t1)
+            out["first_tool" if k == 0 else "later_tool"].append(out["tool"][-1])
+        else:
+            out["group_tool"].append(cpu() - t1)
         assert not term and info["error"] is None, (action, _obs)
-    _obs, _r, term, _tr, _info = env.step(_wrong(env.task))
+    t1 = cpu()
+    _obs, _r, term, _tr, _info = env.step(_wrong(env.task, member or 0))
+    t2 = cpu()
     assert term
-    out["agent"].append(cpu() - t0)
+    if member is None:
+        out["agent"].append(t2 - t0)
+    else:
+        out["group_submit"].append(t2 - t1)
+        out["group_agent"].append(t2 - t0)
 
 
 def _round(envs: dict, seed0: int) -> dict[str, list[float]]:
@@ -118,6 +141,8 @@ def _round(envs: dict, seed0: int) -> dict[str, list[float]]:
         for _ in range(GROUP):
             env.reset(seed=seed0 + 500 + k)
         out["group"].append((cpu() - t0) / GROUP)
+        for m in range(GROUP):
+            _agent(env, seed0 + GROUP_AGENT_SEEDS + k, out, member=m)
     return out
 
 
@@ -242,7 +267,10 @@ def render(res: dict) -> str:
              "group": f"resets in GRPO groups of {GROUP}",
              "episode": "episodes (a reset and the oracle's submission)",
              "wrong_episode": "episodes (a reset and a wrong submission)",
-             "agent": "agent episodes (a reset, three tool steps, a wrong submission)"}
+             "agent": "agent episodes (a reset, three tool steps, a wrong submission)",
+             "group_tool": f"tool steps in GRPO groups of {GROUP} agent episodes",
+             "group_submit": f"submissions in GRPO groups of {GROUP} (each drops its own line)",
+             "group_agent": f"agent episodes in GRPO groups of {GROUP}"}
     vers = res["versions"]
     head = " | ".join(f"{c} ({vers[c]['id'].split('/')[-1]})" for c in vers)
     rows = [f"| per CPU-second (median of rounds) | {head} | new / 3ab7aa0 | new / 9311458 |",

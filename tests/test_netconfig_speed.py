@@ -22,7 +22,34 @@ def test_an_agent_episode_splits_its_tool_steps(speed):
     assert out["first_tool"] == out["tool"][:1]  # the step that compiles the network
     assert out["later_tool"] == out["tool"][1:]
     assert out["agent"][0] >= sum(out["tool"])  # the episode includes its tool steps
-    assert not any(out[k] for k in ("reset", "submit", "wrong", "group", "episode"))
+    assert not any(out[k] for k in ("reset", "submit", "wrong", "group", "episode",
+                                    "group_tool", "group_submit", "group_agent"))
+
+
+def test_a_group_members_episode_goes_to_the_group_kinds(speed):
+    env = gym.make("textgyms/NetConfig-v4", family="routing", difficulty="easy").unwrapped
+    out: dict[str, list[float]] = {k: [] for k in speed.KINDS}
+    speed._agent(env, 7, out, member=3)
+    assert len(out["group_tool"]) == 3 and len(out["group_submit"]) == 1
+    assert out["group_agent"][0] >= sum(out["group_tool"]) + out["group_submit"][0]
+    assert not any(out[k] for k in ("tool", "first_tool", "later_tool", "agent", "wrong"))
+
+
+@pytest.mark.parametrize("family", ["routing", "diagnosis"])
+def test_each_group_member_submits_its_own_wrong_answer(speed, family):
+    """Member 0 drops the reference's last line (the lone episode's answer); the members of
+    a group submit pairwise different texts, each of them an answer the env scores."""
+    env = gym.make("textgyms/NetConfig-v4", family=family, difficulty="easy").unwrapped
+    env.reset(seed=11)
+    answers = [speed._wrong(env.task, m) for m in range(speed.GROUP)]
+    assert answers[0] == speed._wrong(env.task) and len(set(answers)) == speed.GROUP
+    if family == "routing":
+        (first, text), *_rest = env.task.reference
+        assert "\n".join(text.splitlines()[:-1]) in answers[0]
+    for answer in answers[:3]:
+        env.reset(seed=11)
+        _obs, _reward, term, _tr, info = env.step(answer)
+        assert term and info["error"] in (None, "wrong") and 0.0 <= info["score"] <= 1.0
 
 
 def test_the_table_has_a_row_per_kind_and_judges_only_the_steps(speed):
