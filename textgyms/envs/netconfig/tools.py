@@ -7,6 +7,7 @@ from typing import Any
 
 from textgyms.envs.netconfig import show, show6, show_bgp
 from textgyms.envs.netconfig.acl import format_packet
+from textgyms.envs.netconfig.memo import Memo, key_of
 from textgyms.envs.netconfig.model import PROTO_NAME, PROTO_NUM
 from textgyms.envs.netconfig.parser import apply_lines
 from textgyms.envs.netconfig.routing import Walk
@@ -23,6 +24,24 @@ SHOW_CMDS = {
     "show_ipv6_int_brief": ("show ipv6 interface brief", show6.show_ipv6_int_brief),
     "show_ipv6_ospf_neighbor": ("show ipv6 ospf neighbor", show6.show_ipv6_ospf_neighbor),
 }
+
+
+# (network memo key, command, device) -> its output: the members of a GRPO group start from
+# one compiled network and often look at it the same way first. Strings only: nothing here
+# for the garbage collector to scan but the key tuples.
+_SHOWN = Memo(512)
+
+
+def shown(net, name: str, dev: str) -> str:
+    """The output of the show command ``name`` on ``dev``: a pure function of the network
+    (no show command reads NAT state, the only thing a packet walk writes), so a network
+    compiled from texts (one with a memo key: an unedited candidate) renders each command
+    once; an edited candidate's network has no key and is rendered every time."""
+    fn = SHOW_CMDS[name][1]
+    key = key_of(net)
+    if key is None:
+        return fn(net, dev)
+    return _SHOWN.get((key, name, dev), lambda: fn(net, dev))
 
 
 def _addr(text: str) -> int | None:
@@ -91,8 +110,7 @@ def run_tool(state, name: str, args: dict[str, Any]) -> tuple[str, str | None]:
             known = ", ".join(sorted(net.devices))
             return f"% Unknown device {dev[:40]!r}; devices: {known}", "invalid"
     if name in SHOW_CMDS:
-        cmd, fn = SHOW_CMDS[name]
-        return f"{dev}#{cmd}\n{fn(net, dev)}", None
+        return f"{dev}#{SHOW_CMDS[name][0]}\n{shown(net, name, dev)}", None
     if name == "show_access_lists":
         return f"{dev}#show access-lists\n{show.show_access_lists(net, dev, state.hits)}", None
     if name == "get_logs":
