@@ -56,6 +56,50 @@ def test_parse_equals_the_full_scan(text):
     assert parse(text, TOOLS) == full_scan(text, TOOLS)
 
 
+# Self-closing tags with attributes, well and badly formed, for the closed-tag path.
+attr_pieces = st.sampled_from(
+    [' url="a"', ' url=""', " url='b'", " url=c", ' line="3"', ' line="x"', ' line = "4"',
+     ' url="a/b c"', "  ", "\t", "\u00a0", ' x="1"', '"', "=", "/", ' "name"', "<", ">",
+     "ſ", " ", "-", ' u-rl="1"', ' line="2" line="5"']
+)
+closed_tags = st.builds(
+    lambda name, attrs, end: f"<{name}{''.join(attrs)}{end}",
+    st.sampled_from(["open", "OPEN", "back", "guess", "opens", "ope", "/open", "open\t"]),
+    st.lists(attr_pieces, max_size=5),
+    st.sampled_from(["/>", " />", ">", "/> ", "//>", "/>x"]),
+)
+
+
+@settings(max_examples=600, deadline=None)
+@given(text=closed_tags)
+def test_closed_tag_path_equals_the_full_scan(text):
+    assert parse(text, TOOLS) == full_scan(text, TOOLS)
+    assert parse(text, TOOLS, rule="first") == full_scan(text, TOOLS)
+
+
+@pytest.mark.parametrize("text", [
+    '<open url="a" url=c/>', '<open url="a" line=4/>', '<open url="<"/>', '<open url=">"/>',
+    '<open url="a" x/>', '<open url="a" line="3" />x', '<open url="a"/><back/>',
+    '<open url=\'{"name": "back", "arguments": {}}\'/>', '<open url="a" "name"/>',
+    '<open/ url="a"/>', '<open\turl="a"/>', '<open url="a" line="3" line="x"/>',
+    '<opens url="a"/>', '<open url="a b" line=" 7 "/>', ' <open url="a"/>',
+])
+def test_closed_tag_path_on_texts_it_must_leave_or_read_exactly(text):
+    assert parse(text, TOOLS) == full_scan(text, TOOLS)
+
+
+def test_the_closed_tag_path_serves_well_formed_calls():
+    """The path must actually serve the common forms (else the test above proves nothing)."""
+    by_name = actions._toolset(TOOLS)[0]
+    for text, args in [('<open url="a" line="3"/>', {"url": "a", "line": 3}),
+                       ('<open  url = "a b/c"  />', {"url": "a b/c", "line": None}),
+                       ("<back/>", {})]:
+        call = actions._closed_call(text, by_name)
+        assert call == full_scan(text, TOOLS) == actions.ToolCall(call.name, args, "tag", 0)
+    for text in ['<open line="x"/>', "<open url='a'/>", '<Open url="a"/>', '<open url="a">']:
+        assert actions._closed_call(text, by_name) is None  # left to the full scan
+
+
 @settings(max_examples=200, deadline=None)
 @given(body=st.text(max_size=20), name=st.sampled_from(["guess", "search"]))
 def test_plain_tag_path_equals_the_simple_regex(body, name):

@@ -130,12 +130,17 @@ def parse(
     """Parse one tool call from ``text``; when several appear, ``rule`` picks one."""
     entry = _TOOLSETS.get(id(tools))  # inlined _toolset/_simple_call: this runs every step
     if entry is not None and entry[0] is tools and len(text) < 512:
-        call = _plain_call(text, entry[2])
-        if call is not None:
-            return call
-        m = entry[1][2].fullmatch(text)
-        if m is not None:  # the whole action is one call of a one-string-argument tool
-            return _simple_call(m, entry[1][0])
+        if text[-2:] == "/>":  # (neither path below serves a text that ends so)
+            call = _closed_call(text, entry[1][0])
+            if call is not None:
+                return call
+        else:
+            call = _plain_call(text, entry[2])
+            if call is not None:
+                return call
+            m = entry[1][2].fullmatch(text)
+            if m is not None:  # the whole action is one call of a one-string-argument tool
+                return _simple_call(m, entry[1][0])
     calls = parse_all(text, tools)
     if isinstance(calls, ParseError):
         return calls
@@ -191,6 +196,33 @@ def _plain_call(text: str, plain: Mapping[str, tuple[str, str, str]]) -> ToolCal
     return _new_tuple(ToolCall, (name, {main: body}, "tag", 0))
 
 
+def _closed_call(text: str, by_name: Mapping[str, ToolSpec]) -> ToolCall | None:
+    """The call when ``text`` is exactly one self-closing tag of a tool in its own spelling,
+    ``<name a="x" b="y"/>`` with double-quoted attributes and valid arguments (how policies
+    write a call with several arguments); else None, for the full scan. For such text the
+    full scan finds one tag, named by the text up to the first space or ``/`` (no tool name
+    holds either, so no longer name matches there), no JSON call (no ``"name"``), and
+    :data:`_ATTR` finds exactly the pairs split out here: the same call, without the scan."""
+    if text[:1] != "<" or text.count(">") != 1 or text.count("<") != 1 or '"name"' in text:
+        return None
+    space = text.find(" ")
+    end = text.find("/") if space < 0 else min(space, text.find("/"))
+    spec = by_name.get(text[1:end])
+    if spec is None:
+        return None
+    parts = text[end:-2].split('"')  # attribute names and values alternate, then the rest
+    if len(parts) % 2 == 0 or parts[-1].strip():
+        return None
+    raw = {}
+    for k in range(0, len(parts) - 1, 2):
+        m = _ATTR_NAME.fullmatch(parts[k])
+        if m is None:
+            return None
+        raw[m.group(1)] = parts[k + 1]
+    args = _typed_args(spec, raw)
+    return None if isinstance(args, str) else _new_tuple(ToolCall, (spec.name, args, "tag", 0))
+
+
 def _tool(tools: Mapping[str, ToolSpec], matched: str) -> ToolSpec:
     """The tool a tag name matched by the toolset regexes stands for.
 
@@ -207,6 +239,7 @@ def _tool(tools: Mapping[str, ToolSpec], matched: str) -> ToolSpec:
 # --- XML-style tags -------------------------------------------------------------------------
 
 _ATTR = re.compile(r"""([A-Za-z_][\w-]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""")
+_ATTR_NAME = re.compile(r"\s*([A-Za-z_][\w-]*)\s*=\s*")  # one of _ATTR's names, and its "="
 _FENCE = re.compile(r"^```[\w+.-]*[ \t]*\n(.*?)\n?```$", re.S)
 _Toolset = tuple[dict[str, ToolSpec], re.Pattern[str], re.Pattern[str]]
 # id(tools) -> (tools, toolset, {"<name>": (name, main argument, "</name>")} of the tools the
