@@ -96,7 +96,8 @@ def test_the_closed_tag_path_serves_well_formed_calls():
                        ("<back/>", {})]:
         call = actions._closed_call(text, by_name)
         assert call == full_scan(text, TOOLS) == actions.ToolCall(call.name, args, "tag", 0)
-    for text in ['<open line="x"/>', "<open url='a'/>", '<Open url="a"/>', '<open url="a">']:
+    for text in ['<open line="x"/>', "<open url='a'/>", '<Open url="a"/>', '<open url="a">',
+                 '<open url="a"/> ', "<open>"]:
         assert actions._closed_call(text, by_name) is None  # left to the full scan
 
 

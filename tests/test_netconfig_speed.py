@@ -36,7 +36,7 @@ def test_a_group_members_episode_goes_to_the_group_kinds(speed):
 
 
 @pytest.mark.parametrize("family", ["routing", "diagnosis"])
-def test_each_group_member_submits_its_own_wrong_answer(speed, family):
+def test_each_group_member_submits_its_own_answer(speed, family):
     """Member 0 drops the reference's last line (the lone episode's answer); the members of
     a group submit pairwise different texts, each of them an answer the env scores."""
     env = gym.make("textgyms/NetConfig-v4", family=family, difficulty="easy").unwrapped

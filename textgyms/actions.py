@@ -203,7 +203,9 @@ def _closed_call(text: str, by_name: Mapping[str, ToolSpec]) -> ToolCall | None:
     full scan finds one tag, named by the text up to the first space or ``/`` (no tool name
     holds either, so no longer name matches there), no JSON call (no ``"name"``), and
     :data:`_ATTR` finds exactly the pairs split out here: the same call, without the scan."""
-    if text[:1] != "<" or text.count(">") != 1 or text.count("<") != 1 or '"name"' in text:
+    if text[:1] != "<" or text[-2:] != "/>" or text.count(">") != 1 or text.count("<") != 1:
+        return None
+    if '"name"' in text:
         return None
     space = text.find(" ")
     end = text.find("/") if space < 0 else min(space, text.find("/"))
@@ -238,8 +240,9 @@ def _tool(tools: Mapping[str, ToolSpec], matched: str) -> ToolSpec:
 
 # --- XML-style tags -------------------------------------------------------------------------
 
-_ATTR = re.compile(r"""([A-Za-z_][\w-]*)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""")
-_ATTR_NAME = re.compile(r"\s*([A-Za-z_][\w-]*)\s*=\s*")  # one of _ATTR's names, and its "="
+_ATTR_KEY = r"([A-Za-z_][\w-]*)\s*=\s*"  # an attribute's name and its "="
+_ATTR = re.compile(_ATTR_KEY + r"""(?:"([^"]*)"|'([^']*)'|([^\s"'>/]+))""")
+_ATTR_NAME = re.compile(r"\s*" + _ATTR_KEY)  # what precedes a double-quoted value
 _FENCE = re.compile(r"^```[\w+.-]*[ \t]*\n(.*?)\n?```$", re.S)
 _Toolset = tuple[dict[str, ToolSpec], re.Pattern[str], re.Pattern[str]]
 # id(tools) -> (tools, toolset, {"<name>": (name, main argument, "</name>")} of the tools the
