@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from textgyms.envs.iso20022 import ibanpools
 from textgyms.errors import DataError
 
 
@@ -199,12 +200,28 @@ def make_iban(bank: Bank, rng: np.random.Generator) -> str:
 
 @cache
 def iban_pool(bank: Bank) -> tuple[str, ...]:
-    """``IBANS_PER_BANK`` valid IBANs at ``bank``, drawn once per process from a stream seeded
-    by the BIC (so the pool is the same in every process, whatever the order of use):
-    schwifty's IBAN construction costs about 100 us, most of a message's generation time."""
+    """``IBANS_PER_BANK`` valid IBANs at ``bank``: :func:`build_pool`'s, read from the shipped
+    pools (:mod:`ibanpools`) when they hold this bank's for the installed schwifty, else
+    built (once per process)."""
+    pool = ibanpools.shipped((bank.bic, bank.bank_code, bank.branch_code), IBANS_PER_BANK)
+    return pool if pool is not None else build_pool(bank)
+
+
+def build_pool(bank: Bank) -> tuple[str, ...]:
+    """``IBANS_PER_BANK`` valid IBANs at ``bank``, drawn from a stream seeded by the BIC (so
+    the pool is the same in every process, whatever the order of use): schwifty's IBAN
+    construction costs about 100 us, most of a message's generation time."""
     seed = int.from_bytes(hashlib.blake2b(bank.bic.encode(), digest_size=8).digest(), "little")
     rng = np.random.default_rng(seed)
     return tuple(make_iban(bank, rng) for _ in range(IBANS_PER_BANK))
+
+
+def pooled_banks() -> tuple[Bank, ...]:
+    """Every bank :func:`make_account` draws IBANs at (what the shipped pools cover): the
+    registry's, and those of :data:`OTHER_BANKS` with own-format IBANs."""
+    others = tuple(b for b in OTHER_BANKS
+                   if b.country in OWN_IBAN_LENGTH and b.country not in ACCOUNT_DIGITS)
+    return tuple(b for banks in registry_banks().values() for b in banks) + others
 
 
 def make_account(bank: Bank, rng: np.random.Generator) -> tuple[str, bool]:
