@@ -10,7 +10,10 @@ the median over repeats of:
 * the other direction: ``translate_mt`` (MT103 -> pacs.008.001.08), ``score_mx`` (XSD gate and
   element-path scoring) of an exact and a near-miss answer, and its env episode;
 * XSD validation of generated messages, lxml (used by the tests) against xmlschema (peer);
-* the floor of any translator: ``xml.etree.ElementTree.fromstring`` of the same messages.
+* the floor of any translator: ``xml.etree.ElementTree.fromstring`` of the same messages;
+* a fresh process's first resets (after one that pays the imports and the bank registry), with
+  the shipped IBAN pools and with the pools built by schwifty as before (the file ignored),
+  each in its own subprocess, alternated: every worker process of a vector starts this way.
 
 Usage: ``.venv/bin/python benchmarks/bench_iso20022.py [--quick] [--out DIR]``; writes
 ``iso20022.json`` and ``.md`` to ``DIR`` (default ``benchmarks/results``; a smoke run can
@@ -25,10 +28,12 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import os
 import platform
 import re
 import statistics
 import subprocess
+import sys
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
@@ -110,8 +115,42 @@ def run(quick: bool) -> dict:
     }
     run_info = {"date": datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
                 "code": code_version()}
-    return {"n": n, "repeats": repeats, "ops_per_cpu_second": ops,
+    cold = cold_resets(100 if quick else 200, repeats)
+    return {"n": n, "repeats": repeats, "ops_per_cpu_second": ops, "cold_resets": cold,
             "python": platform.python_version(), "quick": quick, "run": run_info}
+
+
+# A fresh process's first resets, timed in CPU seconds; argv: "shipped" or "built", count.
+_COLD = """
+import sys, time
+from textgyms.envs.iso20022 import ibanpools
+if sys.argv[1] == "built":  # no schwifty version matches: every pool is built, as before
+    ibanpools._installed_schwifty = lambda: None
+from textgyms.envs.iso20022.env import Iso20022Env
+env = Iso20022Env()
+env.reset(seed=10**6)  # imports and the bank registry: paid before the timing
+start = time.process_time()
+for seed in range(int(sys.argv[2])):
+    env.reset(seed=seed)
+print(time.process_time() - start)
+"""
+
+
+def cold_resets(n: int, repeats: int) -> dict[str, float]:
+    """Resets per CPU-second over the first ``n`` resets of a fresh process, with the shipped
+    IBAN pools and with pools built by schwifty (median of ``repeats`` processes each, the
+    two alternated), and their ratio."""
+    root = str(Path(__file__).resolve().parent.parent)
+    env = {**os.environ, "PYTHONPATH": root}
+    rates: dict[str, list[float]] = {"shipped": [], "built": []}
+    for _ in range(repeats):
+        for how in rates:
+            out = subprocess.run([sys.executable, "-c", _COLD, how, str(n)], env=env,
+                                 cwd=root, check=True, capture_output=True, text=True)
+            rates[how].append(n / float(out.stdout.strip().splitlines()[-1]))
+    shipped, built = (statistics.median(rates[k]) for k in ("shipped", "built"))
+    return {"resets": n, "shipped_pools": shipped, "built_pools": built,
+            "ratio": shipped / built}
 
 
 def code_version() -> str:
@@ -158,7 +197,19 @@ def markdown(res: dict, previous: dict | None = None) -> str:
     return (f"### ISO 20022 benchmark ({kind}: {res['n']} messages, levels 1-4, median of "
             f"{res['repeats']})\n\nThis run: {run_label(res)}.\n"
             f"Previous run (the column next to it): {run_label(previous)}.\n\n"
-            + "\n".join(lines) + "\n")
+            + "\n".join(lines) + "\n" + _cold_table(res.get("cold_resets")))
+
+
+def _cold_table(cold: dict | None) -> str:
+    """The fresh-process resets' table (empty for a results file without them)."""
+    if not cold:
+        return ""
+    return (f"\nA fresh process's first {cold['resets']} resets (resets per CPU-second, median "
+            f"of processes; every worker of a vector starts this way):\n\n"
+            "| IBAN pools | resets per CPU-second |\n|---|---:|\n"
+            f"| shipped (`data/iban_pools.txt`) | {cold['shipped_pools']:,.0f} |\n"
+            f"| built by schwifty in the process (before) | {cold['built_pools']:,.0f} |\n"
+            f"| ratio | {cold['ratio']:.2f}x |\n")
 
 
 def main() -> None:
