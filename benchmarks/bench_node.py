@@ -115,10 +115,28 @@ def physical_limit_s(cfg: dict[str, Any], batch: int, prefill: int, bw: float,
     return DECODE_TOKENS * 2 * n / bw + 2 * n * batch * prefill / flops
 
 
+# A mixture makes each entry's env in a worker the first time that worker draws it (imports,
+# registries, indexes: up to a second), so one warm reset can leave a worker's first draw of
+# an entry to a timed step, and each worker to a different one: a step lasts as long as its
+# slowest worker, so these first draws could spread over several of the few timed steps. Four
+# resets of fresh seeds draw 4 x 16 entries per worker at 256 envs and 16 workers: a worker
+# misses an entry of weight 1/5 with probability 0.8**64, about 6e-7.
+MIXTURE_WARM_RESETS = 4
+
+
+def warm_resets(env_id: str) -> int:
+    """Untimed resets before a point's timed ones: one for an env, enough for every worker of
+    a mixture to have made each entry's env (:data:`MIXTURE_WARM_RESETS`)."""
+    from textgyms.mixture import Mixture
+
+    return MIXTURE_WARM_RESETS if len(Mixture.parse(env_id).entries) > 1 else 1
+
+
 def env_point(env_id: str, envs: int, workers: int, steps: int,
               gap_s: float = 0.0) -> dict[str, Any]:
     """Resets/s, steps/s and the median ``vec.step`` of one vector, every env played by its
-    own task's oracle (planned between the timed steps), so Code's submissions run.
+    own task's oracle (planned between the timed steps), so Code's submissions run. Before
+    the timed reset, :func:`warm_resets` untimed ones.
 
     ``gap_s == 0``: steps back to back with reset-ahead off, the env side with no idle time
     (the upper bound). ``gap_s > 0`` (multiprocessing): a sleep of the model's turn before
@@ -128,7 +146,8 @@ def env_point(env_id: str, envs: int, workers: int, steps: int,
     vec = make_vec(env_id, envs, backend=backend, **extra)
     policy = ScriptedPolicy("oracle")
     try:
-        vec.reset(seed=1)  # warm: workers started, imports and caches paid
+        for k in range(warm_resets(env_id)):  # warm: workers started, imports and caches paid
+            vec.reset(seed=1 + k * envs)
         t0 = time.perf_counter()
         obs, infos = vec.reset(seed=0)
         reset_s = time.perf_counter() - t0

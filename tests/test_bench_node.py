@@ -181,3 +181,30 @@ def test_every_limit_is_saved_before_any_model_is_measured(bench):
     assert saved and set(saved[0]["models"]) == set(bench.MODELS)
     assert all(m["limit_ms"] for m in saved[0]["models"].values())
     assert bench.headline(rows, saved[0]) == bench.headline(rows, out)
+
+
+def test_a_mixture_is_warmed_until_each_worker_has_made_every_entry(bench, monkeypatch):
+    assert bench.warm_resets("textgyms/Wordle-v0") == 1
+    assert bench.warm_resets("textgyms/Wordle-v0*3") == 1  # one entry, however weighted
+    assert bench.warm_resets(bench.MIXTURE) == bench.MIXTURE_WARM_RESETS
+    # the real vector, its resets counted: the warm ones (distinct seeds), then the timed one
+    seeds: list[int] = []
+    real = bench.make_vec
+
+    def counted(*args, **kwargs):
+        vec = real(*args, **kwargs)
+        reset = vec.reset
+
+        def recording(*a, seed=None, **kw):
+            seeds.append(seed)
+            return reset(*a, seed=seed, **kw)
+
+        vec.reset = recording
+        return vec
+
+    monkeypatch.setattr(bench, "make_vec", counted)
+    bench.env_point("textgyms/Wordle-v0,textgyms/Search-v1", 4, 1, 1)
+    assert seeds == [1, 5, 9, 13, 0]
+    seeds.clear()
+    bench.env_point("textgyms/Wordle-v0", 4, 1, 1)
+    assert seeds == [1, 0]
