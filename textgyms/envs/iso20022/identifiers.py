@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from textgyms.envs.iso20022.mx import find, findall
 from textgyms.envs.iso20022.mx import text as node_text
 from textgyms.envs.iso20022.xmlbuild import el, text
 
@@ -88,7 +89,7 @@ def identifiers(party: ET.Element | None) -> list[tuple[str, str, str]]:
     if party is None:
         return []
     out = []
-    for othr in party.findall("Id/PrvtId/Othr") + party.findall("Id/OrgId/Othr"):
+    for othr in findall(party, "Id/PrvtId/Othr") + findall(party, "Id/OrgId/Othr"):
         code, ident = node_text(othr, "SchmeNm/Cd"), node_text(othr, "Id")
         issuer = node_text(othr, "Issr") or ""
         if code in CODES_50F and ident and re.fullmatch(r"[A-Z]{2}(/.*)?", issuer):
@@ -99,7 +100,7 @@ def identifiers(party: ET.Element | None) -> list[tuple[str, str, str]]:
 def has_identification(party: ET.Element | None) -> bool:
     """True when a party has what only 50F can carry (identifiers, birth data)."""
     return bool(identifiers(party)) or (
-        party is not None and party.find("Id/PrvtId/DtAndPlcOfBirth") is not None)
+        party is not None and find(party, "Id/PrvtId/DtAndPlcOfBirth") is not None)
 
 
 def _cut(line: str, eights: list[str]) -> str:
@@ -120,7 +121,7 @@ def id_lines(party: ET.Element | None, has_account: bool) -> tuple[str | None, l
         first = NOT_PROVIDED
         if ids:
             first = _cut("/".join(ids.pop(0)), eights)
-    birth = party.find("Id/PrvtId/DtAndPlcOfBirth") if party is not None else None
+    birth = find(party, "Id/PrvtId/DtAndPlcOfBirth") if party is not None else None
     if birth is not None:
         day = (node_text(birth, "BirthDt") or "").replace("-", "")
         lines += [f"4/{day}", f"5/{node_text(birth, 'CtryOfBirth')}/"

@@ -23,7 +23,7 @@ from textgyms.envs.iso20022.charset import (
 )
 from textgyms.envs.iso20022.currencies import mt_amount, mt_decimal
 from textgyms.envs.iso20022.identifiers import has_identification, id_lines, identifiers
-from textgyms.envs.iso20022.mx import Loaded, load, text
+from textgyms.envs.iso20022.mx import Loaded, find, findall, load, text
 
 EU_RULE = frozenset(
     "AD AT BE BG BV CH CY CZ DE DK EE ES FI FR GB GF GI GP GR HR HU IE IS IT LI LT LU LV MC "
@@ -158,12 +158,12 @@ def party_losses(tx: ET.Element) -> list[str]:
     names the BIC only); and the lines of a 50F address without a country."""
     out = []
     cdtr, dbtr = tx.find("Cdtr"), tx.find("Dbtr")
-    if cdtr is not None and (cdtr.find("Id/PrvtId") is not None
-                             or cdtr.find("Id/OrgId/Othr") is not None):
+    if cdtr is not None and (find(cdtr, "Id/PrvtId") is not None
+                             or find(cdtr, "Id/OrgId/Othr") is not None):
         out.append("Cdtr/Id")
     if dbtr is None:
         return out
-    others = dbtr.findall("Id/PrvtId/Othr") + dbtr.findall("Id/OrgId/Othr")
+    others = findall(dbtr, "Id/PrvtId/Othr") + findall(dbtr, "Id/OrgId/Othr")
     if text(dbtr, "Id/OrgId/AnyBIC"):
         return out + (["Dbtr/Id/Othr"] if others or has_identification(dbtr) else [])
     if len(identifiers(dbtr)) < len(others):
@@ -201,9 +201,9 @@ def losses(tx: ET.Element, gh: ET.Element | None = None) -> list[str]:
         out.append("Purp")
     # 13C has codes for the CLS time and the central-bank debit/credit times only.
     out += [f"SttlmTmReq/{t}" for t in ("TillTm", "FrTm", "RjctTm")
-            if tx.find(f"SttlmTmReq/{t}") is not None]
+            if find(tx, f"SttlmTmReq/{t}") is not None]
     out += [path for code, path in TIMES_13C
-            if tx.find(path) is not None and _time_13c(code, text(tx, path)) is None]
+            if find(tx, path) is not None and _time_13c(code, text(tx, path)) is None]
     for role in ("Dbtr", "Cdtr"):
         party, ctry = tx.find(role), text(tx, f"{role}/PstlAdr/Ctry")
         option, lines = party_lines(party, None, role == "Dbtr")
@@ -251,7 +251,7 @@ def agent_option(agt: ET.Element | None, options: str,
 
 def service_levels(tx: ET.Element) -> list[str]:
     """The codes of every PmtTpInf/SvcLvl."""
-    return [c.text.strip() for c in tx.findall("PmtTpInf/SvcLvl/Cd") if c.text]
+    return [c.text.strip() for c in findall(tx, "PmtTpInf/SvcLvl/Cd") if c.text]
 
 
 def _time_13c(code: str, value: str | None) -> str | None:
@@ -302,7 +302,7 @@ def codes_23e(tx: ET.Element) -> tuple[list[str], list[str]]:
 def remittance_codes(tx: ET.Element) -> list[str]:
     """Structured remittance as 70 codes: /INV/ invoice number, /RFB/ creditor reference."""
     out = []
-    for strd in tx.findall("RmtInf/Strd"):
+    for strd in findall(tx, "RmtInf/Strd"):
         for doc in strd.findall("RfrdDocInf"):
             if text(doc, "Tp/CdOrPrtry/Cd") == "CINV" and text(doc, "Nb"):
                 out.append("/INV/" + clean(text(doc, "Nb") or ""))
@@ -323,7 +323,7 @@ def field_70(tx: ET.Element) -> tuple[list[str], list[str]]:
     lost = [ROC_CUT] if lines and len(roc) > 35 else []
     lines += [fit(c, 35) for c in remittance_codes(tx)]
     # The text: Ustrd, or the AddtlRmtInf next to structured references.
-    texts = tx.findall("RmtInf/Ustrd") + tx.findall("RmtInf/Strd/AddtlRmtInf")
+    texts = findall(tx, "RmtInf/Ustrd") + findall(tx, "RmtInf/Strd/AddtlRmtInf")
     ustrd = clean(" ".join(u.text or "" for u in texts))
     lines += chunks(ustrd, 35, 99)
     if len(lines) > 4:
@@ -369,7 +369,7 @@ def field_77b(tx: ET.Element) -> list[str]:
     word = "BENEFRES" if text(reg, "DbtCdtRptgInd") == "CRED" else "ORDERRES"
     ctry, code = text(reg, "Dtls/Ctry") or "", text(reg, "Dtls/Cd") or ""
     lines = [fit(f"/{word}/{ctry}//{clean(code)}", 35)]
-    info = clean(" ".join(i.text or "" for i in reg.findall("Dtls/Inf")))
+    info = clean(" ".join(i.text or "" for i in findall(reg, "Dtls/Inf")))
     lines += chunks(info, 35, 99, "//", "//")
     if len(lines) > 3:
         lines = lines[:2] + [lines[2][:34] + "+"]
@@ -459,8 +459,8 @@ def _transaction(loaded: Loaded) -> tuple[ET.Element, ET.Element, str, str]:
     """The one transaction of a pacs.008, its group header, and the MT sender and receiver:
     the header's Fr/To, else the instructing/instructed agents, else the debtor/creditor
     agents. Raises ``ValueError`` for what no MT103 can be made of."""
-    txs = loaded.doc.findall("FIToFICstmrCdtTrf/CdtTrfTxInf")
-    gh = loaded.doc.find("FIToFICstmrCdtTrf/GrpHdr")
+    txs = findall(loaded.doc, "FIToFICstmrCdtTrf/CdtTrfTxInf")
+    gh = find(loaded.doc, "FIToFICstmrCdtTrf/GrpHdr")
     if not txs or gh is None:
         raise ValueError("the Document has no GrpHdr or CdtTrfTxInf")
     if len(txs) > 1:  # translating the first alone would drop the others silently
