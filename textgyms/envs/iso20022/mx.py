@@ -53,13 +53,19 @@ def find(node: ET.Element, path: str) -> ET.Element | None:
     ElementPath finds first: under the first child with the first tag that has a match for
     the rest. Any other path (wildcards, predicates, ``.``, ``//``) goes to ``find`` itself.
     """
-    parts = _PATHS.get(path)
-    if parts is None:
-        if path in _PATHS or not _SIMPLE.fullmatch(path):
-            _PATHS[path] = None
-            return node.find(path)
-        parts = _PATHS[path] = tuple(path.split("/"))
-    return _descend(node, parts, 0)
+    parts = _plain(path)
+    return node.find(path) if parts is None else _descend(node, parts, 0)
+
+
+def _plain(path: str) -> tuple[str, ...] | None:
+    """The tags of a plain path, else None; memoized (the paths are the code's own, a few
+    hundred: the bound only keeps a caller passing other texts from growing it)."""
+    parts = _PATHS.get(path, ())
+    if parts == ():
+        parts = tuple(path.split("/")) if _SIMPLE.fullmatch(path) else None
+        if len(_PATHS) < 4096:
+            _PATHS[path] = parts
+    return parts
 
 
 def _descend(node: ET.Element, parts: tuple[str, ...], i: int) -> ET.Element | None:
@@ -83,12 +89,9 @@ def findall(node: ET.Element, path: str) -> list[ET.Element]:
     """``node.findall(path)``, the same elements in the same order, walked as :func:`find`
     walks a plain path (nested loops in document order); any other path goes to
     ``findall`` itself."""
-    parts = _PATHS.get(path)
+    parts = _plain(path)
     if parts is None:
-        if path in _PATHS or not _SIMPLE.fullmatch(path):
-            _PATHS[path] = None
-            return node.findall(path)
-        parts = _PATHS[path] = tuple(path.split("/"))
+        return node.findall(path)
     level = [node]
     for tag in parts:
         level = [hit for parent in level for hit in parent.findall(tag)]
