@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from textgyms.envs.iso20022 import ibanpools
+from textgyms.envs.iso20022 import bankdata
 from textgyms.errors import DataError
 
 
@@ -106,9 +106,22 @@ IBANS_PER_BANK = 48
 
 @cache
 def registry_banks() -> dict[str, tuple[Bank, ...]]:
+    """Per registry country, up to ``BANKS_PER_COUNTRY`` banks of that country:
+    :func:`pick_registry_banks`'s, read from the shipped bank data (:mod:`bankdata`) when it
+    was picked with the installed schwifty, else picked (once per process)."""
+    rows = bankdata.registry(BANKS_PER_COUNTRY)
+    if rows is None:
+        return pick_registry_banks()
+    out: dict[str, list[Bank]] = {}
+    for country, bic, bank_code, branch_code, name in rows:
+        out.setdefault(country, []).append(Bank(bic, name, country, "", bank_code, branch_code))
+    return {country: tuple(found) for country, found in out.items()}
+
+
+def pick_registry_banks() -> dict[str, tuple[Bank, ...]]:
     """Per registry country, up to ``BANKS_PER_COUNTRY`` banks of that country (their BIC's
     country code is the registry's) whose generated IBANs are valid and resolve back to the
-    bank's BIC (checked once per process)."""
+    bank's BIC (three probes each)."""
     from schwifty import IBAN, registry
 
     probe = np.random.default_rng(20022)  # a fixed stream: the pool is the same everywhere
@@ -201,9 +214,9 @@ def make_iban(bank: Bank, rng: np.random.Generator) -> str:
 @cache
 def iban_pool(bank: Bank) -> tuple[str, ...]:
     """``IBANS_PER_BANK`` valid IBANs at ``bank``: :func:`build_pool`'s, read from the shipped
-    pools (:mod:`ibanpools`) when they hold this bank's for the installed schwifty, else
-    built (once per process)."""
-    pool = ibanpools.shipped((bank.bic, bank.bank_code, bank.branch_code), IBANS_PER_BANK)
+    bank data (:mod:`bankdata`) when it holds this bank's pool for the installed schwifty,
+    else built (once per process)."""
+    pool = bankdata.shipped_pool((bank.bic, bank.bank_code, bank.branch_code), IBANS_PER_BANK)
     return pool if pool is not None else build_pool(bank)
 
 
@@ -216,12 +229,14 @@ def build_pool(bank: Bank) -> tuple[str, ...]:
     return tuple(make_iban(bank, rng) for _ in range(IBANS_PER_BANK))
 
 
-def pooled_banks() -> tuple[Bank, ...]:
-    """Every bank :func:`make_account` draws IBANs at (what the shipped pools cover): the
-    registry's, and those of :data:`OTHER_BANKS` with own-format IBANs."""
+def pooled_banks(registry: dict[str, tuple[Bank, ...]] | None = None) -> tuple[Bank, ...]:
+    """Every bank :func:`make_account` draws IBANs at (what the shipped pools cover): those of
+    ``registry`` (default :func:`registry_banks`), and those of :data:`OTHER_BANKS` with
+    own-format IBANs."""
     others = tuple(b for b in OTHER_BANKS
                    if b.country in OWN_IBAN_LENGTH and b.country not in ACCOUNT_DIGITS)
-    return tuple(b for banks in registry_banks().values() for b in banks) + others
+    picked = registry_banks() if registry is None else registry
+    return tuple(b for banks in picked.values() for b in banks) + others
 
 
 def make_account(bank: Bank, rng: np.random.Generator) -> tuple[str, bool]:
