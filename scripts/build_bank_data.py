@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from textgyms import datafiles  # noqa: E402
 from textgyms.envs.iso20022 import bankdata, banks  # noqa: E402
 
 OUT_DIR = Path(__file__).resolve().parent.parent / "textgyms" / "envs" / "iso20022" / "data"
@@ -64,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
         (OUT_DIR / name).write_bytes(data)
         sums.append(f"{hashlib.sha256(data).hexdigest()}  {name}")
         print(f"wrote {OUT_DIR / name} ({len(text.splitlines()) - 2} banks, {len(data):,} bytes)")
-    (OUT_DIR / bankdata.SUMS_FILE).write_text("\n".join(sums) + "\n", encoding="utf-8")
+    (OUT_DIR / datafiles.SUMS_FILE).write_text("\n".join(sums) + "\n", encoding="utf-8")
     return 0
 
 

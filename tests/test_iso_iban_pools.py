@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from schwifty import IBAN
 
+from textgyms import datafiles
 from textgyms.envs.iso20022 import bankdata, banks
 from textgyms.envs.iso20022.generate import generate
 from textgyms.errors import DataError
@@ -120,7 +121,7 @@ def _write(folder: Path, text: str, name: str = bankdata.POOLS_FILE) -> None:
     """Write ``name`` and record its sha256 (the other file's line is kept)."""
     data = text.encode("utf-8")
     (folder / name).write_bytes(data)
-    sums = folder / bankdata.SUMS_FILE
+    sums = folder / datafiles.SUMS_FILE
     kept = [ln for ln in sums.read_text().splitlines() if not ln.endswith(f"  {name}")]
     sums.write_text("\n".join([*kept, f"{hashlib.sha256(data).hexdigest()}  {name}"]) + "\n")
 

@@ -25,13 +25,13 @@ banks per country at most), further ``#`` lines of comment, then one line per ba
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from functools import cache
 from importlib import metadata, resources
 from typing import TYPE_CHECKING
 
+from textgyms.datafiles import checked_bytes
 from textgyms.errors import DataError
 
 if TYPE_CHECKING:
@@ -42,7 +42,6 @@ __all__ = ["POOLS_FILE", "REGISTRY_FILE", "PoolKey", "Row", "registry", "render_
 
 POOLS_FILE = "iban_pools.txt"
 REGISTRY_FILE = "registry_banks.txt"
-SUMS_FILE = "SHA256SUMS"
 PoolKey = tuple[str, str, str]  # (BIC11, bank code, branch code)
 Row = tuple[str, str, str, str, str]  # (country, BIC11, bank code, branch code, name)
 
@@ -63,17 +62,8 @@ def _installed_schwifty() -> str | None:
 def _lines(name: str) -> tuple[int, list[str]] | None:
     """(the count of its first line, its data lines) of the file ``name``, after checking it
     against ``data/SHA256SUMS``; None when it was built with another schwifty."""
-    folder = _data_dir()
-    try:
-        data = (folder / name).read_bytes()
-        sums = (folder / SUMS_FILE).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"cannot read the shipped bank data {name}: {exc}") from exc
-    expected = dict(reversed(line.split()) for line in sums.splitlines() if line.strip())
-    actual = hashlib.sha256(data).hexdigest()
-    if expected.get(name) != actual:
-        raise DataError(f"{name} does not match its recorded sha256 (got {actual}); "
-                        "rebuild it with scripts/build_bank_data.py")
+    data = checked_bytes(_data_dir(), name, "shipped bank data",
+                         "rebuild it with scripts/build_bank_data.py")
     lines = data.decode("utf-8").splitlines()
     head = lines[0].split() if lines else []
     if len(head) != 4 or head[:2] != ["#", "schwifty"] or not head[3].isdigit():

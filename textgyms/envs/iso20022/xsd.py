@@ -9,6 +9,7 @@ import hashlib
 from functools import cache
 from importlib import resources
 
+from textgyms.datafiles import checked_bytes
 from textgyms.errors import DataError
 
 PACS_VERSIONS = ("08", "09", "10", "11", "12", "13")
@@ -26,27 +27,11 @@ def _dir():
 
 
 @cache
-def _sums() -> dict[str, str]:
-    try:
-        text = (_dir() / "SHA256SUMS").read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"cannot read the vendored XSD checksums: {exc}") from exc
-    return dict(reversed(line.split()) for line in text.splitlines() if line.strip())
-
-
-@cache
 def xsd_bytes(name: str = XSD_NAME) -> bytes:
     """One vendored XSD file, checked against ``xsd/SHA256SUMS``."""
     if name not in XSD_NAMES:
         raise DataError(f"no vendored schema {name!r}; have: {', '.join(XSD_NAMES)}")
-    try:
-        data = (_dir() / name).read_bytes()
-    except OSError as exc:
-        raise DataError(f"cannot read the vendored XSD {name}: {exc}") from exc
-    actual = hashlib.sha256(data).hexdigest()
-    if _sums().get(name) != actual:
-        raise DataError(f"{name} does not match its recorded sha256 (got {actual})")
-    return data
+    return checked_bytes(_dir(), name, "vendored XSD")
 
 
 def data_sha256() -> dict[str, str]:
