@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from textgyms.datafiles import SUMS_FILE
 from textgyms.envs.wordle import words
 from textgyms.errors import DataError
 
@@ -122,9 +123,9 @@ def test_missing_file_or_checksums_raise_data_error(data_copy: Path) -> None:
     (data_copy / "guesses-6.txt").unlink()
     with pytest.raises(DataError, match="guesses-6.txt"):
         words.guesses(6)
-    (data_copy / words.SUMS_FILE).unlink()
+    (data_copy / SUMS_FILE).unlink()
     words.clear_cache()
-    with pytest.raises(DataError, match=words.SUMS_FILE):
+    with pytest.raises(DataError, match=SUMS_FILE):
         words.answers(5)
 
 

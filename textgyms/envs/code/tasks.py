@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from textgyms.core import Task
+from textgyms.datafiles import checked_digest
 from textgyms.errors import DataError
 from textgyms.sandbox.protocol import decode_value, encode_value
 
@@ -120,16 +121,11 @@ def save_cached(name: str, source_sha: str, items: list[dict[str, Any]]) -> None
 
 
 def checked_sha256(path: Path, name: str) -> str:
-    """The sha256 of an upstream data file, checked against ``data/SHA256SUMS``."""
-    expected = {}
-    for line in (DATA_DIR / "SHA256SUMS").read_text().splitlines():
-        if line.strip():
-            digest, _, key = line.partition("  ")
-            expected[key.strip()] = digest
-    actual = hashlib.sha256(path.read_bytes()).hexdigest()
-    if expected.get(name) != actual:
-        raise DataError(
-            f"{path} has sha256 {actual}, expected {expected.get(name)} (entry {name!r} of "
-            f"{DATA_DIR / 'SHA256SUMS'}): install the pinned version of its package"
-        )
-    return actual
+    """The sha256 of an upstream data file (installed by its own package), checked against
+    its entry ``name`` in ``data/SHA256SUMS``."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read the upstream data file {path}: {exc}") from exc
+    return checked_digest(data, DATA_DIR, name, f"upstream data file {path}, entry",
+                          "install the pinned version of its package")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,10 +12,11 @@ from typing import Any
 import numpy as np
 
 from textgyms.core import generate_in_split
+from textgyms.datafiles import checked_bytes, recorded_sums
 from textgyms.envs.search.backends import Doc, index_path, open_backend
 from textgyms.envs.search.tasks.generate import SearchTask
 from textgyms.envs.search.world import World, cache_dir
-from textgyms.errors import ConfigError, DataError
+from textgyms.errors import ConfigError
 
 __all__ = [
     "CorpusSpec",
@@ -107,11 +107,8 @@ class CorpusSpec:
 @functools.cache
 def check_data() -> None:
     """Check the shipped data files against ``data/SHA256SUMS`` (once per process)."""
-    for line in (DATA / "SHA256SUMS").read_text().splitlines():
-        digest, name = line.split()
-        path = DATA / name
-        if not path.exists() or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-            raise DataError(f"{path} is missing or does not match its sha256 in SHA256SUMS")
+    for name in recorded_sums(DATA):
+        checked_bytes(DATA, name, "Search data file", "reinstall textgyms")
 
 
 def resolve(

@@ -19,6 +19,7 @@ from functools import cache, lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING
 
+from textgyms.datafiles import checked_bytes, recorded_sums
 from textgyms.errors import ConfigError, DataError
 
 if TYPE_CHECKING:
@@ -27,7 +28,6 @@ if TYPE_CHECKING:
 VOCABS: tuple[str, ...] = ("common", "easy", "full")
 LENGTHS: tuple[int, ...] = (4, 5, 6, 7)
 EASY_SIZE = 500
-SUMS_FILE = "SHA256SUMS"
 
 
 def _data_dir() -> Traversable:
@@ -53,36 +53,13 @@ def check_vocab(vocab: str) -> str:
 @lru_cache(maxsize=1)
 def _expected_sums() -> dict[str, str]:
     """File name -> sha256 hex digest, as recorded in SHA256SUMS."""
-    try:
-        text = (_data_dir() / SUMS_FILE).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise DataError(f"cannot read the Wordle checksum file {SUMS_FILE}: {exc}") from exc
-    sums = {}
-    for line in text.splitlines():
-        digest, _, name = line.partition("  ")  # sha256sum's "<hex>  <name>" format
-        if len(digest) != 64 or not name:
-            raise DataError(f"malformed line in Wordle {SUMS_FILE}: {line!r}")
-        sums[name] = digest
-    return sums
+    return recorded_sums(_data_dir())
 
 
 @cache
 def _verified_bytes(name: str) -> bytes:
     """The contents of data file ``name`` after checking its sha256."""
-    expected = _expected_sums().get(name)
-    if expected is None:
-        raise DataError(f"Wordle data file {name} is not listed in {SUMS_FILE}")
-    try:
-        data = (_data_dir() / name).read_bytes()
-    except OSError as exc:
-        raise DataError(f"cannot read Wordle data file {name}: {exc}") from exc
-    actual = hashlib.sha256(data).hexdigest()
-    if actual != expected:
-        raise DataError(
-            f"Wordle data file {name} is corrupt: sha256 {actual[:12]}... does not match "
-            f"{expected[:12]}... in {SUMS_FILE}; reinstall textgyms"
-        )
-    return data
+    return checked_bytes(_data_dir(), name, "Wordle data file", "reinstall textgyms")
 
 
 def _read_words(name: str, length: int) -> tuple[str, ...]:
