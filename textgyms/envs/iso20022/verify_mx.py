@@ -31,7 +31,6 @@ Score = min(gate x content x precision, cap); solved means 1.0.
 
 from __future__ import annotations
 
-from collections import Counter
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
@@ -75,27 +74,33 @@ def _value(leaf: str, raw: str) -> str:
     return value
 
 
-def _walk(node, path: str, out: list[tuple[str, str]]) -> None:
-    # The hot loop of the verifier (about a hundred elements a message): one pass over the
-    # children reading each tag once, local names cut with find, the leaf name passed down.
-    for name, val in sorted(node.items()):
-        out.append((f"{path}@{name}", val.strip()))
-    joined: dict[str, list[str]] = {}
+def _walk(node, path: str, name: str, out: list[tuple[str, str]]) -> None:
+    # The hot loop of the verifier (about fifty elements a message): one pass over the
+    # children reading each tag once, local names cut with find, the leaf's name passed down
+    # with its path, attributes sorted only where there are any (most elements have none).
+    attrs = node.items()
+    if attrs:
+        for attr, val in sorted(attrs):
+            out.append((f"{path}@{attr}", val.strip()))
+    joined: dict[str, list[str]] | None = None
     leaf = True
     for kid in node:
         tag = kid.tag
-        if not isinstance(tag, str):  # comments and processing instructions
+        if tag.__class__ is not str:  # comments and processing instructions
             continue
         leaf = False
         local = tag[tag.find("}") + 1:]
         if local in JOINED and not len(kid):
+            if joined is None:
+                joined = {}
             joined.setdefault(local, []).append(kid.text or "")
         else:
-            _walk(kid, f"{path}/{local}", out)
+            _walk(kid, f"{path}/{local}", local, out)
     if leaf:
-        out.append((path, _value(path[path.rfind("/") + 1:], node.text or "")))
-    for local, texts in joined.items():
-        out.append((f"{path}/{local}", "".join("".join(texts).split()).upper()))
+        out.append((path, _value(name, node.text or "")))
+    elif joined is not None:
+        for local, texts in joined.items():
+            out.append((f"{path}/{local}", "".join("".join(texts).split()).upper()))
 
 
 def leaves(doc, head=None) -> list[tuple[str, str]]:
@@ -106,10 +111,10 @@ def leaves(doc, head=None) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     root = next((k for k in doc if isinstance(k.tag, str)), None)
     if root is not None:
-        _walk(root, "", out)
+        _walk(root, "", "", out)
     if head is not None:
         top = len(out)
-        _walk(head, "AppHdr", out)
+        _walk(head, "AppHdr", "AppHdr", out)
         out[top:] = [(p[:-4] + "/BICFI" if p.endswith("FinInstnId/BIC") else p, v)
                      for p, v in out[top:]]
     return [(p.lstrip("/"), v) for p, v in out if p.lstrip("/") not in UNSCORED]
@@ -123,6 +128,9 @@ def accepted_forms(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [p for p in pairs if p not in NO_ACCOUNT] if acct == NO_ACCOUNT else pairs
 
 
+# Cached per path: a message has about a hundred leaves on a few hundred distinct paths, met
+# again in every message (agent-written paths are bounded by the cache's size).
+@lru_cache(maxsize=4096)
 def group_of(path: str) -> str:
     """The scoring group of a path: the element under CdtTrfTxInf (or GrpHdr)."""
     head, _, rest = path.partition("/")
@@ -131,19 +139,25 @@ def group_of(path: str) -> str:
     return head.partition("@")[0]
 
 
-def by_group(pairs: list[tuple[str, str]]) -> dict[str, Counter]:
+Bag = dict[tuple[str, str], int]  # a multiset of (path, value) pairs: pair -> its count
+
+
+def by_group(pairs: list[tuple[str, str]]) -> dict[str, Bag]:
     """The (path, value) multiset of each scoring group of ``pairs``."""
-    grouped: dict[str, Counter] = {}
+    # Plain dicts, not Counters: a group is compared whole (``_f1``) with dict's own C
+    # equality (no count is ever zero, so it is a multiset's equality).
+    grouped: dict[str, Bag] = {}
+    group_of_ = group_of
     for pair in pairs:
-        group = group_of(pair[0])
+        group = group_of_(pair[0])
         bag = grouped.get(group)
         if bag is None:
-            bag = grouped[group] = Counter()
+            bag = grouped[group] = {}
         bag[pair] = bag.get(pair, 0) + 1
     return grouped
 
 
-def _f1(ref: Counter, cand: Counter) -> float:
+def _f1(ref: Bag, cand: Bag) -> float:
     if ref == cand:  # most groups of a near answer: compared in C, no counting
         return 1.0
     common = sum(min(n, cand.get(k, 0)) for k, n in ref.items())
@@ -213,15 +227,24 @@ def material_bags(pairs: list[tuple[str, str]]) -> dict[str, list[tuple[str, str
     a pair belongs to a row when one of the row's paths is its path or a parent of it."""
     out: dict[str, list[tuple[str, str]]] = {}
     for pair in pairs:
-        steps = pair[0].partition("@")[0].split("/")
-        for n in range(min(len(steps), _DEPTH), 0, -1):
-            key = _PREFIX.get("/".join(steps[:n]))
-            if key is not None:
-                out.setdefault(key, []).append(pair)
-                break
+        key = _row_of(pair[0])
+        if key is not None:
+            out.setdefault(key, []).append(pair)
     for bag in out.values():
         bag.sort()
     return out
+
+
+@lru_cache(maxsize=4096)
+def _row_of(path: str) -> str | None:
+    """The material row of a leaf's path: the row of its longest prefix that is one of a
+    row's paths (see :func:`material_bags`), or None. Cached as :func:`group_of` is."""
+    steps = path.partition("@")[0].split("/")
+    for n in range(min(len(steps), _DEPTH), 0, -1):
+        key = _PREFIX.get("/".join(steps[:n]))
+        if key is not None:
+            return key
+    return None
 
 
 def _differs(row: Material, ref: list[tuple[str, str]], cand: list[tuple[str, str]]) -> bool:
@@ -274,7 +297,7 @@ def score_mx_report(reference_xml: str, candidate_xml: str) -> tuple[Verdict, li
     material = material_errors(ref, pairs, cand_head is not None, _version(cand_doc))
     cg = by_group(pairs if ref.has_header else [p for p in pairs if not p[0].startswith(
         "AppHdr")])  # a Document-only task: a header is checked above, not scored as content
-    rg, empty = ref.groups, Counter()
+    rg, empty = ref.groups, {}
     parts = {g: _f1(c, cg.get(g, empty)) for g, c in rg.items()}
     total = sum(WEIGHTS.get(g, 1.0) for g in parts)
     content = sum(WEIGHTS.get(g, 1.0) * v for g, v in parts.items()) / total
