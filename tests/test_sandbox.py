@@ -140,6 +140,40 @@ def test_numpy_and_common_modules_are_warm(box):
     assert ex.stdout == "6\n"
 
 
+# Names no module: a child lists what it was forked with.
+_LOADED_NUMPY = "import sys\nprint(any(m.split('.')[0] == 'nump' + 'y' for m in sys.modules))"
+
+
+def _zygotes(server_pid: int) -> list[int]:
+    return [p for p in (int(q) for q in os.listdir("/proc") if q.isdigit())
+            if _ppid(p) == server_pid]
+
+
+@pytest.mark.parametrize("mode", ["kernel", "bwrap"])
+def test_only_code_naming_numpy_runs_in_the_zygote_that_preloaded_it(mode, monkeypatch):
+    """Two zygotes: a lean one from the start, and the numpy one from the first request whose
+    code names numpy; each request runs in a child of the one its code calls for."""
+    if mode == "bwrap" and shutil.which("bwrap") is None:
+        pytest.skip("apt-get install bubblewrap")
+    monkeypatch.setenv(bwrap.MODE_ENV, mode)
+    with Sandbox() as sandbox:
+        pid = sandbox.ping()
+        assert sandbox.run(_LOADED_NUMPY).stdout == "False\n"
+        assert len(_zygotes(pid)) == 1  # the numpy zygote is not started before it is needed
+        ex = sandbox.run("import numpy as np\nprint(int(np.arange(5).sum()))\n" + _LOADED_NUMPY)
+        assert ex.stdout == "10\nTrue\n"
+        assert len(_zygotes(pid)) == 2
+        assert sandbox.run(_LOADED_NUMPY).stdout == "False\n"
+        assert sandbox.run("# numpy\n" + _LOADED_NUMPY).stdout == "True\n"
+
+
+def test_which_code_names_numpy():
+    assert server.uses_numpy("import numpy as np")
+    assert server.uses_numpy("from numpy.linalg import inv")
+    assert server.uses_numpy("m = __import__('numpy')")
+    assert not server.uses_numpy("import math\nprint('num', 'py')")
+
+
 def test_hash_seed_is_fixed_so_runs_are_reproducible(box):
     code = "print(list({'apple', 'pear', 'fig', 'kiwi', 'plum'}))"
     with Sandbox() as other:  # a second server: the seed is not an accident of one process
@@ -345,11 +379,12 @@ def test_seccomp_program_decides_every_syscall_as_the_tables_say():
 def test_no_child_outlives_a_killed_server():
     sandbox = Sandbox()
     pid = sandbox.ping()
-    sandbox.run("print(1)")  # the zygote keeps a forked child waiting for the next request
+    sandbox.run("print(1)")  # each zygote keeps a forked child waiting for the next request
+    sandbox.run("import numpy")  # and starts the zygote with numpy preloaded
     pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
     zygotes = [p for p in pids if _ppid(p) == pid]
     children = zygotes + [p for p in pids if _ppid(p) in zygotes]
-    assert len(zygotes) == 1 and len(children) >= 2, "a zygote and children kept ready"
+    assert len(zygotes) == 2 and len(children) >= 4, "two zygotes and children kept ready"
     os.kill(pid, signal.SIGKILL)
     os.waitpid(pid, 0)
     import time
@@ -417,13 +452,17 @@ def _state(pid: int) -> str:
         return "gone"
 
 
-def test_a_dead_zygote_means_a_fresh_server(box):
-    first = box.ping()
-    pids = [int(p) for p in os.listdir("/proc") if p.isdigit()]
-    (zygote,) = [p for p in pids if _ppid(p) == first]
-    os.kill(zygote, signal.SIGKILL)
-    assert box.run("print(2)").stdout == "2\n"  # answered by a restarted server
-    assert box.pid != first
+@pytest.mark.parametrize("numpy", [False, True])
+def test_a_dead_zygote_means_a_fresh_server(numpy):
+    with Sandbox() as sandbox:
+        first = sandbox.ping()
+        sandbox.run("import numpy")  # both zygotes up: kill the one the next run needs
+        (zygote,) = [p for p in _zygotes(first)
+                     if ("numpy" in Path(f"/proc/{p}/maps").read_text()) == numpy]
+        os.kill(zygote, signal.SIGKILL)
+        code = "import numpy\nprint(2)" if numpy else "print(2)"
+        assert sandbox.run(code).stdout == "2\n"  # answered by a restarted server
+        assert sandbox.pid != first
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="apt-get install bubblewrap")

@@ -113,17 +113,19 @@ def _python_paths() -> list[str]:
 
 
 def spawn(
-    sock_fd: int, read_paths: list[str], workroot: str, kernel_layers: bool, env: dict[str, str]
+    sock_fd: int, read_paths: list[str], workroot: str, kernel_layers: bool, env: dict[str, str],
+    numpy: bool = False,
 ) -> subprocess.Popen:
     """Start the zygote in a new sandbox, talking to the server on ``sock_fd``.
 
     ``kernel_layers``: whether children also apply whichever of Landlock and seccomp the
-    kernel offers (the automatic fallback), or bubblewrap alone (``TEXTGYMS_SANDBOX=bwrap``)."""
+    kernel offers (the automatic fallback), or bubblewrap alone (``TEXTGYMS_SANDBOX=bwrap``).
+    ``numpy``: whether it pre-imports numpy (:data:`textgyms.sandbox.zygote.HEAVY`)."""
     modules = [
         (f"textgyms.sandbox.{name}", (_HERE / f"{name}.py").read_text()) for name in MODULES
     ]
     spec = {"modules": modules, "workroot": workroot, "read_paths": read_paths,
-            "kernel_layers": kernel_layers}  # fmt: skip
+            "kernel_layers": kernel_layers, "numpy": numpy}  # fmt: skip
     # Only the directories holding allowed packages (numpy) are importable inside.
     sites = sorted({os.path.dirname(p) for p in read_paths if "-packages/" in p})
     r, w = os.pipe()

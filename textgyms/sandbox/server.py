@@ -12,7 +12,10 @@ parent compares results.
 
 The server itself is trusted code: it is started with a scrubbed environment, which the
 zygote and its children inherit (so no secrets). The zygote is a fresh interpreter that never
-shares this server's memory; it pre-imports common modules so children start warm.
+shares this server's memory; it pre-imports common modules so children start warm. There are
+two: a lean one, started with the server, for code that never names numpy, and one that also
+pre-imports numpy, started at the first request whose code names it (:func:`uses_numpy`):
+numpy is a third of a zygote's memory, which every fork and every child's exit pay for.
 
 Which confinement (:func:`select_mode`, ``TEXTGYMS_SANDBOX=auto|kernel|bwrap``): Landlock and
 seccomp when the kernel offers both (``kernel``, the default); otherwise bubblewrap
@@ -67,7 +70,7 @@ class Server:
         except SandboxError as exc:
             self.mode, self.refusal = None, str(exc)
         self.read_paths = allowed_read_paths()
-        self.zygote: Zygote | None = None
+        self.zygotes: dict[bool, Zygote] = {}  # whether it pre-imports numpy -> the zygote
 
     def hello(self) -> dict[str, Any]:
         """The first message: what confinement this server applies (``mode``), or why it
@@ -102,22 +105,33 @@ class Server:
 
     def _execute(self, request: dict[str, Any]) -> dict[str, Any]:
         start = time.monotonic()
-        spare = self._dispatch(request)
+        zyg = self._zygote_for(request)
+        spare = self._dispatch(zyg, request)
         budget = float(request["timeout"]) + 0.5
-        reply = collect.supervise(spare.pid, spare.fds, budget, self.zygote)
+        reply = collect.supervise(spare.pid, spare.fds, budget, zyg)
         reply["elapsed"] = time.monotonic() - start
         return reply
 
-    def _dispatch(self, request: dict[str, Any]) -> _Spare:
-        """Hand ``request`` to a waiting child (another one if it died meanwhile)."""
+    def _zygote_for(self, request: dict[str, Any]) -> Zygote:
+        """The zygote whose children run ``request``: the one with numpy pre-imported when
+        its code names numpy (started now if this is the first such request: a fresh
+        interpreter, which shares nothing with this server), else the lean one."""
+        heavy = uses_numpy(request["code"])
+        zyg = self.zygotes.get(heavy)
+        if zyg is None:
+            zyg = self.zygotes[heavy] = Zygote(self, numpy=heavy)
+        return zyg
+
+    def _dispatch(self, zyg: Zygote, request: dict[str, Any]) -> _Spare:
+        """Hand ``request`` to a child of ``zyg`` (another one if it died meanwhile)."""
         for attempt in (1, 2):
-            spare = self.zygote.spawn()
+            spare = zyg.spawn()
             try:
                 protocol.send(spare.request_fd, request)
                 os.close(spare.request_fd)
                 return spare
             except OSError:
-                spare.discard(self.zygote)
+                spare.discard(zyg)
                 if attempt == 2:
                     raise
         raise AssertionError("unreachable")
@@ -128,14 +142,14 @@ class Server:
         workdir.clear_dir(self.workroot)
 
     def start_zygote(self) -> None:
-        """Start the zygote now, while this process has seen no request (see :class:`Zygote`);
-        it inherits no descriptor but its end of the command socket."""
-        self.zygote = Zygote(self)
+        """Start the lean zygote now, before the first request (see :class:`Zygote`); it
+        inherits no descriptor but its end of the command socket."""
+        self.zygotes[False] = Zygote(self, numpy=False)
 
     def close(self) -> None:
-        if self.zygote is not None:
-            self.zygote.close()
-            self.zygote = None
+        for zyg in self.zygotes.values():
+            zyg.close()
+        self.zygotes.clear()
         try:
             workdir.clear_dir(self.workroot)
             workdir.unmount(self.workroot)
@@ -173,6 +187,14 @@ def select_mode(requested: str, support: confine.Support, unsafe: bool) -> str:
         f"(apt-get install bubblewrap); set {UNSAFE_ENV}=1 to run with whatever layers "
         "remain, at your own risk."
     )
+
+
+def uses_numpy(code: str) -> bool:
+    """Whether agent code names numpy, so that its child should come from the zygote that
+    pre-imported it. Code that imports it without naming it (``__import__("nu" + "mpy")``)
+    runs in a lean child, which imports it from disk where the child may read it (slower,
+    and refused where the interpreter lies under a directory ``nobody`` cannot enter)."""
+    return "numpy" in code
 
 
 class _Spare:
@@ -213,24 +235,24 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Zygote:
-    """The server's handle on the zygote (:mod:`textgyms.sandbox.zygote`): a fresh interpreter
-    started by this process at start-up, before any request (:func:`zygote.start`), or started
-    in a bubblewrap sandbox. It dies with the server, and children die with it."""
+    """The server's handle on a zygote (:mod:`textgyms.sandbox.zygote`): a fresh interpreter
+    started by this process (:func:`zygote.start`), or started in a bubblewrap sandbox, with
+    numpy pre-imported or not (``numpy``). It dies with the server, and children die with it."""
 
-    def __init__(self, srv: Server) -> None:
+    def __init__(self, srv: Server, numpy: bool) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.isolated = srv.mode == "bwrap"
         self.proc: subprocess.Popen | None = None
         if self.isolated:
             self.proc = bwrap.spawn(theirs.fileno(), srv.read_paths, srv.workroot,
-                                    srv.requested != "bwrap", dict(os.environ))  # fmt: skip
+                                    srv.requested != "bwrap", dict(os.environ), numpy)  # fmt: skip
             pid = self.proc.pid
         else:
             # A fresh interpreter, not a fork of this one: the zygote's footprint is what every
             # fork copies (page tables) and every child tears down at exit, and this server's
             # own modules and heap would only add to it.
             spec = {"workroot": srv.workroot, "read_paths": srv.read_paths,
-                    "support": asdict(srv.support)}  # fmt: skip
+                    "support": asdict(srv.support), "numpy": numpy}  # fmt: skip
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", _BOOT, str(theirs.fileno()), json.dumps(spec),
                  _PACKAGE_DIR],  # fmt: skip

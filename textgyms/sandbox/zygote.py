@@ -56,6 +56,13 @@ PREIMPORT = (
 ).split()
 
 
+# Pre-imported only by the zygote that serves code naming numpy (the server starts that one
+# at its first such request): numpy is a third of the zygote's anonymous memory, which every
+# fork copies the page tables of and every child's exit tears down. Code that does not name
+# it gets a child forked from a zygote without it (see ``server.uses_numpy``).
+HEAVY = ("numpy",)
+
+
 class Forked(NamedTuple):
     """A forked child waiting for its request: its pid, the read ends of its stdout, stderr,
     result and setup pipes, and the write end of its request pipe."""
@@ -65,9 +72,12 @@ class Forked(NamedTuple):
     request_fd: int
 
 
-def preimport() -> None:
-    """Import :data:`PREIMPORT` (whatever of it is installed)."""
+def preimport(heavy: bool = True) -> None:
+    """Import :data:`PREIMPORT` (whatever of it is installed), without :data:`HEAVY` unless
+    ``heavy``."""
     for name in PREIMPORT:
+        if name in HEAVY and not heavy:
+            continue
         try:
             importlib.import_module(name)
         except ImportError:
@@ -205,11 +215,12 @@ def _child_main(pipes: list, conf: Any) -> None:
 def start(sock_fd: int, spec_json: str) -> None:
     """The zygote's start in ``kernel`` and ``unsafe`` mode: a fresh interpreter started by the
     server before any request, talking to it on ``sock_fd``; never returns. ``spec_json``: the
-    work root, the Landlock read paths and the :class:`confine.Support` the server probed."""
+    work root, the Landlock read paths, the :class:`confine.Support` the server probed and
+    whether to pre-import :data:`HEAVY` (``numpy``)."""
     import json
 
     spec = json.loads(spec_json)
-    preimport()
+    preimport(spec["numpy"])
     support = confine.Support(**spec["support"])
     prepared = confine.Prepared(spec["workroot"], spec["read_paths"], support)
     gc.collect()
@@ -224,7 +235,7 @@ def boot(sock_fd: int, spec: dict[str, Any]) -> None:
     # As PID 1 it gets only the signals it handles: handle none (Python handles SIGINT).
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     confine.set_dumpable(False)  # no child may read its memory or ptrace it (or its siblings)
-    preimport()
+    preimport(spec["numpy"])
     support = confine.probe() if spec["kernel_layers"] else confine.Support(0, False, False)
     # Root (with CAP_SETUID/SETGID only): children drop to nobody. Otherwise already nobody.
     support = confine.Support(support.landlock_abi, support.seccomp, os.geteuid() == 0, "bwrap")
