@@ -343,20 +343,31 @@ def gpu_side(rows: list[dict[str, Any]], gpu: dict[str, Any], args: argparse.Nam
 
 
 def _measure_model(name: str, cfg: dict[str, Any], keys: list[tuple[int, int, str]],
-                   device: str = "cuda") -> dict[str, float]:
+                   device: str = "cuda") -> dict[str, float | None]:
     """Measured ms of one turn of model ``name`` at every (batch, prefill, key), the model
-    built once for all of them."""
+    built once for all of them; None where the turn does not fit in the GPU's memory (a 7B's
+    KV cache for 1,024 sequences of about 1,950 tokens is about 114 GB, its weights 15 GB
+    more: more than an H200 holds, for any engine)."""
     import torch
+
+    def turn_ms(model: Any, batch: int, p: int, **kw: int) -> float | None:
+        try:
+            return round(gpu_turn_s(model, batch, p, device, **kw) * 1e3, 2)
+        except torch.OutOfMemoryError:
+            torch.cuda.empty_cache()
+            return None
 
     print(f"GPU {name}: building ...", file=sys.stderr, flush=True)
     model = build_model(cfg, device)
     # One untimed turn at the largest batch and prefill warms kernels and the allocator for
     # every key (a warm turn per key cost a third of the GPU side's time).
-    gpu_turn_s(model, *max(k[:2] for k in keys), device, reps=0)
+    turn_ms(model, *max(k[:2] for k in keys), reps=0)
     measured = {}
     for batch, p, key in keys:
         print(f"GPU {name} {key} ...", file=sys.stderr, flush=True)
-        measured[key] = round(gpu_turn_s(model, batch, p, device, warm=0) * 1e3, 2)
+        measured[key] = turn_ms(model, batch, p, warm=0)
+        if measured[key] is None:
+            print(f"GPU {name} {key}: out of GPU memory", file=sys.stderr, flush=True)
     del model
     if device.startswith("cuda"):
         torch.cuda.empty_cache()

@@ -122,6 +122,22 @@ def test_each_model_is_built_once_for_all_its_turns(bench, monkeypatch):
     assert all(ms > 0 for ms in got.values())
 
 
+def test_a_turn_too_large_for_the_gpu_is_recorded_as_none_and_the_rest_measured(
+        bench, monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(bench, "build_model", lambda cfg, device="cuda": object())
+
+    def turn(model, batch, prefill, device, reps=1, warm=1):
+        if batch >= 3:  # the 7B at 1,024 envs on the H200: its KV cache does not fit
+            raise torch.OutOfMemoryError("CUDA out of memory")
+        return 0.25
+
+    monkeypatch.setattr(bench, "gpu_turn_s", turn)
+    keys = [(2, 64, "2x64"), (3, 64, "3x64")]
+    assert bench._measure_model("tiny", _tiny(bench), keys, device="cpu") == {
+        "2x64": 250.0, "3x64": None}
+
+
 def test_a_run_cut_short_keeps_what_it_measured(bench, monkeypatch, tmp_path):
     def stop(*args, **kwargs):
         raise KeyboardInterrupt  # as a time limit would stop the run
