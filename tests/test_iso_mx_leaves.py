@@ -120,3 +120,22 @@ def test_groups_and_material_rows_per_path_are_the_definitions(answers):
         row = next((verify_mx._PREFIX["/".join(steps[:n])] for n in range(len(steps), 0, -1)
                     if "/".join(steps[:n]) in verify_mx._PREFIX), None)
         assert verify_mx._row_of(path) == row, path
+
+
+def test_an_equivalent_answer_scores_one_and_a_wrong_amount_at_most_half(answers):
+    """Both ways, through the faster scorer. Equivalent under the rules the module states
+    from the standards: a BIC8 is the BIC11 with branch ``XXX`` (ISO 9362), a name is free
+    text (letter case and blanks do not matter). Wrong: the settlement amount changed (a
+    material element)."""
+    import re
+
+    for xml in answers[:10]:
+        same = re.sub(r"<BICFI>(\w{8})XXX</BICFI>", r"<BICFI>\1</BICFI>", xml)
+        same = re.sub(r"<Nm>([^<]*)</Nm>", lambda m: "<Nm>  " + m.group(1).lower() + " </Nm>",
+                      same)
+        assert same != xml
+        assert verify_mx.score_mx(xml, same).score == 1.0, verify_mx.score_mx(xml, same).feedback
+        wrong = re.sub(r'(<IntrBkSttlmAmt Ccy="\w+">)(\d)',
+                       lambda m: m.group(1) + str((int(m.group(2)) + 1) % 10 or 1), xml, count=1)
+        assert wrong != xml
+        assert verify_mx.score_mx(xml, wrong).score <= 0.5
