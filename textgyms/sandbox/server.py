@@ -192,8 +192,9 @@ def select_mode(requested: str, support: confine.Support, unsafe: bool) -> str:
 def uses_numpy(code: str) -> bool:
     """Whether agent code names numpy, so that its child should come from the zygote that
     pre-imported it. Code that imports it without naming it (``__import__("nu" + "mpy")``)
-    runs in a lean child, which imports it from disk where the child may read it (slower,
-    and refused where the interpreter lies under a directory ``nobody`` cannot enter)."""
+    runs in a lean child, which imports it from disk where the child may read it (slower;
+    ``nobody`` must reach site-packages by path: :mod:`textgyms.sandbox.reach` serves only
+    the stdlib)."""
     return "numpy" in code
 
 
@@ -370,6 +371,12 @@ def allowed_read_paths() -> list[str]:
     base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_prefix})
     paths = {sys.base_prefix + "/bin", base["stdlib"], base["platstdlib"]}
     paths.add(os.path.realpath(sys.executable))
+    if sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        # The interpreter's own libpython (pyenv's, beside its stdlib): without it, inside
+        # bubblewrap the loader would find the system's libpython of another patch release,
+        # whose missing symbols break C extensions (``import ssl``).
+        paths.add(os.path.join(str(sysconfig.get_config_var("LIBDIR")),
+                               str(sysconfig.get_config_var("INSTSONAME"))))
     paths |= {"/usr/lib", "/usr/lib64", "/lib", "/lib64", "/etc/ld.so.cache", "/dev/urandom"}
     paths |= {"/usr/share/zoneinfo", "/etc/localtime"}
     for name in ("numpy", "numpy.libs"):
