@@ -36,7 +36,7 @@ __all__ = ["MODE_ENV", "MODES", "available", "command", "spawn"]
 
 MODE_ENV = "TEXTGYMS_SANDBOX"  # "auto" (default), "kernel" or "bwrap"
 MODES = ("auto", "kernel", "bwrap")
-MODULES = ("protocol", "confine", "child", "zygote")  # in import order
+MODULES = ("protocol", "confine", "child", "reach", "zygote")  # in import order
 _HERE = Path(__file__).resolve().parent
 _FLAGS = [
     "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",

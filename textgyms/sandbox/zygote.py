@@ -38,10 +38,9 @@ import sys
 import types
 from typing import Any, NamedTuple
 
-from textgyms.sandbox import child, confine, protocol
+from textgyms.sandbox import child, confine, protocol, reach
 
-# Imported once so that every child starts with them loaded (and needs no file access: as
-# root, children run as nobody, who may not even reach an interpreter installed under /root).
+# Imported once so that every child starts with them loaded (no file access, no compile).
 # The stdlib list follows what the CodeI/O reference solutions import, plus the modules
 # children had when the zygote was a fork of the server (subprocess, multiprocessing, ...).
 PREIMPORT = (
@@ -174,6 +173,14 @@ def _fork_child(setup: Any) -> Forked:
     return Forked(pid, [r for r, _ in pipes[:4]], pipes[4][1])
 
 
+def _close_from(low: int, keep: list[int]) -> None:
+    """Close every descriptor from ``low`` up except those in ``keep`` (sorted)."""
+    for fd in keep:
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 16)
+
+
 def _child_main(pipes: list, conf: Any) -> None:
     """Set up descriptors, wait for the request, confine, run. Any failure before the agent's
     code runs is reported on the setup pipe, which is closed before that code runs."""
@@ -197,7 +204,7 @@ def _child_main(pipes: list, conf: Any) -> None:
         confine.confine(conf.prepared, limits, conf.support)
         # As nobody: root without CAP_DAC_READ_SEARCH (under bubblewrap) may not enter it.
         os.chdir(request["workdir"])
-        os.closerange(5, 1 << 16)  # every inherited descriptor, the request pipes included
+        _close_from(5, conf.keep)  # every inherited descriptor, the request pipes included
         os.write(4, b"K")
         os.close(4)
         status = child.run(request, 3)
@@ -223,9 +230,13 @@ def start(sock_fd: int, spec_json: str) -> None:
     preimport(spec["numpy"])
     support = confine.Support(**spec["support"])
     prepared = confine.Prepared(spec["workroot"], spec["read_paths"], support)
+    # Root's children run as nobody: what of the stdlib nobody cannot reach by path, they
+    # import through directories opened here (see textgyms.sandbox.reach).
+    finder = reach.install(spec["read_paths"]) if support.root else None
     gc.collect()
     gc.freeze()  # children share the warm heap copy-on-write
-    setup = types.SimpleNamespace(prepared=prepared, support=support)
+    setup = types.SimpleNamespace(prepared=prepared, support=support,
+                                  keep=finder.fds if finder is not None else [])
     zygote_main(socket.socket(fileno=sock_fd), setup, isolated=False)
 
 
@@ -241,6 +252,6 @@ def boot(sock_fd: int, spec: dict[str, Any]) -> None:
     support = confine.Support(support.landlock_abi, support.seccomp, os.geteuid() == 0, "bwrap")
     prepared = confine.Prepared(spec["workroot"], spec["read_paths"], support)
     gc.freeze()  # children share the warm heap copy-on-write
-    setup = types.SimpleNamespace(prepared=prepared, support=support)
+    setup = types.SimpleNamespace(prepared=prepared, support=support, keep=[])
     zygote_main(socket.socket(fileno=sock_fd), setup, isolated=True)
     sys.exit(1)  # unreachable: zygote_main exits the process
