@@ -358,7 +358,7 @@ def test_seccomp_program_decides_every_syscall_as_the_tables_say():
     denied = set(confine._DENIED_X86_64.values())
     self_only = set(confine._SELF_ONLY_X86_64.values())
     special = denied | self_only | {confine._CLONE, confine._CLONE3, confine._SETPRIORITY,
-                                    confine._IOPRIO_SET}  # fmt: skip
+                                    confine._IOPRIO_SET, confine._SOCKETPAIR}  # fmt: skip
     for nr in range(512):
         want = eperm if nr in denied else allow if nr not in special else None
         if want is not None:
@@ -374,6 +374,13 @@ def test_seccomp_program_decides_every_syscall_as_the_tables_say():
     assert _run_bpf(prog, confine._IOPRIO_SET, (1, 0)) == allow
     assert _run_bpf(prog, confine._IOPRIO_SET, (2, 0)) == eperm
     assert _run_bpf(prog, 0x40000000 + 1) == eperm  # x32
+    pair = confine._SOCKETPAIR
+    for kind in (1, 1 | 0x80000, 1 | 0x800 | 0x80000):  # SOCK_STREAM, with CLOEXEC, NONBLOCK
+        assert _run_bpf(prog, pair, (1, kind)) == allow
+    # (family and type are ints: the kernel reads the low word, as the filter does)
+    for family, kind in ((1, 2), (1, 5), (1, 3), (1, 0), (1, 2 | 0x80000), (2, 1), (10, 1),
+                         (16, 1), (0x100000002, 1)):  # DGRAM, SEQPACKET, RAW; INET, INET6, ...
+        assert _run_bpf(prog, pair, (family, kind)) == eperm, (family, kind)
 
 
 def test_no_child_outlives_a_killed_server():

@@ -70,7 +70,7 @@ _LD_W_ABS, _JEQ_K, _JSET_K, _JGE_K, _RET_K = 0x20, 0x15, 0x45, 0x35, 0x06
 # x86_64 syscall numbers denied with EPERM (asm/unistd_64.h). clone is filtered on its flags
 # and clone3 answers ENOSYS, which makes glibc fall back to clone for threads.
 _DENIED_X86_64 = {
-    "socket": 41, "connect": 42, "accept": 43, "bind": 49, "listen": 50, "socketpair": 53,
+    "socket": 41, "connect": 42, "accept": 43, "bind": 49, "listen": 50,
     "accept4": 288, "fork": 57, "vfork": 58, "execve": 59, "execveat": 322, "kill": 62,
     "tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
     "pidfd_open": 434, "pidfd_send_signal": 424, "pidfd_getfd": 438, "ptrace": 101,
@@ -105,6 +105,11 @@ _SELF_ONLY_X86_64 = {
     "sched_setparam": 142, "sched_setattr": 314, "migrate_pages": 256, "move_pages": 279,
 }  # fmt: skip
 _SETPRIORITY, _IOPRIO_SET = 141, 251
+# socketpair(AF_UNIX, SOCK_STREAM, ...) only: two connected ends within the process, which
+# reach nothing else (a stream end refuses a destination address, and no other socket can be
+# made, bound or connected). asyncio's event loop wakes itself through one.
+_SOCKETPAIR, _AF_UNIX, _SOCK_STREAM = 53, 1, 1
+_SOCK_TYPE_BITS = 0xF  # the type proper, below SOCK_NONBLOCK and SOCK_CLOEXEC
 
 
 @dataclass(frozen=True)
@@ -283,6 +288,12 @@ def _bpf_program() -> bytes:
     prog.jeq(1, None, "eperm")
     prog.load(24)
     prog.jeq(0, "allow", "eperm")
+    prog.label("pair")  # socketpair(AF_UNIX, SOCK_STREAM | flags, ...) only
+    prog.load(16)
+    prog.jeq(_AF_UNIX, None, "eperm")
+    prog.load(24)
+    prog.jset(_SOCK_TYPE_BITS & ~_SOCK_STREAM, "eperm")
+    prog.jset(_SOCK_STREAM, "allow", "eperm")
     for name, value in (("allow", _RET_ALLOW), ("eperm", _RET_ERRNO | _EPERM),
                         ("enosys", _RET_ERRNO | _ENOSYS), ("kill", _RET_KILL)):  # fmt: skip
         prog.label(name)
@@ -295,7 +306,7 @@ def _special_calls() -> dict[int, str]:
     calls = {nr: "eperm" for nr in _DENIED_X86_64.values()}
     calls.update({nr: "self" for nr in _SELF_ONLY_X86_64.values()})
     calls.update({_CLONE3: "enosys", _CLONE: "clone", _SETPRIORITY: "priority",
-                  _IOPRIO_SET: "ioprio"})  # fmt: skip
+                  _IOPRIO_SET: "ioprio", _SOCKETPAIR: "pair"})  # fmt: skip
     return calls
 
 
