@@ -59,3 +59,34 @@ def test_an_edited_candidate_is_rendered_from_its_edit():
     assert key_of(env.state.net) is None
     after = env.step(f'<show_ip_route device="{dev}"/>')[0]
     assert "203.0.113.0/24" in after and after != before
+
+
+def test_addresses_render_as_ipaddress_writes_them(monkeypatch):
+    """Tool outputs write addresses with ``topologies.dotted`` (2.4x faster ``show ip
+    route``): every output, for every device of a network of each family, pings and
+    traceroutes included, is the one ``str(IPv4Address(x))`` gives, and all 1,060 of them
+    hash to what the code wrote before (recorded at bb6a7f8, with ``IPv4Address``)."""
+    import hashlib
+    import ipaddress
+
+    from textgyms.envs.netconfig import show, topologies
+
+    for x in (0, 1, 255, 256, 0x0A000001, 0x7FFFFFFF, 0xC0A80001, 0xFFFFFFFE, 0xFFFFFFFF):
+        assert topologies.dotted(x) == str(ipaddress.IPv4Address(x))
+    cases = []
+    for family in FAMILIES + ("redistribution", "ibgp", "nssa"):
+        net = _env(family, 17).state.net
+        for dev in net.devices:
+            cases += [(fn, net, dev) for _name, (_cmd, fn) in sorted(tools.SHOW_CMDS.items())]
+        dst = next((i.ip for d in sorted(net.routers) for i in net.l3[d]), 0)
+        for host in [d for d in net.devices if d not in net.routers][:2]:
+            walk, _back = net.ping(host, dst)
+            cases.append((lambda n, _d, w=walk, t=dst: show.traceroute_text(n, t, w), net, host))
+            cases.append((lambda _n, _d, t=dst: show.ping_text(t, "!!.!!"), net, host))
+    fast = [fn(net, dev) for fn, net, dev in cases]
+    digest = hashlib.sha256(b"".join(out.encode() + b"\0" for out in fast)).hexdigest()
+    assert (len(fast), digest[:16]) == (1060, "7cf05ab8e97bc674")
+    monkeypatch.setattr(show, "dotted", lambda x: str(ipaddress.IPv4Address(x)))
+    tools._SHOWN.clear()
+    assert [fn(net, dev) for fn, net, dev in cases] == fast
+    assert any("via " in out for out in fast) and any("Tracing" in out for out in fast)

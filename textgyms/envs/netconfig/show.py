@@ -5,7 +5,6 @@ candidate state): ``show running-config``, ``show ip route``, ``show ip interfac
 from __future__ import annotations
 
 import functools
-import ipaddress
 import re
 from collections.abc import Mapping
 
@@ -14,8 +13,6 @@ from textgyms.envs.netconfig.routing import mask
 from textgyms.envs.netconfig.show_bgp import bgp_lines
 from textgyms.envs.netconfig.sim import Network
 from textgyms.envs.netconfig.topologies import dotted
-
-A = ipaddress.IPv4Address
 
 
 @functools.lru_cache(maxsize=4096)
@@ -298,7 +295,7 @@ def show_ip_route(net: Network, dev: str) -> str:
     rib = net.rib[dev]
     default = [r for r in rib if r.plen == 0]
     last = (
-        f"Gateway of last resort is {A(default[0].nexthop)} to network 0.0.0.0"
+        f"Gateway of last resort is {dotted(default[0].nexthop)} to network 0.0.0.0"
         if default and default[0].nexthop is not None
         else "Gateway of last resort is not set"
     )
@@ -311,7 +308,7 @@ def _route_text(r) -> str:
     ospf = r.proto.startswith("O")
     age = ", 00:00:12" if ospf or r.proto == "B" else ""
     tail = f", {r.iface}" if ospf else ""
-    return f"[{r.ad}/{r.metric}] via {A(r.nexthop)}{age}{tail}"
+    return f"[{r.ad}/{r.metric}] via {dotted(r.nexthop)}{age}{tail}"
 
 
 def _code(r) -> str:
@@ -347,12 +344,13 @@ def _route_lines(net: Network, dev: str) -> list[str]:
         if subnetted:
             masks = sorted({p for _n, p, _x in members})
             if len(masks) == 1:
-                lines.append(f"      {A(major)}/{masks[0]} is subnetted, {len(members)} subnets")
+                lines.append(f"      {dotted(major)}/{masks[0]} is subnetted, "
+                             f"{len(members)} subnets")
             else:
-                lines.append(f"      {A(major)}/{clen} is variably subnetted, {len(members)} "
+                lines.append(f"      {dotted(major)}/{clen} is variably subnetted, {len(members)} "
                              f"subnets, {len(masks)} masks")
         for n, p, paths in members:
-            head = f"{paths[0][0].ljust(pad)}{A(n)}/{p} "
+            head = f"{paths[0][0].ljust(pad)}{dotted(n)}/{p} "
             lines.append(head + paths[0][1])
             lines += [" " * len(head) + text for _c, text in paths[1:]]
     return lines
@@ -378,8 +376,8 @@ def show_ip_ospf_neighbor(net: Network, dev: str) -> str:
     rows = [f"{'Neighbor ID':<16}{'Pri':<5}{'State':<16}{'Dead Time':<12}{'Address':<16}Interface"]
     for a in sorted(net.adjacencies.get(dev, ()), key=lambda a: a.neighbor_rid):
         rows.append(
-            f"{str(A(a.neighbor_rid)):<16}{1:<5}{'FULL/  -':<16}{'00:00:35':<12}"
-            f"{str(A(a.neighbor_ip)):<16}{a.iface}"
+            f"{dotted(a.neighbor_rid):<16}{1:<5}{'FULL/  -':<16}{'00:00:35':<12}"
+            f"{dotted(a.neighbor_ip):<16}{a.iface}"
         )
     return "\n".join(rows)
 
@@ -415,7 +413,7 @@ def show_standby_brief(net: Network, dev: str) -> str:
             actives = net.fhrp_actives.get((dom, int(g.vip)), [])
             state = "Init" if dom is None else "Active" if (dev, name) in actives else "Standby"
             active = "local" if state == "Active" else (
-                str(A(next(i.ip for i in net.l3[owner[0]] if i.name == owner[1])))
+                dotted(next(i.ip for i in net.l3[owner[0]] if i.name == owner[1]))
                 if owner else "unknown")
             rows.append(f"{_short(name):<12}{grp:<5}{g.priority:<4}{'P' if g.preempt else ' ':<2}"
                         f"{state:<8}{active:<16}{g.vip}")
@@ -460,7 +458,7 @@ def ping_text(dst: int | str, marks: str) -> str:
         rate += ", round-trip min/avg/max = 1/1/2 ms"
     return (
         "Type escape sequence to abort.\n"
-        f"Sending 5, 100-byte ICMP Echos to {A(dst) if isinstance(dst, int) else dst}, "
+        f"Sending 5, 100-byte ICMP Echos to {dotted(dst) if isinstance(dst, int) else dst}, "
         "timeout is 2 seconds:\n"
         f"{marks}\nSuccess rate is {rate}"
     )
@@ -474,7 +472,7 @@ def traceroute_text(net: Network, dst: int, walk, max_ttl: int = 30) -> str:
     hops = walk.hops
     if walk.status == "denied" and " in on " in walk.reason:
         hops = hops[:-1]  # dropped by an inbound ACL: that router never answers
-    lines = ["Type escape sequence to abort.", f"Tracing the route to {A(dst)}",
+    lines = ["Type escape sequence to abort.", f"Tracing the route to {dotted(dst)}",
              "VRF info: (vrf in name/id, vrf out name/id)"]
     n = 0
     routed = list(hops[1:])
@@ -482,7 +480,7 @@ def traceroute_text(net: Network, dst: int, walk, max_ttl: int = 30) -> str:
         n += 1
         last = delivered and k == len(routed) - 1
         ip = dst if last else next((i.ip for i in net.l3[dev] if i.name == inif), None)
-        lines.append(f"  {n:>2} {A(ip)} 1 msec 1 msec 1 msec" if ip is not None
+        lines.append(f"  {n:>2} {dotted(ip)} 1 msec 1 msec 1 msec" if ip is not None
                      else f"  {n:>2}  *  *  *")
     if not delivered:
         lines += [f"  {k:>2}  *  *  *" for k in range(n + 1, max_ttl + 1)]
@@ -491,4 +489,4 @@ def traceroute_text(net: Network, dst: int, walk, max_ttl: int = 30) -> str:
 
 def net_of(ip: int, plen: int) -> str:
     """``10.1.2.0/24`` for an address and prefix length."""
-    return f"{A(ip & mask(plen))}/{plen}"
+    return f"{dotted(ip & mask(plen))}/{plen}"
