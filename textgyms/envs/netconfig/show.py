@@ -364,7 +364,7 @@ def show_ip_int_brief(net: Network, dev: str) -> str:
     names = sorted({n for (d, n) in net.status if d == dev}, key=_natural)
     for name in names:
         itf = cfg.interfaces.get(name)
-        ip = str(itf.ip.ip) if itf is not None and itf.ip is not None else "unassigned"
+        ip = dotted(int(itf.ip)) if itf is not None and itf.ip is not None else "unassigned"
         method = "manual" if ip != "unassigned" else "unset"
         status, proto = net.status[(dev, name)]
         rows.append(f"{name:<27}{ip:<16}{'YES':<4}{method:<7}{status:<22}{proto}")

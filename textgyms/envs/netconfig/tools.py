@@ -11,6 +11,7 @@ from textgyms.envs.netconfig.memo import Memo, key_of
 from textgyms.envs.netconfig.model import PROTO_NAME, PROTO_NUM
 from textgyms.envs.netconfig.parser import apply_lines
 from textgyms.envs.netconfig.routing import Walk
+from textgyms.envs.netconfig.topologies import dotted
 
 SHOW_CMDS = {
     "show_run": ("show running-config", show.show_run),
@@ -141,11 +142,11 @@ def _ping(state, name: str, dev: str, args) -> tuple[str, str | None]:
             marks = "U.U.U"  # a router on the way answers with ICMP unreachables
         else:
             marks = "....."
-        return f"{dev}#ping {ipaddress.IPv4Address(dst)}\n{show.ping_text(dst, marks)}", None
+        return f"{dev}#ping {dotted(dst)}\n{show.ping_text(dst, marks)}", None
     src = net.source_ip(dev, dst) or 0
     w = net.walk((src, dst, 17, 49152, 33434, False), dev)
     text = show.traceroute_text(net, dst, w)
-    return f"{dev}#traceroute {ipaddress.IPv4Address(dst)}\n{text}", None
+    return f"{dev}#traceroute {dotted(dst)}\n{text}", None
 
 
 def _ping6(state, name: str, dev: str, dst: int) -> tuple[str, str | None]:
