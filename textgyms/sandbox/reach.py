@@ -181,7 +181,10 @@ def install(readable: Sequence[str]) -> DirFinder | None:
     to ``sys.meta_path``; None (nothing installed) where every directory is reachable."""
     fds: dict[str, int] = {}
     for real in unreachable_entries(sys.path, readable):
-        fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:  # (root refused too: a network file system) nothing to serve it with
+            continue
         fds[real] = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, LOW_FD)
         os.close(fd)
     if not fds:
