@@ -138,6 +138,9 @@ def test_reachable_follows_every_directorys_search_bit(tmp_path):
     assert reach.unreachable_entries([str(lib), str(tmp_path)], [str(tmp_path / "home")]) \
         == [str(lib)]
     assert reach.unreachable_entries([str(lib)], [str(tmp_path / "other")]) == []
+    (lib / "dynload").mkdir()  # served through its outer directory: one descriptor
+    assert reach.unreachable_entries([str(lib / "dynload"), str(lib)], [str(tmp_path)]) \
+        == [str(lib)]
     os.chmod(tmp_path / "home", 0o711)
     assert reach.reachable(str(lib))
     assert reach.unreachable_entries([str(lib)], [str(tmp_path)]) == []

@@ -55,15 +55,18 @@ def reachable(path: str) -> bool:
 
 def unreachable_entries(entries: Iterable[str], readable: Sequence[str]) -> list[str]:
     """The directories of ``entries`` (``sys.path``) that lie beneath a Landlock read path in
-    ``readable`` and that ``nobody`` cannot reach: the ones :class:`DirFinder` serves."""
-    out: list[str] = []
+    ``readable`` and that ``nobody`` cannot reach: the ones :class:`DirFinder` serves (one
+    beneath another, as ``lib-dynload`` beneath the stdlib, is served through the outer)."""
+    found: set[str] = set()
     for entry in entries:
         real = os.path.realpath(entry or ".")
-        if real in out or not os.path.isdir(real) or reachable(real):
-            continue
-        if any(real == r or real.startswith(r.rstrip("/") + "/") for r in readable):
-            out.append(real)
-    return out
+        if os.path.isdir(real) and not reachable(real) and any(_within(real, r) for r in readable):
+            found.add(real)
+    return sorted(d for d in found if not any(d != o and _within(d, o) for o in found))
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
 
 
 class _Roots:
@@ -96,7 +99,9 @@ class _SourceLoader(SourceFileLoader):
     """A source module under an open root: the file and its cached bytecode are read
     through the root's descriptor (``__file__`` stays the real path, for tracebacks)."""
 
-    roots: _Roots
+    def __init__(self, fullname: str, path: str, roots: _Roots) -> None:
+        super().__init__(fullname, path)
+        self.roots = roots
 
     def get_data(self, path: str) -> bytes:
         data = self.roots.read(path)
@@ -114,7 +119,9 @@ class _ExtensionLoader(ExtensionFileLoader):
     """A C extension under an open root, loaded from ``/proc/self/fd``: the dynamic loader
     opens that link to the file itself, not by the path ``nobody`` cannot walk."""
 
-    roots: _Roots
+    def __init__(self, fullname: str, path: str, roots: _Roots) -> None:
+        super().__init__(fullname, path)
+        self.roots = roots
 
     def create_module(self, spec: ModuleSpec) -> ModuleType:
         where = self.roots.locate(self.path)
@@ -132,8 +139,6 @@ class DirFinder:
 
     def __init__(self, fds: dict[str, int]) -> None:
         self.roots = _Roots(fds)
-        self._source = type("SourceLoader", (_SourceLoader,), {"roots": self.roots})
-        self._extension = type("ExtensionLoader", (_ExtensionLoader,), {"roots": self.roots})
 
     @property
     def fds(self) -> list[int]:
@@ -159,16 +164,18 @@ class DirFinder:
             if self._exists(where, os.path.join(name, "__init__.py")):
                 pkg = os.path.join(real, name)
                 init = os.path.join(pkg, "__init__.py")
-                return spec_from_file_location(fullname, init, loader=self._source(fullname, init),
-                                               submodule_search_locations=[pkg])
+                return spec_from_file_location(
+                    fullname, init, loader=_SourceLoader(fullname, init, self.roots),
+                    submodule_search_locations=[pkg])
             if self._exists(where, name + ".py"):
                 file = os.path.join(real, name + ".py")
-                return spec_from_file_location(fullname, file, loader=self._source(fullname, file))
+                return spec_from_file_location(
+                    fullname, file, loader=_SourceLoader(fullname, file, self.roots))
             for suffix in EXTENSION_SUFFIXES:
                 if self._exists(where, name + suffix):
                     file = os.path.join(real, name + suffix)
-                    return spec_from_file_location(fullname, file,
-                                                   loader=self._extension(fullname, file))
+                    return spec_from_file_location(
+                        fullname, file, loader=_ExtensionLoader(fullname, file, self.roots))
         return None
 
     def invalidate_caches(self) -> None:
