@@ -82,6 +82,55 @@ def test_solutions_using_stdlib_modules_outside_the_zygote_get_their_results():
         assert [r.value for r in wrong.calls] == [["c", "b", "a"]]
 
 
+_WHO = """
+import getpass, os, pathlib
+print(pathlib.Path.home(), os.path.expanduser("~/x"), getpass.getuser())
+print(os.environ.get("HOME"), os.environ.get("USER"), os.environ.get("LOGNAME"))
+"""
+_ACCOUNTS = """
+import grp, os, pwd
+print(pwd.getpwuid(os.getuid()).pw_name, pwd.getpwuid(os.getuid()).pw_dir,
+      grp.getgrgid(os.getgid()).gr_name, sorted(p.pw_name for p in pwd.getpwall()))
+"""
+
+
+@pytest.mark.parametrize("mode", ["kernel", "bwrap"])
+def test_a_child_knows_its_home_and_its_name(mode, monkeypatch):
+    """``Path.home()``, ``expanduser`` and ``getpass.getuser()`` answer the same in every
+    mode, whatever the host's user database: under bubblewrap, which had none, the first
+    raised ``RuntimeError`` and the last ``KeyError``, failing correct solutions that call
+    them. The environment answers, as a login's does, so that no user database is needed
+    (kernel mode's children cannot read the host's, and a host whose resolver does not
+    synthesize nobody has none to offer them). Under bubblewrap the children's own ids
+    resolve too, and no user of the host is listed."""
+    if mode == "bwrap" and shutil.which("bwrap") is None:
+        pytest.skip("apt-get install bubblewrap")
+    monkeypatch.setenv(bwrap.MODE_ENV, mode)
+    with Sandbox() as sandbox:
+        who = sandbox.run(_WHO)
+        accounts = sandbox.run(_ACCOUNTS)
+        uid = sandbox.run("import os; print(os.getuid())").stdout.strip()
+    assert (who.stderr, who.stdout) == ("", "/ /x nobody\n/ nobody nobody\n")
+    if mode == "bwrap" and uid == "65534":
+        assert (accounts.stderr, accounts.stdout) == ("", "nobody / nogroup ['nobody', 'root']\n")
+    elif mode == "kernel" and uid == "65534" and _synthesizes_nobody():
+        # The host's resolver answers for nobody without /etc/passwd, which the child cannot
+        # read: it does so in the child as the zygote loaded it (zygote.load_accounts).
+        assert accounts.stdout.split()[:3] == ["nobody", "/", "nogroup"]
+
+
+def _synthesizes_nobody() -> bool:
+    """Whether this host resolves users through systemd's module, which synthesizes nobody."""
+    try:
+        conf = Path("/etc/nsswitch.conf").read_text()
+    except OSError:
+        return False
+    lines = [ln.split() for ln in conf.splitlines() if ln.startswith("passwd:")]
+    return bool(lines) and "systemd" in lines[0] and any(
+        Path(d, "libnss_systemd.so.2").exists() for d in ("/lib/x86_64-linux-gnu",
+        "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib/aarch64-linux-gnu"))
+
+
 _ESCAPE = """
 import os, sys
 finders = [m for m in sys.meta_path if type(m).__name__ == "DirFinder"]

@@ -14,9 +14,10 @@ or its descriptors; it starts ``bwrap`` with
   die with it. It is not dumpable: no child can ptrace it or read its memory;
 * a read-only root (an empty tmpfs) with read-only binds of exactly the paths Landlock would
   allow (:func:`textgyms.sandbox.server.allowed_read_paths`: the interpreter, its stdlib,
-  numpy and system libraries; of site-packages nothing else), ``/dev/null`` and
-  ``/dev/urandom``, no ``/proc``, ``/tmp`` or ``/dev/shm``; and the server's work root, the
-  only writable path, which holds nothing but the running child's fresh working directory.
+  numpy and system libraries; of site-packages nothing else), ``/dev/null``,
+  ``/dev/urandom`` and a user database of root and nobody (:data:`ACCOUNTS`), no ``/proc``,
+  ``/tmp`` or ``/dev/shm``; and the server's work root, the only writable path, which holds
+  nothing but the running child's fresh working directory.
 
 No file of textgyms is readable inside: the bootstrap gets the sandbox's own modules
 (:data:`MODULES`) as source over a pipe and runs :func:`textgyms.sandbox.zygote.boot`.
@@ -32,7 +33,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["MODE_ENV", "MODES", "available", "command", "spawn"]
+__all__ = ["ACCOUNTS", "MODE_ENV", "MODES", "available", "command", "spawn"]
 
 MODE_ENV = "TEXTGYMS_SANDBOX"  # "auto" (default), "kernel" or "bwrap"
 MODES = ("auto", "kernel", "bwrap")
@@ -64,14 +65,28 @@ sys.modules["textgyms.sandbox.zygote"].boot(int(sys.argv[2]), spec)
 """
 
 
+# The user database inside: root and nobody only, as in a minimal container image, with
+# nobody's home "/" as systemd's resolver gives it in kernel mode. The children's own ids
+# resolve (``pwd``, ``grp``), and nothing names the host's users.
+ACCOUNTS = {
+    "/etc/passwd": "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                   "nobody:x:65534:65534:nobody:/:/usr/sbin/nologin\n",
+    "/etc/group": "root:x:0:\nnogroup:x:65534:\n",
+}
+
+
 def _interpreter() -> str:
     return os.path.realpath(sys.executable)
 
 
-def command(read_paths: list[str], workroot: str | None, argv: list[str]) -> list[str]:
-    """The ``bwrap`` command line that runs ``argv`` in the sandbox described above."""
+def command(read_paths: list[str], workroot: str | None, argv: list[str],
+            accounts: dict[str, int] | None = None) -> list[str]:
+    """The ``bwrap`` command line that runs ``argv`` in the sandbox described above;
+    ``accounts``: path -> a descriptor to read that file's contents from (:data:`ACCOUNTS`)."""
+    accounts = accounts or {}
     binds = [p for p in read_paths if not p.startswith("/dev/")]
-    targets = [*binds, "/dev/null", "/dev/urandom", *([workroot] if workroot else [])]
+    targets = [*binds, "/dev/null", "/dev/urandom", *([workroot] if workroot else []),
+               *accounts]
     args = ["bwrap", *_FLAGS, *(_AS_ROOT if os.geteuid() == 0 else _AS_USER)]
     # The directories bwrap makes for mount points would be 0700 (root's, as root).
     for parent in sorted({str(a) for t in targets for a in Path(t).parents} - {"/"}):
@@ -82,6 +97,8 @@ def command(read_paths: list[str], workroot: str | None, argv: list[str]) -> lis
         args += ["--dev-bind", dev, dev]
     if workroot is not None:
         args += ["--bind", workroot, workroot]
+    for path, fd in accounts.items():
+        args += ["--perms", "0444", "--ro-bind-data", str(fd), path]
     args += ["--remount-ro", "/", "--chdir", "/", "--", *argv]
     return args
 
@@ -112,6 +129,15 @@ def _python_paths() -> list[str]:
     return sorted(p for p in paths if os.path.exists(p))
 
 
+def _readable(text: str) -> int:
+    """A descriptor to read ``text`` from (a pipe whose writing end is closed; the text is
+    far below a pipe's buffer, so the write never blocks)."""
+    r, w = os.pipe()
+    with os.fdopen(w, "wb") as f:
+        f.write(text.encode())
+    return r
+
+
 def spawn(
     sock_fd: int, read_paths: list[str], workroot: str, kernel_layers: bool, env: dict[str, str],
     numpy: bool = False,
@@ -130,15 +156,17 @@ def spawn(
     sites = sorted({os.path.dirname(p) for p in read_paths if "-packages/" in p})
     r, w = os.pipe()
     argv = [_interpreter(), "-S", "-B", "-c", _BOOT, str(r), str(sock_fd)]
+    files = {path: _readable(text) for path, text in ACCOUNTS.items()}
     try:
         proc = subprocess.Popen(
-            command(read_paths, workroot, argv),
+            command(read_paths, workroot, argv, files),
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             env={**env, "PYTHONPATH": os.pathsep.join(sites)},
-            pass_fds=(r, sock_fd), close_fds=True,
+            pass_fds=(r, sock_fd, *files.values()), close_fds=True,
         )  # fmt: skip
     finally:
-        os.close(r)
+        for fd in (r, *files.values()):
+            os.close(fd)
     with os.fdopen(w, "wb") as f:
         f.write(json.dumps(spec).encode())
     return proc

@@ -92,6 +92,13 @@ def _server_env() -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",  # BLAS thread pools do not survive fork
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
+        # Who the agent's code is, the same on every host and in every mode: without these,
+        # ``Path.home()``, ``expanduser("~")`` and ``getpass.getuser()`` fall back to the
+        # user database, which a confined child cannot read (or, under bubblewrap, has not).
+        # Children run as nobody (or as an unprivileged user they cannot learn more about).
+        "HOME": "/",
+        "USER": "nobody",
+        "LOGNAME": "nobody",
     }
     for name in (UNSAFE_ENV, MODE_ENV, "TEXTGYMS_SANDBOX_TMP", DISK_ENV):
         if os.environ.get(name):

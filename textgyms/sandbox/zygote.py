@@ -83,6 +83,21 @@ def preimport(heavy: bool = True) -> None:
             pass
 
 
+def load_accounts() -> None:
+    """Have the C library read its user-database configuration and load its modules now,
+    while they are readable: a confined child, which cannot read ``/etc``, then still
+    resolves its own ids (``pwd.getpwuid(os.getuid())``) where a module answers without
+    reading a file (systemd's synthesizes root and nobody)."""
+    import grp
+    import pwd
+
+    for lookup in (pwd.getpwuid, grp.getgrgid):
+        try:
+            lookup(65534)
+        except KeyError:
+            pass
+
+
 def kill(pid: int) -> None:
     """SIGKILL a child's process group and the child itself (with seccomp it can neither leave
     the group nor fork; under bubblewrap the zygote kills the rest when the child exits)."""
@@ -228,6 +243,7 @@ def start(sock_fd: int, spec_json: str) -> None:
 
     spec = json.loads(spec_json)
     preimport(spec["numpy"])
+    load_accounts()
     support = confine.Support(**spec["support"])
     prepared = confine.Prepared(spec["workroot"], spec["read_paths"], support)
     # Root's children run as nobody: what of the stdlib nobody cannot reach by path, they
