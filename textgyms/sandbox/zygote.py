@@ -93,7 +93,7 @@ def load_accounts() -> None:
 
     for lookup in (pwd.getpwuid, grp.getgrgid):
         try:
-            lookup(65534)
+            lookup(confine.NOBODY)
         except KeyError:
             pass
 
