@@ -74,6 +74,12 @@ IDIOMS = {
     "numpy": "import numpy as np; print(np.arange(10).reshape(2, 5).sum(axis=1))",
     "ctypes": "import ctypes; print(ctypes.sizeof(ctypes.c_int), ctypes.c_double(1.5).value)",
     "uuid": "import uuid; print(len(str(uuid.uuid4())))",
+    "exit() after the answer": "print(42)\nexit()\nprint('not reached')",
+    "quit(0) after the answer": "print(42)\nquit(0)",
+    "the builtins site adds": (
+        "print(callable(help), type(copyright).__name__, type(credits).__name__, "
+        "type(license).__name__)"
+    ),
     "a traceback": (
         "import traceback\ntry:\n    1 / 0\nexcept ZeroDivisionError:\n"
         "    print(traceback.format_exc().splitlines()[-1])"

@@ -83,6 +83,17 @@ def preimport(heavy: bool = True) -> None:
             pass
 
 
+def site_builtins() -> None:
+    """Add the builtins ``site`` adds at startup (``exit``, ``quit``, ``help``, ``copyright``,
+    ``credits``, ``license``) to an interpreter started without it (``-S``, as bubblewrap's
+    zygote is): solutions often end with ``exit()``."""
+    import site
+
+    site.setquit()
+    site.setcopyright()
+    site.sethelper()
+
+
 def load_accounts() -> None:
     """Have the C library read its user-database configuration and load its modules now,
     while they are readable: a confined child, which cannot read ``/etc``, then still
@@ -262,6 +273,7 @@ def boot(sock_fd: int, spec: dict[str, Any]) -> None:
     # As PID 1 it gets only the signals it handles: handle none (Python handles SIGINT).
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     confine.set_dumpable(False)  # no child may read its memory or ptrace it (or its siblings)
+    site_builtins()
     preimport(spec["numpy"])
     support = confine.probe() if spec["kernel_layers"] else confine.Support(0, False, False)
     # Root (with CAP_SETUID/SETGID only): children drop to nobody. Otherwise already nobody.
