@@ -3,6 +3,7 @@ policy and limits (the attacks are in test_sandbox_attacks.py)."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -72,6 +73,33 @@ def test_encoder_reduces_subclasses_and_refuses_objects():
         protocol.encode_value({1, 2})
     with pytest.raises(TypeError):
         protocol.encode_value(object())
+
+
+def test_numpy_scalars_reduce_to_the_python_values_a_tests_eq_compares():
+    """``np.int64(6) == 6`` and ``np.True_ == True`` in the original checks: a correct
+    answer computed with numpy passes. Its integer and bool scalars are no ``int`` or
+    ``bool`` subclasses, so the encoder refused them before. Arrays stay refused (a test's
+    ``assert got == expected`` cannot take their elementwise answer either)."""
+    np = pytest.importorskip("numpy")
+
+    class Rigged(np.int64):
+        def item(self):
+            return RiggedInt(1)
+
+    class RiggedInt(int):
+        def __eq__(self, other):
+            return True
+
+    wire = json.loads(json.dumps(protocol.encode_value(
+        [np.int64(6), np.bool_(True), np.float32(0.5), np.uint8(255), np.str_("a")])))
+    back = protocol.decode_value(wire)
+    assert back == [6, True, 0.5, 255, "a"]
+    assert [type(v) for v in back] == [int, bool, float, int, str]
+    assert values_equal(back, [6, True, 0.5, 255, "a"]) and not values_equal(back[1], 1)
+    for refused in (np.array([1, 2]), np.complex128(1j), np.datetime64("2020-01-01"),
+                    Rigged(3)):
+        with pytest.raises(TypeError, match="cannot be returned"):
+            protocol.encode_value(refused)
 
 
 def test_values_equal_checks_types_and_tolerance():

@@ -113,3 +113,14 @@ def test_an_idiom_prints_what_it_prints_on_the_host(sandbox, name):
     ex = sandbox.run(code, timeout=30, memory_mb=1024)
     assert (ex.status, ex.stderr) == ("ok", "")
     assert ex.stdout == _on_host(code)
+
+
+def test_a_numpy_solutions_scalar_results_come_back_as_python_values(sandbox):
+    """``np.sum`` returns ``np.int64`` and a comparison ``np.bool_``: the original checks'
+    ``==`` accepts both, and so do ours (an array stays refused, as ``assert`` refuses it)."""
+    code = ("import numpy as np\ndef total(xs): return np.sum(np.array(xs))\n"
+            "def big(xs): return np.max(xs) > 2\ndef mask(xs): return np.array(xs) > 2\n")
+    got = [sandbox.call(code, entry, [[[1, 2, 3]]]).calls[0] for entry in ("total", "big", "mask")]
+    assert [(c.ok, c.value) for c in got[:2]] == [(True, 6), (True, True)]
+    assert [type(c.value) for c in got[:2]] == [int, bool]
+    assert not got[2].ok and "ndarray cannot be returned" in got[2].error

@@ -4,7 +4,9 @@ fork server, and the tagged-JSON encoding of Python values that cross the bounda
 Values are plain JSON, with two tags for what JSON cannot say: ``{"__tuple__": [...]}`` and
 ``{"__dict__": [[key, value], ...]}`` (a dict whose keys are not all strings). Anything else
 (sets, custom classes, ``int``/``str`` subclasses with a rigged ``__eq__``) is either reduced to
-its plain JSON value by the encoder or refused: the parent only ever compares plain data.
+its plain JSON value by the encoder or refused: the parent only ever compares plain data. A
+numpy scalar (``np.int64``, ``np.bool_``, ...) is reduced to the Python value its ``item()``
+gives, which is what a test's ``==`` compares it as; arrays are refused.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import math
 import os
 import struct
+import sys
 from typing import Any
 
 __all__ = ["send", "recv", "encode_value", "decode_value", "values_equal", "MAX_MESSAGE"]
@@ -82,7 +85,22 @@ def encode_value(value: Any, depth: int = 0) -> Any:
             return {str(k): encode_value(v, depth + 1) for k, v in items}
         return {"__dict__": [[encode_value(k, depth + 1), encode_value(v, depth + 1)]
                              for k, v in items]}  # fmt: skip
+    plain = _numpy_scalar(value)
+    if plain is not None:
+        return encode_value(plain, depth + 1)
     raise TypeError(f"values of type {type(value).__name__} cannot be returned")
+
+
+def _numpy_scalar(value: Any) -> bool | int | float | str | None:
+    """The plain Python value of a numpy scalar, None for anything else. (numpy is looked up,
+    not imported: a value of its types exists only where the code imported it. Its integer
+    and bool scalars are no subclasses of ``int`` and ``bool``, its float64 is one of
+    ``float``.)"""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or not isinstance(value, numpy.generic):
+        return None
+    plain = value.item()
+    return plain if type(plain) in (bool, int, float, str) else None
 
 
 def decode_value(data: Any) -> Any:
