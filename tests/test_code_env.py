@@ -19,7 +19,7 @@ import textgyms  # noqa: F401 - registers the ids
 from textgyms.envs.code import codeio, humaneval, tasks, toy, verify
 from textgyms.envs.code.env import CodeEnv
 from textgyms.errors import ConfigError, DataError
-from textgyms.sandbox import CallResult, Execution, shared
+from textgyms.sandbox import CallResult, Execution, Sandbox, shared
 
 GOLDEN = Path(__file__).parent / "golden" / "code"
 UPDATE = os.environ.get("TEXTGYMS_UPDATE_GOLDEN") == "1"
@@ -144,6 +144,44 @@ def test_codeio_filter_drops_nondeterministic_and_constant_items():
     assert codeio.item_tests(box, item) is None
     item["code_sample"] = "def main_solution(x):\n    return x * 2\n"
     assert len(codeio.item_tests(box, item)) == codeio.N_PUBLIC + codeio.N_HIDDEN
+
+
+def test_codeio_filter_drops_items_whose_reference_fails_its_own_tests():
+    """Three CodeI/O items passed the filter while their own reference, graded as a
+    submission, failed every test: two read a file their input generator had written (in the
+    filter's working directory, not the grader's), one drew a module-level random number.
+    No solution could pass them; they are now filtered, and an ordinary item is kept."""
+    box = shared()
+    item = dict(codeio.problems()[0])
+    item["input_generator"] = (
+        "def generate_inputs(rng):\n    x = rng.randint(0, 999)\n"
+        "    open('data.txt', 'w').write(str(x))\n    return {'name': 'data.txt'}\n")
+    item["code_sample"] = (
+        "def main_solution(name):\n    try:\n        return int(open(name).read()) * 2\n"
+        "    except OSError:\n        return -1\n")
+    assert codeio.item_tests(box, item) is None
+    item["input_generator"] = "def generate_inputs(rng):\n    return {'x': rng.randint(0, 999)}\n"
+    item["code_sample"] = ("import random\nSCALE = random.randrange(1, 10**6)\n"
+                           "def main_solution(x):\n    return x * SCALE % 1009\n")
+    assert codeio.item_tests(box, item) is None
+    item["code_sample"] = "def main_solution(x):\n    return x * 7 % 1009\n"
+    assert len(codeio.item_tests(box, item)) == codeio.N_PUBLIC + codeio.N_HIDDEN
+
+
+def test_codeio_verdicts_do_not_depend_on_the_global_generators_state():
+    """A reference whose output rarely depends on the global ``random`` (one input in about
+    40 gets a different output) gets the same verdict and tests from every fresh sandbox, so
+    every machine's index holds the same items. Children inherit their zygote's generator,
+    seeded at random: before the filter seeded it, about half of the sandboxes kept it."""
+    item = dict(codeio.problems()[0])
+    item["input_generator"] = "def generate_inputs(rng):\n    return {'x': rng.randint(0, 999)}\n"
+    item["code_sample"] = ("import random\ndef main_solution(x):\n"
+                           "    return x + (random.random() < 0.027)\n")
+    verdicts = set()
+    for _ in range(8):
+        with Sandbox() as box:
+            verdicts.add(json.dumps(codeio.item_tests(box, item)))
+    assert len(verdicts) == 1
 
 
 def test_test_tool_never_reveals_hidden_inputs(env):

@@ -5,8 +5,9 @@ The agent sees the problem's description and its input/output specification and 
 problem's seeded input generator (``generate_inputs(Random(seed))``) and the reference on its
 inputs, in the sandbox (both are third-party code). Problems are filtered out once when the
 generator or the reference is nondeterministic (two runs differ), an output is not plain JSON
-or too large, the outputs hardly vary, or the whole run is slow; the filtered index, with the
-tests, is cached under :func:`~textgyms.envs.code.tasks.cache_dir` (see :class:`Index`).
+or too large, the outputs hardly vary, the whole run is slow, or the reference, submitted as
+an agent's code is, fails its own tests; the filtered index, with the tests, is cached
+under :func:`~textgyms.envs.code.tasks.cache_dir` (see :class:`Index`).
 
 Difficulty: the dataset's 1-10 rating, as easy (2-6: 530 items), medium (7: 393) and hard
 (8-9: 2,079).
@@ -24,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from textgyms.envs.code import verify
 from textgyms.envs.code.tasks import INDEX_VERSION, CodeTask, cache_dir, checked_sha256, in_split
 from textgyms.errors import DataError
 from textgyms.sandbox import Sandbox
@@ -31,9 +33,24 @@ from textgyms.sandbox import Sandbox
 N_PUBLIC, N_HIDDEN = 3, 10
 MAX_VALUE_CHARS = 1500  # a test's input or output longer than this (as JSON) is filtered
 ITEM_BUDGET = 1.0  # seconds for all of an item's runs (slower items are filtered out)
+# Each reference runs twice per input, the global generators (``random``'s and numpy's, which
+# a child inherits from its zygote, seeded at random) seeded differently for the two runs, but
+# the same way on every machine: a reference that draws from them gives two outputs (and is
+# filtered out), and the verdict on one whose output does not depend on the draws (rarely) is
+# the same everywhere, so every machine's index holds the same items. (The module's own top
+# level runs after :func:`_seeded`'s prologue, for the same reason.)
 _HARNESS = """
 
 import copy as _tg_copy
+import random as _tg_random
+import sys as _tg_sys
+
+
+def _tg_seed(s):
+    _tg_random.seed(s)
+    np = _tg_sys.modules.get("numpy")
+    if np is not None:
+        np.random.seed(s % 2**32)
 
 
 def _tg_pairs(seeds):
@@ -41,7 +58,9 @@ def _tg_pairs(seeds):
     for s in seeds:
         a = generate_inputs(Random(s))
         b = generate_inputs(Random(s))
+        _tg_seed(2 * s)
         first = main_solution(**_tg_copy.deepcopy(a))
+        _tg_seed(2 * s + 1)
         second = main_solution(**_tg_copy.deepcopy(a))
         out.append([a, b, first, second])
     return out
@@ -71,11 +90,18 @@ def difficulty_of(rating: int) -> str:
     return "easy" if rating <= 6 else "medium" if rating == 7 else "hard"
 
 
+def _seeded(code: str, seed: int) -> str:
+    """``code`` after a line that seeds the global generators (numpy's where it is loaded: the
+    zygote of code that names numpy pre-imports it) with ``seed``."""
+    return (f"import random as _tg_r, sys as _tg_s; _tg_r.seed({seed}); _tg_s.modules['numpy']"
+            f".random.seed({seed}) if 'numpy' in _tg_s.modules else None\n") + code
+
+
 def item_tests(box: Sandbox, item: dict[str, Any]) -> list[list[str]] | None:
     """The item's tests as ``[inputs_json, output_json]`` pairs, or None if it is filtered."""
-    code = "from random import Random\n\n" + item["code_sample"] + "\n\n" + item[
+    code = _seeded("from random import Random\n\n" + item["code_sample"] + "\n\n" + item[
         "input_generator"
-    ] + _HARNESS
+    ] + _HARNESS, 1)
     seeds = list(range(N_PUBLIC + N_HIDDEN))
     ex = box.call(code, "_tg_pairs", [[seeds]], test_timeout=ITEM_BUDGET, timeout=ITEM_BUDGET + 1)
     call = ex.calls[0]
@@ -93,7 +119,21 @@ def item_tests(box: Sandbox, item: dict[str, Any]) -> list[list[str]] | None:
         tests.append(pair)
     if len({t[1] for t in tests}) < 3:
         return None  # (almost) constant outputs: a constant would pass
-    return tests
+    return tests if _reference_passes(box, item, tests) else None
+
+
+def _reference_passes(box: Sandbox, item: dict[str, Any], tests: list[list[str]]) -> bool:
+    """Whether the reference, submitted as an agent's code is (a fresh child that gets only
+    the inputs, graded by :func:`verify.outcomes`), passes every test. One that read a file
+    its input generator wrote, or drew a module-level random number, fails its own tests:
+    no solution could pass them."""
+    task = _task(item, -1, tests)
+    pairs = (*task.public, *task.hidden)
+    # Seeded otherwise than the runs that made the tests, the same on every machine (so the
+    # verdict is too): a module-level draw gives other outputs here.
+    ex = box.call(_seeded(item["code_sample"], 2), task.entry, [task.args(t) for t in pairs],
+                  by_name=True, test_timeout=ITEM_BUDGET, timeout=ITEM_BUDGET + 1)
+    return all(r.passed for r in verify.outcomes(task, pairs, ex))
 
 
 def _plain_json(value: Any) -> str | None:
