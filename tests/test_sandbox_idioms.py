@@ -72,6 +72,13 @@ IDIOMS = {
         "print(asyncio.run(main()))"
     ),
     "numpy": "import numpy as np; print(np.arange(10).reshape(2, 5).sum(axis=1))",
+    # Submodules ``import numpy`` leaves to their first use (found through the zygote's open
+    # directory where the virtualenv lies under a private one: see sandbox.reach).
+    "numpy's lazy submodules": (
+        "import numpy as np\nprint(np.random.default_rng(0).integers(100), "
+        "np.fft.fft([1, 0]).real.tolist(), np.polynomial.Polynomial([1, 2])(3), "
+        "np.ma.masked_array([1, 2], mask=[0, 1]).sum(), np.linalg.det([[2, 0], [0, 2]]))"
+    ),
     "ctypes": "import ctypes; print(ctypes.sizeof(ctypes.c_int), ctypes.c_double(1.5).value)",
     "uuid": "import uuid; print(len(str(uuid.uuid4())))",
     "exit() after the answer": "print(42)\nexit()\nprint('not reached')",

@@ -31,7 +31,7 @@ from importlib.machinery import (
 from importlib.util import spec_from_file_location
 from types import ModuleType
 
-__all__ = ["DirFinder", "install", "reachable", "unreachable_entries"]
+__all__ = ["DirFinder", "install", "reachable", "served", "unreachable_entries"]
 
 LOW_FD = 10  # the descriptors go above those a child rewires (0-5)
 
@@ -63,6 +63,13 @@ def unreachable_entries(entries: Iterable[str], readable: Sequence[str]) -> list
         if os.path.isdir(real) and not reachable(real) and any(_within(real, r) for r in readable):
             found.add(real)
     return sorted(d for d in found if not any(d != o and _within(d, o) for o in found))
+
+
+def served(entries: Sequence[str], readable: Sequence[str]) -> list[str]:
+    """The directories :func:`install` opens: the unreachable ones of ``entries``
+    (``sys.path``) beneath ``readable``, and the unreachable directories of ``readable``
+    itself (an allowed package's, whose submodules are looked up in it)."""
+    return unreachable_entries([*entries, *readable], readable)
 
 
 def _within(path: str, root: str) -> bool:
@@ -184,10 +191,13 @@ class DirFinder:
 
 def install(readable: Sequence[str]) -> DirFinder | None:
     """In the zygote, while still root: open the unreachable directories of ``sys.path``
-    beneath ``readable`` (the Landlock read paths) and append a :class:`DirFinder` for them
-    to ``sys.meta_path``; None (nothing installed) where every directory is reachable."""
+    beneath ``readable`` (the Landlock read paths), and the unreachable read paths that are
+    directories themselves (numpy's package: its submodules that ``import numpy`` leaves
+    to first use, ``numpy.random``, ``numpy.fft``, ..., are looked up in it), and append a
+    :class:`DirFinder` for them to ``sys.meta_path``; None (nothing installed) where every
+    directory is reachable."""
     fds: dict[str, int] = {}
-    for real in unreachable_entries(sys.path, readable):
+    for real in served(sys.path, readable):
         try:
             fd = os.open(real, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError:  # (root refused too: a network file system) nothing to serve it with

@@ -42,15 +42,6 @@ ITEM_BUDGET = 1.0  # seconds for all of an item's runs (slower items are filtere
 _HARNESS = """
 
 import copy as _tg_copy
-import random as _tg_random
-import sys as _tg_sys
-
-
-def _tg_seed(s):
-    _tg_random.seed(s)
-    np = _tg_sys.modules.get("numpy")
-    if np is not None:
-        np.random.seed(s % 2**32)
 
 
 def _tg_pairs(seeds):
@@ -91,10 +82,16 @@ def difficulty_of(rating: int) -> str:
 
 
 def _seeded(code: str, seed: int) -> str:
-    """``code`` after a line that seeds the global generators (numpy's where it is loaded: the
-    zygote of code that names numpy pre-imports it) with ``seed``."""
-    return (f"import random as _tg_r, sys as _tg_s; _tg_r.seed({seed}); _tg_s.modules['numpy']"
-            f".random.seed({seed}) if 'numpy' in _tg_s.modules else None\n") + code
+    """``code`` after a prologue that defines ``_tg_seed(s)``, which seeds the global
+    generators with ``s`` (``random``'s, and numpy's where the code names numpy: the prologue
+    names it only then, so that other code keeps its lean zygote), and calls it with
+    ``seed``."""
+    if "numpy" in code:
+        head = ("import random as _tg_r, numpy as _tg_np\n"
+                "def _tg_seed(s): _tg_r.seed(s); _tg_np.random.seed(s % 2**32)\n")
+    else:
+        head = "import random as _tg_r\ndef _tg_seed(s): _tg_r.seed(s)\n"
+    return f"{head}_tg_seed({seed})\n{code}"
 
 
 def item_tests(box: Sandbox, item: dict[str, Any]) -> list[list[str]] | None:

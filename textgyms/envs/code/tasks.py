@@ -28,7 +28,7 @@ __all__ = ["CodeTask", "Test", "encode_test", "split_public", "in_split", "cache
 Test = tuple[str, str]
 SPLITS = ("train", "test", "all")
 DATA_DIR = Path(__file__).with_name("data")
-INDEX_VERSION = 2  # bump when the way an index is built changes (2: numpy scalars are values)
+INDEX_VERSION = 3  # bump when the way an index is built changes (3: graded references)
 
 
 @dataclass(frozen=True)
