@@ -376,6 +376,14 @@ class TextEnv(gym.Env[str, str]):
         self._spare_seeder = None
         task = self.generate(seeder.seed(seed))  # (seed() validates the seed as reset does)
         self._ready = (seed, task, seeder)
+        self.warm(task)
+
+    def warm(self, task: Task) -> None:
+        """Compute ahead what episodes on ``task`` will likely need and the task alone fixes
+        (NetConfig compiles and checks the starting network); :meth:`pregenerate` calls it
+        after drawing the task, in the wait for the model's turn. It may only fill caches of
+        pure functions of the task: an episode's results must be what they would be without
+        it. The default does nothing."""
 
     def forget_pregenerated(self) -> bool:
         """Drop the task kept by :meth:`pregenerate` (after a change of the env's settings);

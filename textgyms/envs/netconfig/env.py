@@ -42,7 +42,13 @@ from textgyms.envs.netconfig.model import DeviceConfig
 from textgyms.envs.netconfig.prompt import render_prompt
 from textgyms.envs.netconfig.sim import Network
 from textgyms.envs.netconfig.tools import SHOW_CMDS, run_tool
-from textgyms.envs.netconfig.verify import network, text_network, verify_configs, verify_submission
+from textgyms.envs.netconfig.verify import (
+    network,
+    text_network,
+    verify_configs,
+    verify_submission,
+    warm,
+)
 
 # (family, difficulty, split, the generator's state) -> (task, the generator's state after):
 # a task is a pure function of these, and a GRPO group resets one seed G times.
@@ -191,6 +197,12 @@ class NetConfigEnv(TextEnv):
 
     def prompt(self, task: NetTask) -> str:
         return render_prompt(task)
+
+    def warm(self, task: NetTask) -> None:
+        """Compile and check the starting network ahead (:func:`verify.warm`): an agent's first
+        tool step and a wrong submission then find both done."""
+        with gc_paused():
+            warm(task)
 
     def init_state(self, task: NetTask) -> NetState:
         return NetState(task)

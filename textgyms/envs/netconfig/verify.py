@@ -233,6 +233,17 @@ def _baseline(task: NetTask) -> tuple[bool, ...]:
     return _results(task, text_network(task, dict(task.start)), quiet=True)[0]
 
 
+def warm(task: NetTask) -> None:
+    """Compile ``task``'s starting network and, for the families graded against it, find which
+    checks it passes (:func:`_baseline`): pure functions of the task, memoized, that an
+    agent's first tool step (it inspects that network) and a wrong submission (its baseline)
+    would otherwise compute on the step's critical path."""
+    if task.family in ("diagnosis", "analysis"):  # graded on an answer, not on checks
+        text_network(task, dict(task.start))
+    else:
+        _baseline(task)
+
+
 def run_checks(task: NetTask, net: Network) -> tuple[dict[str, float], list[str]]:
     """Each group's pass rate and the messages of the failing checks."""
     passed: dict[str, list[int]] = {}
