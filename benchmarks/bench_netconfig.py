@@ -10,7 +10,9 @@ Measures, in CPU time (``time.process_time``), medians over repetitions:
 and, side by side in the same run (``netconfig_speed.py``, each version in its own subprocess on
 the same tasks): resets and submission steps per CPU-second of the code at 3ab7aa0
 (``NetConfig-v3``) and at 9311458 (``NetConfig-v4`` before the parse, network and task memos)
-against this checkout -- target >= 4x.
+against this checkout -- target >= 4x; then this checkout's agent episodes with each task drawn
+ahead (``pregenerate``, as a vector's reset-ahead does in the wait for the model's turn, which
+also compiles and checks the starting network) against resets that draw it.
 
 Peers measured in the same run: for parsing, the floor of tokenising the same text
 (``splitlines`` + ``split``, no semantics) and ``hier_config`` when it is installed; for walks,
@@ -153,7 +155,9 @@ def main() -> None:
            "quick": args.quick, "verify": bench_verify(reps), "parse": bench_parse(reps),
            "walk": bench_walk(reps)}
     if not args.no_speed:
-        res["speed"] = netconfig_speed.side_by_side(2 if args.quick else netconfig_speed.ROUNDS)
+        rounds = 2 if args.quick else netconfig_speed.ROUNDS
+        res["speed"] = netconfig_speed.side_by_side(rounds)
+        res["reset_ahead"] = netconfig_speed.reset_ahead(rounds)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "netconfig.json").write_text(json.dumps(res, indent=2) + "\n")
     (RESULTS / "netconfig.md").write_text(render(res))
@@ -175,13 +179,22 @@ def render(res: dict) -> str:
         f"shortest_path {w['networkx_shortest_path_per_cpu_s']:,.0f}/s "
         f"(ratio {w['ratio_vs_networkx']:.2f}) |",
         "",
-    ]) + (speed_table(res["speed"]) if "speed" in res else "")
+    ]) + (speed_table(res["speed"]) if "speed" in res else "") + (
+        ahead_table(res["reset_ahead"]) if "reset_ahead" in res else "")
 
 
 def speed_table(speed: dict) -> str:
     """The side-by-side table of resets and submissions, old code against new."""
     return ("\nResets and submission steps, old code against this checkout (same tasks, same "
             "run):\n\n" + netconfig_speed.render(speed))
+
+
+def ahead_table(ahead: dict) -> str:
+    """This checkout's agent episodes with each task drawn, compiled and checked ahead (a
+    vector's reset-ahead) against resets that draw it."""
+    return ("\nWith reset-ahead (this checkout; a worker draws the next task and compiles and "
+            "checks its starting network in the wait for the model's turn), the critical path "
+            "of an agent episode:\n\n" + netconfig_speed.render_ahead(ahead))
 
 
 if __name__ == "__main__":

@@ -24,6 +24,11 @@ wrong submissions. Measured in CPU time (``time.process_time``), per round of fr
   a third of them, as some members of a real group do): their tool steps, their
   submissions and whole episodes, on a third of the cases.
 
+Then, on this checkout alone (``--ahead-worker``), the same agent episodes with each task drawn
+ahead by ``pregenerate`` (a vector's reset-ahead, which also compiles and checks the starting
+network: ``NetConfigEnv.warm``) against resets that draw it: the steps' CPU per way, and the
+drawing in the wait apart.
+
 Each rate is the median over rounds of (operations / CPU seconds of that round); a round
 runs every version once, each in a fresh subprocess, the versions' order rotated per round.
 Beside the rates: each version's share of CPU time in the cyclic garbage collector (median
@@ -174,6 +179,90 @@ def worker(env_id: str, rounds: int, first: int = 0) -> dict:
     return res
 
 
+AHEAD_KINDS = ("first_tool", "tool", "submit", "agent", "wait")
+AHEAD_SEEDS = 3_000_000  # the reset-ahead comparison's tasks
+
+
+def _ahead_episode(env, seed: int, ahead: bool, out: dict[str, list[float]]) -> None:
+    """An agent episode (reset, :func:`_tools`, :func:`_wrong`) on a fresh task, its task drawn
+    first by ``pregenerate`` when ``ahead`` (a vector's worker does that in the wait for the
+    model's turn; timed apart, as ``wait``). ``agent`` is the episode without that wait."""
+    cpu = time.process_time
+    t0 = cpu()
+    if ahead:
+        env.pregenerate(seed)
+    t1 = cpu()
+    env.reset(seed=seed)
+    for k, action in enumerate(_tools(env.task)):
+        t2 = cpu()
+        env.step(action)
+        out["tool"].append(cpu() - t2)
+        if k == 0:
+            out["first_tool"].append(out["tool"][-1])
+    t3 = cpu()
+    _obs, _r, term, _tr, _info = env.step(_wrong(env.task))
+    t4 = cpu()
+    assert term
+    out["submit"].append(t4 - t3)
+    out["agent"].append(t4 - t1)
+    if ahead:
+        out["wait"].append(t1 - t0)
+
+
+def ahead_worker(rounds: int, first: int = 0) -> dict:
+    """This checkout's agent episodes with resets that draw their task against resets that
+    find it drawn ahead (run in a subprocess): per kind and way, each round's rate."""
+    import gymnasium as gym
+
+    import textgyms
+    from textgyms.envs.netconfig.generate import FAMILIES, LEVELS
+
+    envs = [gym.make(NEW_ID, family=f, difficulty=lvl).unwrapped
+            for f in FAMILIES for lvl in LEVELS]
+    for env in envs:
+        env.reset(seed=1)
+    rates: dict[str, dict[str, list[float]]] = {"cold": {}, "ahead": {}}
+    for r in range(first, first + rounds):
+        got: dict[str, dict[str, list[float]]] = {w: {k: [] for k in AHEAD_KINDS} for w in rates}
+        for k, env in enumerate(envs):
+            seed = AHEAD_SEEDS + 10_000 * (r + 1) + 2 * k
+            _ahead_episode(env, seed, False, got["cold"])
+            _ahead_episode(env, seed + 1, True, got["ahead"])
+        for way, kinds in got.items():
+            for kind, times in kinds.items():
+                if times:
+                    rates[way].setdefault(kind, []).append(len(times) / sum(times))
+    return {"textgyms": textgyms.__file__, "cases": len(envs), "rounds": rounds,
+            "rates": rates}
+
+
+def reset_ahead(rounds: int) -> dict:
+    """:func:`ahead_worker` on this checkout, one fresh subprocess per round; medians."""
+    parts = [in_subprocess(ROOT, __file__, ["--ahead-worker", "--rounds", "1", "--first",
+                                            str(r)]) for r in range(rounds)]
+    out: dict = {"cases": parts[0]["cases"], "rounds": rounds}
+    for way in ("cold", "ahead"):
+        out[way] = {k: statistics.median(x for p in parts for x in p["rates"][way][k])
+                    for k in parts[0]["rates"][way]}
+    return out
+
+
+def render_ahead(res: dict) -> str:
+    """The table of :func:`reset_ahead`."""
+    cold, ahead = res["cold"], res["ahead"]
+    names = {"first_tool": "first tool steps", "tool": "tool steps (the first three)",
+             "submit": "wrong submissions (after the tools)",
+             "agent": "agent episodes, without the wait (reset, three tool steps, a wrong "
+                      "submission)"}
+    rows = ["| per CPU-second (median of rounds) | reset draws its task | task drawn ahead "
+            "| ahead / drawing |", "|---|---:|---:|---:|"]
+    for k, name in names.items():
+        rows.append(f"| {name} | {cold[k]:,.0f} | {ahead[k]:,.0f} | {ahead[k] / cold[k]:.1f}x |")
+    rows.append(f"| drawing ahead in the wait (`pregenerate`), per CPU-second | | "
+                f"{ahead['wait']:,.0f} | |")
+    return "\n".join(rows) + "\n"
+
+
 class _CollectorClock:
     """CPU time spent in the cyclic garbage collector's collections (``gc.callbacks``)."""
 
@@ -297,14 +386,20 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--worker", metavar="ENV_ID", help=argparse.SUPPRESS)
     ap.add_argument("--first", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--ahead-worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     rounds = args.rounds or (2 if args.quick else ROUNDS)
     if args.worker:
         print(json.dumps(worker(args.worker, rounds, args.first)))
         return
+    if args.ahead_worker:
+        print(json.dumps(ahead_worker(rounds, args.first)))
+        return
     res = side_by_side(rounds)
+    res["reset_ahead"] = reset_ahead(rounds)
     print(json.dumps(res, indent=2))
     print(render(res))
+    print(render_ahead(res["reset_ahead"]))
 
 
 if __name__ == "__main__":

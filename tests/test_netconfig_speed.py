@@ -97,3 +97,23 @@ def test_the_collector_clock_counts_collections_only_while_it_runs(speed):
     clock.stop()
     gc.collect()
     assert ticked > 0.0 and clock.cpu == ticked
+
+
+@pytest.mark.parametrize("ahead", [False, True])
+def test_a_reset_ahead_episode_times_its_wait_apart(speed, ahead):
+    env = gym.make("textgyms/NetConfig-v4", family="routing", difficulty="easy").unwrapped
+    out: dict[str, list[float]] = {k: [] for k in speed.AHEAD_KINDS}
+    speed._ahead_episode(env, 7, ahead, out)
+    assert len(out["tool"]) == 3 and out["first_tool"] == out["tool"][:1]
+    assert len(out["submit"]) == len(out["agent"]) == 1
+    assert out["agent"][0] >= sum(out["tool"]) + out["submit"][0]
+    assert len(out["wait"]) == (1 if ahead else 0)  # the wait is not in the episode's time
+
+
+def test_the_reset_ahead_table_compares_the_two_ways(speed):
+    cold = {"first_tool": 100.0, "tool": 300.0, "submit": 50.0, "agent": 20.0}
+    table = speed.render_ahead({"cold": cold, "ahead": {**{k: 2 * v for k, v in cold.items()},
+                                                        "wait": 40.0}})
+    assert "| first tool steps | 100 | 200 | 2.0x |" in table
+    assert "| drawing ahead in the wait (`pregenerate`), per CPU-second | | 40 | |" in table
+    assert len(table.splitlines()) == 2 + 4 + 1
