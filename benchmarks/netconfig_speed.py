@@ -25,9 +25,9 @@ wrong submissions. Measured in CPU time (``time.process_time``), per round of fr
   submissions and whole episodes, on a third of the cases.
 
 Then, on this checkout alone (``--ahead-worker``), the same agent episodes with each task drawn
-ahead by ``pregenerate`` (a vector's reset-ahead, which also compiles and checks the starting
-network: ``NetConfigEnv.warm``) against resets that draw it: the steps' CPU per way, and the
-drawing in the wait apart.
+ahead by ``pregenerate`` and warmed by ``warm_pregenerated`` (a vector's reset-ahead; warming
+compiles and checks the starting network: ``NetConfigEnv.warm``) against resets that draw it:
+the steps' CPU per way, and the drawing and warming in the wait apart.
 
 Each rate is the median over rounds of (operations / CPU seconds of that round); a round
 runs every version once, each in a fresh subprocess, the versions' order rotated per round.
@@ -185,12 +185,14 @@ AHEAD_SEEDS = 3_000_000  # the reset-ahead comparison's tasks
 
 def _ahead_episode(env, seed: int, ahead: bool, out: dict[str, list[float]]) -> None:
     """An agent episode (reset, :func:`_tools`, :func:`_wrong`) on a fresh task, its task drawn
-    first by ``pregenerate`` when ``ahead`` (a vector's worker does that in the wait for the
-    model's turn; timed apart, as ``wait``). ``agent`` is the episode without that wait."""
+    and warmed first (``pregenerate``, ``warm_pregenerated``) when ``ahead``, as a vector's
+    worker does in the wait for the model's turn (timed apart, as ``wait``). ``agent`` is the
+    episode without that wait."""
     cpu = time.process_time
     t0 = cpu()
     if ahead:
         env.pregenerate(seed)
+        env.warm_pregenerated()
     t1 = cpu()
     env.reset(seed=seed)
     for k, action in enumerate(_tools(env.task)):
@@ -258,7 +260,7 @@ def render_ahead(res: dict) -> str:
             "| ahead / drawing |", "|---|---:|---:|---:|"]
     for k, name in names.items():
         rows.append(f"| {name} | {cold[k]:,.0f} | {ahead[k]:,.0f} | {ahead[k] / cold[k]:.1f}x |")
-    rows.append(f"| drawing ahead in the wait (`pregenerate`), per CPU-second | | "
+    rows.append(f"| drawing and warming in the wait, per CPU-second | | "
                 f"{ahead['wait']:,.0f} | |")
     return "\n".join(rows) + "\n"
 

@@ -115,5 +115,5 @@ def test_the_reset_ahead_table_compares_the_two_ways(speed):
     table = speed.render_ahead({"cold": cold, "ahead": {**{k: 2 * v for k, v in cold.items()},
                                                         "wait": 40.0}})
     assert "| first tool steps | 100 | 200 | 2.0x |" in table
-    assert "| drawing ahead in the wait (`pregenerate`), per CPU-second | | 40 | |" in table
+    assert "| drawing and warming in the wait, per CPU-second | | 40 | |" in table
     assert len(table.splitlines()) == 2 + 4 + 1

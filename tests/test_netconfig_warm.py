@@ -1,6 +1,7 @@
-"""NetConfig's ``warm``: drawing a task ahead (``pregenerate``, a vector's reset-ahead) also
-compiles and checks its starting network, so an agent's first tool step and a wrong
-submission's baseline find them done, and every result is what it is without it."""
+"""NetConfig's ``warm``: once a vector's worker has drawn a task ahead (``pregenerate``, reset-ahead),
+it compiles and checks the task's starting network (``warm_pregenerated``), so an agent's first
+tool step and a wrong submission's baseline find them done, and every result is what it is
+without it."""
 
 from __future__ import annotations
 
@@ -67,6 +68,7 @@ def test_a_task_drawn_ahead_is_compiled_and_checked_ahead_with_the_same_results(
     _clear()
     ahead = gym.make(ENV_ID, family=family, difficulty="hard")
     ahead.unwrapped.pregenerate(seed)
+    assert ahead.unwrapped.warm_pregenerated()
     got, warm = _episode(ahead, seed, counts)
     assert got == expected
     # Cold, the first tool step compiles the starting network (unless generating a fault
@@ -77,3 +79,50 @@ def test_a_task_drawn_ahead_is_compiled_and_checked_ahead_with_the_same_results(
         # Cold, the submission checks the candidate and the starting network (its baseline);
         # drawn ahead, the candidate only.
         assert (cold[1], warm[1]) == ({"compiles": 1, "checks": 2}, {"compiles": 1, "checks": 1})
+
+
+def first_looks_compiled_again(n_envs: int, episodes: int = 3) -> tuple[int, int]:
+    """A worker's ``n_envs`` NetConfig envs (the families in turn) playing agent episodes in
+    lockstep, as a vector steps them: each takes its first look, the worker draws every env's
+    next task in the wait and then warms each, each submits a wrong answer, each resets to its drawn task and
+    looks again. Returns (first looks that compiled their network again, first looks): the
+    warmed networks a memo evicted before their episode began."""
+    compile_ = memo._compile
+    compiles = [0]
+
+    def counting(*args, **kwargs):
+        compiles[0] += 1
+        return compile_(*args, **kwargs)
+
+    envs = [gym.make(ENV_ID, family=FAMILIES[i % len(FAMILIES)], difficulty="medium").unwrapped
+            for i in range(n_envs)]
+    memo._compile = counting
+    try:
+        again = 0
+        for i, env in enumerate(envs):
+            env.reset(seed=1_000 * n_envs + i)
+        for episode in range(1, episodes + 1):
+            seeds = [1_000 * n_envs + i + 100_000 * episode for i in range(n_envs)]
+            for env in envs:
+                env.step(f'<show_ip_route device="{env.task.start[0][0]}"/>')
+            for env, seed in zip(envs, seeds):
+                env.pregenerate(seed)
+            for env in envs:
+                env.warm_pregenerated()
+            for env in envs:
+                env.step(_wrong(env.task))
+            for env, seed in zip(envs, seeds):
+                env.reset(seed=seed)
+                compiles[0] = 0
+                env.step(f'<show_ip_route device="{env.task.start[0][0]}"/>')
+                again += compiles[0] > 0
+    finally:
+        memo._compile = compile_
+    return again, n_envs * episodes
+
+
+def test_a_worker_of_32_envs_keeps_every_warmed_network_until_its_episode():
+    """The memos hold a worker's next episodes' starting networks while it runs 32 envs
+    (up to about 40: docs/envs/netconfig.md); none is compiled twice."""
+    _clear()
+    assert first_looks_compiled_again(32) == (0, 96)

@@ -236,6 +236,82 @@ def test_a_ray_actor_draws_on_after_a_call_in_the_models_turn() -> None:
     worker._wake.set()
 
 
+class _Warmed(_Flaky):
+    """A ``_Flaky`` that logs, to a list its envs share, each task drawn and each warmed."""
+
+    def __init__(self, log: list[tuple[str, int]]) -> None:
+        super().__init__()
+        self.log = log
+
+    def generate(self, rng: np.random.Generator) -> Task:
+        task = super().generate(rng)
+        self.log.append(("draw", task.value))
+        return task
+
+    def warm(self, task: Task) -> None:
+        self.log.append(("warm", task.value))
+
+
+def test_warm_pregenerated_warms_the_kept_task_once() -> None:
+    even = next(s for s in range(200) if not _odd(s))
+    log: list[tuple[str, int]] = []
+    env = _Warmed(log)
+    assert env.warm_pregenerated() is False  # nothing kept
+    env.pregenerate(even)
+    assert env.warm_pregenerated() is True and env.warm_pregenerated() is False
+    value = log[0][1]
+    assert log == [("draw", value), ("warm", value)]
+    env.reset(seed=even)  # takes the kept task (drawn once, warmed once)
+    assert env.warm_pregenerated() is False and len(log) == 2
+
+
+def test_a_worker_draws_every_next_task_before_it_warms_one() -> None:
+    """Drawing saves a step more than warming: a short model's turn goes to the draws."""
+    even = next(s for s in range(200) if not _odd(s) and not _odd(s + 4))
+    log: list[tuple[str, int]] = []
+    runners = [_EnvRunner(_Warmed(log), "same_step", 4) for _ in range(3)]
+    for r in runners:
+        r.reset(even, None)
+    log.clear()
+    parent, child = mp.Pipe()
+    _prepare_while_idle(child, runners)
+    assert [kind for kind, _value in log] == ["draw"] * 3 + ["warm"] * 3
+    assert not any(r.wants_prepare() or r.wants_warm() for r in runners)
+    _prepare_while_idle(child, runners)  # nothing left to do
+    assert len(log) == 6
+    runners[0].reset(None, None)  # the next episode: its successor is to draw, then warm
+    assert runners[0].wants_prepare() and not runners[0].wants_warm()
+    runners[0].prepare_next()
+    assert runners[0].wants_warm()
+    parent.close()
+    child.close()
+
+
+def test_a_mixture_warms_the_task_its_entry_keeps() -> None:
+    spec = "textgyms/Wordle-v0,textgyms/NetConfig-v4"
+    env = MixtureEnv(spec)
+    seed = next(s for s in range(50) if env.mixture.pick(s) == 1)  # a NetConfig episode
+    assert env.warm_pregenerated() is False
+    env.pregenerate(seed)
+    assert env.warm_pregenerated() is True and env.warm_pregenerated() is False
+
+
+def test_a_ray_actor_warms_after_it_has_drawn() -> None:
+    pytest.importorskip("ray")
+    from textgyms.vector.ray import _Worker
+
+    even = next(s for s in range(200) if not _odd(s) and not _odd(s + 1))
+    log: list[tuple[str, int]] = []
+    worker = _Worker(lambda: _Warmed(log), 2, 1, "same_step")  # the actor's body, here
+    worker.reset([even, even], None, [True, True], ahead=False)
+    log.clear()
+    worker.ahead()
+    time.sleep(0.3)
+    assert [kind for kind, _value in log] == ["draw", "draw", "warm", "warm"]
+    worker._stop = True
+    worker._wake.set()
+
+
 def test_a_failed_draw_ahead_is_raised_by_the_reset_itself() -> None:
     odd = next(s for s in range(1, 200) if _odd(s))
     runner = _EnvRunner(_Flaky(), "same_step", 1)

@@ -296,6 +296,7 @@ class TextEnv(gym.Env[str, str]):
         # pregenerate's (seed, task, seeder left where drawing the task left it), and the
         # seeder it draws with next (the two seeders swap at the reset that takes the task)
         self._ready: tuple[int, Task, Seeder] | None = None
+        self._warmed: tuple[int, Task, Seeder] | None = None  # _ready, once warmed
         self._spare_seeder: Seeder | None = None
         self._quick = _serves_quick(type(self))
 
@@ -376,21 +377,31 @@ class TextEnv(gym.Env[str, str]):
         self._spare_seeder = None
         task = self.generate(seeder.seed(seed))  # (seed() validates the seed as reset does)
         self._ready = (seed, task, seeder)
-        self.warm(task)
 
     def warm(self, task: Task) -> None:
         """Compute ahead what episodes on ``task`` will likely need and the task alone fixes
-        (NetConfig compiles and checks the starting network); :meth:`pregenerate` calls it
-        after drawing the task, in the wait for the model's turn. It may only fill caches of
+        (NetConfig compiles and checks the starting network). A vector's worker calls it,
+        through :meth:`warm_pregenerated`, on the task :meth:`pregenerate` kept, in the wait
+        for the model's turn once every env's next task is drawn. It may only fill caches of
         pure functions of the task: an episode's results must be what they would be without
         it. The default does nothing."""
+
+    def warm_pregenerated(self) -> bool:
+        """:meth:`warm` the task :meth:`pregenerate` keeps, once; whether there was one to warm
+        (a second call, or one without a kept task, does nothing)."""
+        ready = self._ready
+        if ready is None or self._warmed is ready:
+            return False
+        self._warmed = ready
+        self.warm(ready[1])
+        return True
 
     def forget_pregenerated(self) -> bool:
         """Drop the task kept by :meth:`pregenerate` (after a change of the env's settings);
         whether there was one."""
         if self._ready is None:
             return False
-        self._spare_seeder, self._ready = self._ready[2], None
+        self._spare_seeder, self._ready, self._warmed = self._ready[2], None, None
         return True
 
     # --- public API -------------------------------------------------------------------------
@@ -436,7 +447,7 @@ class TextEnv(gym.Env[str, str]):
             # Drawn ahead by pregenerate: its generator is already where drawing the task
             # left it. The seeders swap rather than copy a state (a copy costs more than a
             # Wordle reset).
-            task, rng, self._ready = ready[1], ready[2].generator, None
+            task, rng, self._ready, self._warmed = ready[1], ready[2].generator, None, None
             self._seeder, self._spare_seeder = ready[2], self._seeder
             self._np_random, self._np_random_seed = rng, seed
         else:  # as seeding.seeded_generator(seed), re-using this env's PCG64 and Generator

@@ -275,6 +275,12 @@ class MixtureEnv(gym.Env[str, str]):
         if hook is not None:
             hook(seed)
 
+    def warm_pregenerated(self) -> bool:
+        """:meth:`~textgyms.core.TextEnv.warm_pregenerated` on every entry's env (the one that
+        :meth:`pregenerate` drew for keeps the task); whether any warmed one."""
+        hooks = [getattr(env.unwrapped, "warm_pregenerated", None) for env in self._envs.values()]
+        return any([hook() for hook in hooks if hook is not None])
+
     def forget_pregenerated(self) -> bool:
         """Drop the task every entry's env keeps from :meth:`pregenerate`; whether any did."""
         hooks = [getattr(env.unwrapped, "forget_pregenerated", None) for env in self._envs.values()]

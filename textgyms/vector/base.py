@@ -91,10 +91,15 @@ class _EnvRunner:
         self.pending_reset = False  # next_step: the coming step only resets
         self.last_obs = ""
         self.prepared: int | None = None  # the episode whose successor's task is drawn
+        self.warmed: int | None = None  # ... and warmed (TextEnv.warm)
 
     def wants_prepare(self) -> bool:
         """Whether :meth:`prepare_next` has a task to draw."""
         return self.base_seed is not None and self.prepared != self.episode
+
+    def wants_warm(self) -> bool:
+        """Whether :meth:`warm_next` has a drawn task to warm."""
+        return self.prepared == self.episode and self.warmed != self.episode
 
     def prepare_next(self) -> None:
         """Draw the task of this env's next episode now (:meth:`TextEnv.pregenerate`), so its
@@ -110,13 +115,26 @@ class _EnvRunner:
             with contextlib.suppress(Exception):
                 hook(self.base_seed + (self.episode + 1) * self.stride)
 
+    def warm_next(self) -> None:
+        """Warm the task :meth:`prepare_next` drew (:meth:`TextEnv.warm_pregenerated`: what the
+        task alone fixes, into caches). Workers call it once every env's next task is drawn:
+        drawing saves a step more than warming does. Errors are left for the episode."""
+        if not self.wants_warm():
+            return
+        self.warmed = self.episode
+        target = self.env if isinstance(self.env, MixtureEnv) else self.env.unwrapped
+        hook = getattr(target, "warm_pregenerated", None)
+        if hook is not None:
+            with contextlib.suppress(Exception):
+                hook()
+
     def reset(self, seed: int | None, options: dict | None) -> tuple[str, dict]:
         """Start an episode; ``seed=None`` continues this env's schedule when it has one."""
         if seed is None and self.base_seed is not None:
             self.episode += 1
             seed = self.base_seed + self.episode * self.stride
         else:
-            self.base_seed, self.episode, self.prepared = seed, 0, None
+            self.base_seed, self.episode, self.prepared, self.warmed = seed, 0, None, None
         obs, info = self.env.reset(seed=seed, options=None if options is None else dict(options))
         self.pending_reset = False
         self.last_obs = obs

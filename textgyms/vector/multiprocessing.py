@@ -138,17 +138,19 @@ def _serve(conn: Connection, runners: list[_EnvRunner]) -> None:
 
 
 def _prepare_while_idle(conn: Connection, runners: list[_EnvRunner]) -> None:
-    """Draw each env's next task (:meth:`_EnvRunner.prepare_next`) until a command arrives:
-    the time the parent spends on the model's turn. A command waits at most for the one
-    task being drawn when it came. Drawing starts only after ``AHEAD_SETTLE_S`` with no
-    command."""
-    todo = [r for r in runners if r.wants_prepare()]
-    if not todo or conn.poll(AHEAD_SETTLE_S):
+    """Draw each env's next task (:meth:`_EnvRunner.prepare_next`), then warm each
+    (:meth:`_EnvRunner.warm_next`), until a command arrives: the time the parent spends on
+    the model's turn. A command waits at most for the one task being drawn or warmed when it
+    came. Drawing starts only after ``AHEAD_SETTLE_S`` with no command."""
+    if not any(r.wants_prepare() or r.wants_warm() for r in runners):
         return
-    for runner in todo:
-        if conn.poll():
-            return
-        runner.prepare_next()
+    if conn.poll(AHEAD_SETTLE_S):
+        return
+    for work in (_EnvRunner.prepare_next, _EnvRunner.warm_next):
+        for runner in runners:
+            if conn.poll():
+                return
+            work(runner)
 
 
 @dataclass(eq=False)

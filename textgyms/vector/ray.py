@@ -126,7 +126,7 @@ class _Worker:
     def ahead(self) -> None:
         """Reset-ahead: wake the drawing thread (started on first use) if an env has a next
         task to draw, and return at once."""
-        if not any(r.wants_prepare() for r in self.runners):
+        if not any(r.wants_prepare() or r.wants_warm() for r in self.runners):
             return
         if self._drawer is None:
             self._drawer = threading.Thread(target=self._draw, name="textgyms-ahead",
@@ -136,17 +136,19 @@ class _Worker:
 
     def _draw(self) -> None:
         """The drawing thread: on each wake-up, each env's next task
-        (``_EnvRunner.prepare_next``) until a command comes in."""
+        (``_EnvRunner.prepare_next``), then each one warmed (``warm_next``), until a command
+        comes in."""
         while True:
             self._wake.wait()
             self._wake.clear()
             time.sleep(AHEAD_SETTLE_S)  # a driver that steps again at once finds us idle
-            for runner in self.runners:
-                if self._wanted or self._stop:
-                    break
-                with self._lock:
-                    if not (self._wanted or self._stop):
-                        runner.prepare_next()
+            for work in (_EnvRunner.prepare_next, _EnvRunner.warm_next):  # all draws first
+                for runner in self.runners:
+                    if self._wanted or self._stop:
+                        break
+                    with self._lock:
+                        if not (self._wanted or self._stop):
+                            work(runner)
             if self._stop:
                 return
 

@@ -200,7 +200,7 @@ class NetConfigEnv(TextEnv):
 
     def warm(self, task: NetTask) -> None:
         """Compile and check the starting network ahead (:func:`verify.warm`): an agent's first
-        tool step and a wrong submission then find both done."""
+        tool step and a wrong submission's baseline then find both done."""
         with gc_paused():
             warm(task)
 
