@@ -106,27 +106,26 @@ class _EnvRunner:
         reset only looks it up: a worker calls this while it waits for actions. Once per
         episode; nothing for an env without a seed schedule or without the hook. An error is
         left for the reset itself to raise (it draws the same task again)."""
-        if not self.wants_prepare():
-            return
-        self.prepared = self.episode
-        target = self.env if isinstance(self.env, MixtureEnv) else self.env.unwrapped
-        hook = getattr(target, "pregenerate", None)
-        if hook is not None:
-            with contextlib.suppress(Exception):
-                hook(self.base_seed + (self.episode + 1) * self.stride)
+        if self.wants_prepare():
+            self.prepared = self.episode
+            self._hook("pregenerate", self.base_seed + (self.episode + 1) * self.stride)
 
     def warm_next(self) -> None:
         """Warm the task :meth:`prepare_next` drew (:meth:`TextEnv.warm_pregenerated`: what the
         task alone fixes, into caches). Workers call it once every env's next task is drawn:
-        drawing saves a step more than warming does. Errors are left for the episode."""
-        if not self.wants_warm():
-            return
-        self.warmed = self.episode
+        drawing saves a step more than warming does. An error is left for the episode."""
+        if self.wants_warm():
+            self.warmed = self.episode
+            self._hook("warm_pregenerated")
+
+    def _hook(self, name: str, *args: Any) -> None:
+        """The env's reset-ahead hook ``name`` (the mixture's own), if it has one; its errors
+        are swallowed: the reset or the episode meets them again where they belong."""
         target = self.env if isinstance(self.env, MixtureEnv) else self.env.unwrapped
-        hook = getattr(target, "warm_pregenerated", None)
+        hook = getattr(target, name, None)
         if hook is not None:
             with contextlib.suppress(Exception):
-                hook()
+                hook(*args)
 
     def reset(self, seed: int | None, options: dict | None) -> tuple[str, dict]:
         """Start an episode; ``seed=None`` continues this env's schedule when it has one."""
