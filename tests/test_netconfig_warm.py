@@ -1,7 +1,7 @@
-"""NetConfig's ``warm``: once a vector's worker has drawn a task ahead (``pregenerate``, reset-ahead),
-it compiles and checks the task's starting network (``warm_pregenerated``), so an agent's first
-tool step and a wrong submission's baseline find them done, and every result is what it is
-without it."""
+"""NetConfig's ``warm``: once a vector's worker has drawn a task ahead (``pregenerate``,
+reset-ahead), it compiles and checks the task's starting network (``warm_pregenerated``), so an
+agent's first tool step and a wrong submission's baseline find them done, and every result is
+what it is without it."""
 
 from __future__ import annotations
 
@@ -84,8 +84,8 @@ def test_a_task_drawn_ahead_is_compiled_and_checked_ahead_with_the_same_results(
 def first_looks_compiled_again(n_envs: int, episodes: int = 3) -> tuple[int, int]:
     """A worker's ``n_envs`` NetConfig envs (the families in turn) playing agent episodes in
     lockstep, as a vector steps them: each takes its first look, the worker draws every env's
-    next task in the wait and then warms each, each submits a wrong answer, each resets to its drawn task and
-    looks again. Returns (first looks that compiled their network again, first looks): the
+    next task in the wait and then warms each, each submits a wrong answer, each resets to its
+    drawn task and looks again. Returns (first looks that compiled their network again, first looks): the
     warmed networks a memo evicted before their episode began."""
     compile_ = memo._compile
     compiles = [0]
