@@ -5,10 +5,12 @@ what it is without it."""
 
 from __future__ import annotations
 
+import gc
+
 import gymnasium as gym
 import pytest
 
-from textgyms.envs.netconfig import checks, memo, verify
+from textgyms.envs.netconfig import bounded, checks, memo, verify
 from textgyms.envs.netconfig import env as netconfig_env
 from textgyms.envs.netconfig.generate import FAMILIES
 
@@ -126,3 +128,113 @@ def test_a_worker_of_32_envs_keeps_every_warmed_network_until_its_episode():
     (up to about 40: docs/envs/netconfig.md); none is compiled twice."""
     _clear()
     assert first_looks_compiled_again(32) == (0, 96)
+
+
+def test_a_worker_of_64_envs_keeps_every_warmed_network_too():
+    """Past 64 distinct tasks in flight (32 envs' current and next) the memos grow with them
+    (bounded.MemoShare): at fixed sizes 64 envs compiled 76 of 192 first looks again."""
+    _clear()
+    assert first_looks_compiled_again(64) == (0, 192)
+
+
+def _sizes(in_flight: int) -> int:
+    """The networks memo's size for ``in_flight`` distinct tasks."""
+    return max(128, -(-128 * in_flight // bounded.TASKS_AT_BASE))
+
+
+def test_the_memos_grow_with_the_distinct_tasks_in_flight_and_shrink_back():
+    """Each env names the last two tasks it drew; the growing memos are sized for the
+    distinct tasks all live envs name, until an env is closed or collected. A memo made
+    without ``grows`` keeps its size."""
+    n0 = bounded.tasks_in_flight()
+    fixed = bounded.Memo(3)
+    envs = [gym.make(ENV_ID, family="vlan", difficulty="easy").unwrapped for _ in range(96)]
+    for i, env in enumerate(envs):
+        env.reset(seed=9_000 + i)
+    for i, env in enumerate(envs):
+        env.pregenerate(19_000 + i)  # drawn ahead: each env names two tasks
+    assert bounded.tasks_in_flight() == n0 + 192
+    assert memo.NETWORKS.size == _sizes(n0 + 192) >= 384 and fixed.size == 3
+    assert memo.PARSED.size == bounded._SHARED.size  # the parse memo and its registry in step
+    for env in envs[:48]:
+        env.close()
+        env.close()  # a second close releases nothing more
+    assert bounded.tasks_in_flight() == n0 + 96
+    envs[0].reset(seed=59_000)  # an env used after its close names nothing
+    assert bounded.tasks_in_flight() == n0 + 96
+    del envs[:]
+    gc.collect()  # the 48 envs never closed end their share when collected
+    assert bounded.tasks_in_flight() == n0
+    assert memo.NETWORKS.size == _sizes(n0)
+
+
+def test_grpo_groups_on_one_seed_count_one_task():
+    """128 envs in groups of 8 on one seed name 16 tasks: the memos keep their base sizes
+    (sized per env, they would hold old tasks nobody asks for again)."""
+    n0 = bounded.tasks_in_flight()
+    envs = [gym.make(ENV_ID, family="vlan", difficulty="easy").unwrapped for _ in range(128)]
+    for i, env in enumerate(envs):
+        env.reset(seed=29_000 + i // 8)
+    assert bounded.tasks_in_flight() == n0 + 16
+    for i, env in enumerate(envs):
+        env.reset(seed=29_000 + i // 8)  # the same task again on each env: still 16
+    assert bounded.tasks_in_flight() == n0 + 16
+    assert memo.NETWORKS.size == _sizes(n0 + 16)
+    for env in envs:
+        env.close()
+    assert bounded.tasks_in_flight() == n0
+
+
+def test_a_memo_past_its_new_smaller_size_evicts_down_to_it():
+    """When the tasks go, a grown memo sheds its oldest entries at its next store."""
+    grown = bounded.Memo(4, grows=True)
+    envs = [gym.make(ENV_ID, family="vlan", difficulty="easy").unwrapped
+            for _ in range(bounded.TASKS_AT_BASE)]
+    for i, env in enumerate(envs):
+        env.reset(seed=39_000 + i)
+        env.pregenerate(49_000 + i)
+    big = grown.size
+    assert big >= 8
+    for k in range(big):
+        grown.put(k, k)
+    for env in envs:
+        env.close()
+    grown.put("new", 0)
+    assert len(grown) == grown.size < big and grown._d.get("new") == 0
+
+
+def test_a_pickled_env_holds_its_own_share_of_the_memos():
+    """An unpickled copy names its own tasks (a finalizer does not travel with it)."""
+    import pickle
+
+    env = gym.make(ENV_ID).unwrapped
+    env.reset(seed=987_653)
+    n = bounded.tasks_in_flight()
+    clone = pickle.loads(pickle.dumps(env))
+    clone.reset(seed=987_654)
+    assert bounded.tasks_in_flight() == n + 1
+    assert clone.step(f'<show_ip_route device="{clone.task.start[0][0]}"/>')[4]["error"] is None
+    clone.close()
+    env.close()
+    assert bounded.tasks_in_flight() == n - 1
+
+
+def test_set_tasks_at_base_resizes_every_growing_memo_at_once():
+    """A process may keep its memos at their base sizes (a large number) or grow them
+    sooner; the change applies now, and a count below 1 is refused."""
+    envs = [gym.make(ENV_ID, family="vlan", difficulty="easy").unwrapped for _ in range(40)]
+    for i, env in enumerate(envs):
+        env.reset(seed=69_000 + i)
+        env.pregenerate(79_000 + i)
+    old = bounded.set_tasks_at_base(10**9)
+    try:
+        assert memo.NETWORKS.size == 128 and memo.PARSED.size == 2048
+        bounded.set_tasks_at_base(8)
+        assert memo.NETWORKS.size >= 128 * 80 // 8
+        with pytest.raises(ValueError, match="at least 1"):
+            bounded.set_tasks_at_base(0)
+    finally:
+        bounded.set_tasks_at_base(old)
+        for env in envs:
+            env.close()
+    assert old == 64 and memo.NETWORKS.size == _sizes(bounded.tasks_in_flight())

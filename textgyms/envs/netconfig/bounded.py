@@ -13,24 +13,44 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import math
 import threading
+import weakref
 from collections import deque
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
-__all__ = ["NO_ITEMS", "NO_MEMBERS", "Key", "Memo", "NoItems", "NoMembers", "by_identity",
-           "gc_paused", "is_shared", "share"]
+__all__ = ["NO_ITEMS", "NO_MEMBERS", "TASKS_AT_BASE", "Key", "Memo", "MemoShare", "NoItems",
+           "NoMembers", "by_identity", "gc_paused", "is_shared", "set_tasks_at_base", "share",
+           "tasks_in_flight"]
 
 
 _MISSING = object()
 
 
+# The distinct tasks in flight a growing memo's base size serves: 32 envs' current and next
+TASKS_AT_BASE = 64
+_MEMOS: weakref.WeakSet[Memo] = weakref.WeakSet()
+# Reentrant: a collection inside a locked section may run a dead env's finalizer (_drop)
+_SIZE_LOCK = threading.RLock()
+_in_flight: dict[Hashable, int] = {}  # task key -> the live shares naming it (MemoShare)
+_sized_for = 0  # the len(_in_flight) the growing memos were last sized for
+
+
 class Memo:
     """A dict of at most ``size`` results; the oldest goes first when it is full. Safe to
-    share between threads (a result computed twice at once is the same value)."""
+    share between threads (a result computed twice at once is the same value).
 
-    def __init__(self, size: int) -> None:
+    ``grows``: ``size`` is a base size, for :data:`TASKS_AT_BASE` distinct tasks in flight
+    (32 envs' current and next), and grows in proportion with the tasks in flight beyond that
+    (:class:`MemoShare`); NetConfig's shared memos do. Otherwise ``size`` is fixed."""
+
+    def __init__(self, size: int, *, grows: bool = False) -> None:
+        self.base = size
         self.size = size
+        if grows:
+            self.size = _scaled(size)
+            _MEMOS.add(self)
         self._d: dict[Hashable, Any] = {}
         # The keys in insertion order, for eviction: a dict's own oldest key
         # (``next(iter(d))``) is found by skipping the slots its earlier evictions left
@@ -66,8 +86,89 @@ class Memo:
         self._order.clear()
 
 
-_SHARED = Memo(2048)  # id -> the registered object (held, so its id is never reused); as
-# large as the parse memo, which registers each config it stores: the two evict in step
+def _scaled(base: int) -> int:
+    return max(base, math.ceil(base * len(_in_flight) / TASKS_AT_BASE))
+
+
+def _count(key: Hashable, change: int) -> None:
+    n = _in_flight.get(key, 0) + change
+    if n > 0:
+        _in_flight[key] = n
+    else:
+        _in_flight.pop(key, None)
+
+
+def _resize(force: bool = False) -> None:
+    """Every growing memo's bound for the distinct tasks in flight now (called with the lock
+    held; a no-op while their number is unchanged, as in a steady stream of episodes)."""
+    global _sized_for
+    if force or len(_in_flight) != _sized_for:
+        _sized_for = len(_in_flight)
+        for memo in list(_MEMOS):
+            memo.size = _scaled(memo.base)  # (a smaller size evicts at the next puts)
+
+
+def _drop(keys: list[Hashable]) -> None:
+    with _SIZE_LOCK:
+        for key in keys:
+            _count(key, -1)
+        keys.clear()
+        _resize()
+
+
+def set_tasks_at_base(tasks: int) -> int:
+    """Size every growing memo for ``tasks`` distinct tasks in flight at its base size (64 by
+    default; a very large number keeps them at their base sizes whatever the tasks, to save
+    memory); resizes them now and returns the previous value."""
+    global TASKS_AT_BASE
+    if tasks < 1:
+        raise ValueError(f"tasks must be at least 1, got {tasks}")
+    with _SIZE_LOCK:
+        old, TASKS_AT_BASE = TASKS_AT_BASE, tasks
+        _resize(force=True)
+    return old
+
+
+def tasks_in_flight() -> int:
+    """The distinct tasks the live envs' shares name now (:class:`MemoShare`)."""
+    return len(_in_flight)
+
+
+class MemoShare:
+    """An env's share of the growing memos: the last two tasks it drew (its episode's and,
+    with reset-ahead, its next one's). The memos are sized for the distinct tasks every live
+    share names, so they hold each env's warmed next task until its episode begins.
+
+    Sized per env instead, a process of 256 envs in GRPO groups of 8 (32 distinct tasks)
+    would keep old tasks it never asks for again and pay the garbage collector for them;
+    at fixed sizes, 64 envs on distinct tasks recompiled 76 of their 192 warmed networks
+    and 128 envs all of them. The share ends at :meth:`release` or when ``owner`` is
+    collected, whichever comes first."""
+
+    def __init__(self, owner: object) -> None:
+        self._keys: list[Hashable] = []
+        self._end = weakref.finalize(owner, _drop, self._keys)
+
+    def drew(self, key: Hashable) -> None:
+        """The env drew the task of ``key`` (a reset's or one drawn ahead)."""
+        keys = self._keys
+        if (keys and keys[-1] == key) or not self._end.alive:
+            return  # (the same task again on this env, or an env used after its close)
+        with _SIZE_LOCK:
+            keys.append(key)
+            _count(key, +1)
+            if len(keys) > 2:
+                _count(keys.pop(0), -1)
+            _resize()
+
+    def release(self) -> None:
+        """End the share now (a second call does nothing)."""
+        self._end()
+
+
+# id -> the registered object (held, so its id is never reused); as large as the parse memo,
+# which registers each config it stores: the two evict in step (and grow in step)
+_SHARED = Memo(2048, grows=True)
 
 
 def share(obj: Any) -> Any:

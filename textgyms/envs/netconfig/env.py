@@ -35,7 +35,7 @@ import numpy as np
 
 from textgyms.actions import Param, ParseError, ToolSpec, parse
 from textgyms.core import SPLITS, TextEnv, Turn, Verdict, check_choice, generate_in_split
-from textgyms.envs.netconfig.bounded import gc_paused
+from textgyms.envs.netconfig.bounded import MemoShare, gc_paused
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS, NetTask, generate
 from textgyms.envs.netconfig.memo import Memo, parsed_config
 from textgyms.envs.netconfig.model import DeviceConfig
@@ -52,7 +52,7 @@ from textgyms.envs.netconfig.verify import (
 
 # (family, difficulty, split, the generator's state) -> (task, the generator's state after):
 # a task is a pure function of these, and a GRPO group resets one seed G times.
-_TASKS = Memo(256)
+_TASKS = Memo(256, grows=True)
 
 
 def _dev(desc: str = "device name, e.g. R1") -> Param:
@@ -177,6 +177,23 @@ class NetConfigEnv(TextEnv):
         self.difficulty = check_choice("difficulty", difficulty, LEVELS)
         kwargs.setdefault("max_obs_chars", 32_768)
         super().__init__(max_turns=max_turns, **kwargs)
+        # The shared memos grow with the distinct tasks the envs of the process have in
+        # flight, so a worker's warmed tasks stay cached until their episodes.
+        self._memo_share = MemoShare(self)
+
+    def close(self) -> None:
+        """Release this env's share of the memos (they shrink back with fewer tasks)."""
+        self._memo_share.release()
+        super().close()
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_memo_share"]  # (its finalizer does not pickle; the copy holds its own)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._memo_share = MemoShare(self)
 
     def generate(self, rng: np.random.Generator) -> NetTask:
         """A task of the configured family, difficulty and split (a hash partition of tasks).
@@ -184,6 +201,7 @@ class NetConfigEnv(TextEnv):
         Memoized on the generator's state, which is then set to where drawing the task
         leaves it, so a repeated seed gives the same task and the same generator."""
         key = (self.family, self.difficulty, self.split, _rng_key(rng))
+        self._memo_share.drew(key)
 
         def draw() -> tuple[NetTask, dict]:
             task = generate_in_split(

@@ -38,7 +38,8 @@ GATE = 0.5  # the most a submission that breaks any requirement can score
 T = TypeVar("T")
 
 
-_TASK_VALUES = Memo(256)  # id(task) -> (task, its values); holding the task keeps its id its
+# id(task) -> (task, its values); holding the task keeps its id its own while the entry lives
+_TASK_VALUES = Memo(256, grows=True)
 _MISSING = object()
 
 
@@ -194,7 +195,7 @@ def _layout(task: NetTask) -> tuple[dict[str, str], tuple]:
     return dict(task.fixed), tuple(((a, ai), (b, bi)) for a, ai, b, bi in task.links)
 
 
-_RESULTS = Memo(256)
+_RESULTS = Memo(256, grows=True)
 # each check's pass and reason in order; reasons None where only the passes were wanted
 Outcomes = tuple[tuple[bool, ...], "tuple[str, ...] | None"]
 
@@ -304,7 +305,7 @@ def sectioned(text: str) -> set[tuple[str, str]]:
     return out
 
 
-_RENDERED = Memo(512)  # a shared parsed config's rendering and its sectioned lines
+_RENDERED = Memo(512, grows=True)  # a shared parsed config's rendering and its sectioned lines
 
 
 def _rendered(cfg: DeviceConfig) -> str:
