@@ -10,7 +10,7 @@ import gc
 import gymnasium as gym
 import pytest
 
-from textgyms.envs.netconfig import bounded, checks, memo, verify
+from textgyms.envs.netconfig import bounded, checks, memo, ospf, sim, verify
 from textgyms.envs.netconfig import env as netconfig_env
 from textgyms.envs.netconfig.generate import FAMILIES
 
@@ -155,6 +155,8 @@ def test_the_memos_grow_with_the_distinct_tasks_in_flight_and_shrink_back():
         env.pregenerate(19_000 + i)  # drawn ahead: each env names two tasks
     assert bounded.tasks_in_flight() == n0 + 192
     assert memo.NETWORKS.size == _sizes(n0 + 192) >= 384 and fixed.size == 3
+    # a compile's intermediate caches keep their sizes (grown, they cost the collector)
+    assert ospf._SPF.size == 256 and memo.DERIVED.size == 128 and sim._FACTS.size == 512
     assert memo.PARSED.size == bounded._SHARED.size  # the parse memo and its registry in step
     for env in envs[:48]:
         env.close()

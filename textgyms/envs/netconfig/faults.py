@@ -163,7 +163,7 @@ def acl_order(rng, cfgs, kinds):
 
 # An ACL's entries -> {i: whether swapping entries i and i+1 changes a decision}: the fault
 # attempts on one scenario (up to ten, several causes each) ask about the same ACLs again.
-_SWAPS = Memo(256, grows=True)
+_SWAPS = Memo(256)
 
 
 def _swap_matters(acl: Acl, i: int) -> bool:

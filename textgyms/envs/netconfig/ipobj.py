@@ -61,7 +61,7 @@ def address4(n: int) -> ipaddress.IPv4Address:
 # (network, prefix length) -> its network object, shared: a network is immutable, both ends
 # of a link and the tasks drawn on one addressing plan name the same subnets, and every
 # object kept in the parse memo is one more for the garbage collector to scan.
-_NETWORKS = Memo(1024, grows=True)
+_NETWORKS = Memo(1024)
 
 
 def network4(a: int, plen: int) -> ipaddress.IPv4Network:

@@ -192,7 +192,7 @@ _NO_SUBS: dict = {}
 # database and per-interface layer-2 settings: a network that differs from one compiled
 # before only in addresses, routing or filtering (a wrong submission, most faults, a start
 # configuration with the same ports) reuses them. Both are shared and read-only.
-_LAYER2 = Memo(64, grows=True)  # the last few tasks (few entries: each holds two dicts)
+_LAYER2 = Memo(64)  # the last few tasks (few entries: each holds two dicts)
 
 
 def signature(kind: str, cfg: DeviceConfig) -> Key:

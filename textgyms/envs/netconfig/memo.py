@@ -4,10 +4,10 @@ Configuration text parses to the same :class:`DeviceConfig` every time, and the 
 the same cabling compile to the same :class:`Network`; a GRPO group resets one seed G times,
 the verifier parses the reference, start and fixed devices the generator already parsed, and
 an oracle submission repeats the reference texts. Each memo is a plain dict that drops its
-oldest entry when full (bounded memory, no per-entry bookkeeping); its bound grows with the
-distinct tasks the live NetConfig envs of the process have in flight
-(:class:`bounded.MemoShare`), so a worker with many envs keeps each env's warmed next task
-as one with few does.
+oldest entry when full (bounded memory, no per-entry bookkeeping). The parse and network
+memos' bounds grow with the distinct tasks the live NetConfig envs of the process have in
+flight (:class:`bounded.MemoShare`), so a worker with many envs keeps each env's warmed next
+network as one with few does; :data:`DERIVED`, an intermediate cache, keeps its size.
 
 Sharing rules, so a cached object never leaks a change: a parsed config from
 :func:`parsed_config` is read-only (copy it with :func:`copy.deepcopy` before an edit; it is
@@ -31,7 +31,7 @@ __all__ = ["Key", "Memo", "compiled", "derived", "key_of", "parsed_config", "sam
 
 PARSED = Memo(2048, grows=True)
 NETWORKS = Memo(128, grows=True)
-DERIVED = Memo(128, grows=True)  # networks made from a compiled one (a link failed, ...)
+DERIVED = Memo(128)  # networks made from a compiled one (a link failed, ...)
 
 # (name, kind, configuration text or None for an unconfigured device) of every device
 DeviceTexts = tuple[tuple[str, str, "str | None"], ...]

@@ -129,7 +129,7 @@ def ospf_interfaces(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L
     return out
 
 
-_OIFS = Memo(1024, grows=True)  # (config id, device, interfaces) -> (config, its OSPF interfaces)
+_OIFS = Memo(1024)  # (config id, device, interfaces) -> (config, its OSPF interfaces)
 
 
 def _device_oifs(dev: str, cfg: DeviceConfig, ifs: list[L3If]) -> list[OspfIf]:
@@ -605,7 +605,7 @@ def redistributed(cfg: DeviceConfig, rib: list[Route], l3: list[L3If],
 # IDs: a network compiled again (a second pass when BGP and OSPF redistribute into each
 # other, a failed link OSPF does not run on, a submission that changed no OSPF input) reuses
 # them. Callers read them only, except the tables, which each caller gets its own copy of.
-_SPF = Memo(256, grows=True)
+_SPF = Memo(256)
 
 
 def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]]):

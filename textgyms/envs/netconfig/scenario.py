@@ -43,7 +43,7 @@ class Scenario:
         return out
 
 
-_IPS = Memo(4096, grows=True)
+_IPS = Memo(4096)
 
 
 def ip(text: str) -> int:

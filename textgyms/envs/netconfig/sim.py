@@ -55,10 +55,10 @@ class _Facts(NamedTuple):
 
 
 _new_facts = functools.partial(tuple.__new__, _Facts)  # _Facts(*fields), all given
-_FACTS = Memo(512, grows=True)  # (config id, kind) -> (config, its _Facts); the last few tasks
+_FACTS = Memo(512)  # (config id, kind) -> (config, its _Facts); the last few tasks
 # (config id, domains id, OSPF routes id) -> (config, those routes, (statics, RIB, FIB),
 # domains): see Network._device_table. All three are held, so their ids stay theirs.
-_ROUTES = Memo(256, grows=True)
+_ROUTES = Memo(256)
 _NO_ROUTES: list[Route] = []  # a router without OSPF routes (never changed: its id is a key)
 
 

@@ -30,7 +30,7 @@ SHOW_CMDS = {
 # (network memo key, command, device) -> its output: the members of a GRPO group start from
 # one compiled network and often look at it the same way first. Strings only: nothing here
 # for the garbage collector to scan but the key tuples.
-_SHOWN = Memo(512, grows=True)
+_SHOWN = Memo(512)
 
 
 def shown(net, name: str, dev: str) -> str:

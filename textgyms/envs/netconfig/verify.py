@@ -305,7 +305,7 @@ def sectioned(text: str) -> set[tuple[str, str]]:
     return out
 
 
-_RENDERED = Memo(512, grows=True)  # a shared parsed config's rendering and its sectioned lines
+_RENDERED = Memo(512)  # a shared parsed config's rendering and its sectioned lines
 
 
 def _rendered(cfg: DeviceConfig) -> str:
