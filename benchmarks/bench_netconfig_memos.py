@@ -53,9 +53,12 @@ KINDS = ("agent", "first_tool", "wait")
 
 
 def _round(envs: list, r: int, group: int, out: dict[str, float] | None,
-           compiles: list[int]) -> int:
+           compiles: list[int]) -> tuple[int, int]:
     """One lockstep episode of every env (see the module docstring); adds the CPU seconds of
-    each kind to ``out`` (None: untimed). Returns the first looks that compiled again."""
+    each kind to ``out`` (None: untimed). Returns the first looks that compiled again and the
+    networks memo's size in the wait (when every env holds two tasks)."""
+    from textgyms.envs.netconfig import memo
+
     cpu = time.process_time
     spent = dict.fromkeys(KINDS, 0.0)
     again = 0
@@ -73,6 +76,7 @@ def _round(envs: list, r: int, group: int, out: dict[str, float] | None,
     for env in envs:
         env.warm_pregenerated()
     spent["wait"] += cpu() - t0
+    size = memo.NETWORKS.size
     t0 = cpu()
     for env, acts in zip(envs, actions):
         env.step(acts[1])
@@ -86,7 +90,7 @@ def _round(envs: list, r: int, group: int, out: dict[str, float] | None,
     if out is not None:
         for kind, s in spent.items():
             out[kind] += s
-    return again
+    return again, size
 
 
 def worker(n_envs: int, group: int, way: str, rounds: int, collector: str = "on") -> dict:
@@ -122,7 +126,6 @@ def _play(n_envs: int, group: int, rounds: int, collector: str, compiles: list[i
     """:func:`worker`'s envs and rounds, with ``compiles`` counting network compiles."""
     import gymnasium as gym
 
-    from textgyms.envs.netconfig import memo
     from textgyms.envs.netconfig.generate import FAMILIES, LEVELS
 
     cases = [(f, lvl) for f in FAMILIES for lvl in LEVELS]
@@ -138,7 +141,8 @@ def _play(n_envs: int, group: int, rounds: int, collector: str, compiles: list[i
     clock = _CollectorClock()
     t0 = time.process_time()
     for r in range(1, rounds + 1):
-        again += _round(envs, r, group, spent, compiles)
+        n_again, size = _round(envs, r, group, spent, compiles)
+        again += n_again
         if collector == "freeze":
             gc.freeze()
     share = clock.cpu / (time.process_time() - t0)
@@ -149,7 +153,7 @@ def _play(n_envs: int, group: int, rounds: int, collector: str, compiles: list[i
             "first_tool_per_cpu_s": episodes / spent["first_tool"],
             "wait_ms_per_env": spent["wait"] * 1e3 / episodes,
             "compiled_again": again, "first_looks": episodes, "gc_share": share,
-            "tracked": len(gc.get_objects()), "memo_size": memo.NETWORKS.size,
+            "tracked": len(gc.get_objects()), "memo_size": size,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -187,9 +191,9 @@ def render(res: dict) -> str:
             f"fixed base sizes against memos grown for the tasks in flight (medians of "
             f"{res['pairs']} fresh processes per way, {res['rounds']} lockstep episodes per env "
             f"each; Python {res['python']}, {res['machine']}):", "",
-            "| envs x group | memos | networks memo size | first looks compiled again | agent "
-            "episodes per CPU-s, critical path | with the wait | first looks per CPU-s | wait "
-            "per env | collector share | tracked objects | peak RSS |",
+            "| envs x group | memos | networks memo size in the wait | first looks compiled "
+            "again | agent episodes per CPU-s, critical path | with the wait | first looks "
+            "per CPU-s | wait per env | collector share | tracked objects | peak RSS |",
             "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for n, ways in res["cases"].items():
         for way in WAYS:

@@ -143,7 +143,8 @@ def _sizes(in_flight: int) -> int:
 
 
 def test_the_memos_grow_with_the_distinct_tasks_in_flight_and_shrink_back():
-    """Each env names the last two tasks it drew; the growing memos are sized for the
+    """Each env names the tasks it holds (its episode's, the one drawn ahead); the growing
+    memos are sized for the
     distinct tasks all live envs name, until an env is closed or collected. A memo made
     without ``grows`` keeps its size."""
     n0 = bounded.tasks_in_flight()
@@ -187,6 +188,26 @@ def test_grpo_groups_on_one_seed_count_one_task():
     assert bounded.tasks_in_flight() == n0
 
 
+def test_an_env_names_only_the_tasks_it_holds():
+    """Without reset-ahead an env holds its episode's task alone (lone episodes in a row do
+    not grow the memos); a reset onto the task drawn ahead leaves that one task."""
+    n0 = bounded.tasks_in_flight()
+    envs = [gym.make(ENV_ID, family="vlan", difficulty="easy").unwrapped for _ in range(40)]
+    for round_ in range(3):
+        for i, env in enumerate(envs):
+            env.reset(seed=89_000 + 100 * round_ + i)
+    assert bounded.tasks_in_flight() == n0 + 40
+    for i, env in enumerate(envs):
+        env.pregenerate(99_000 + i)
+    assert bounded.tasks_in_flight() == n0 + 80
+    for i, env in enumerate(envs):
+        env.reset(seed=99_000 + i)  # the kept task becomes the episode's
+    assert bounded.tasks_in_flight() == n0 + 40
+    for env in envs:
+        env.close()
+    assert bounded.tasks_in_flight() == n0
+
+
 def test_a_memo_past_its_new_smaller_size_evicts_down_to_it():
     """When the tasks go, a grown memo sheds its oldest entries at its next store."""
     grown = bounded.Memo(4, grows=True)
@@ -213,6 +234,7 @@ def test_a_pickled_env_holds_its_own_share_of_the_memos():
     env.reset(seed=987_653)
     n = bounded.tasks_in_flight()
     clone = pickle.loads(pickle.dumps(env))
+    assert bounded.tasks_in_flight() == n  # the same task as its original
     clone.reset(seed=987_654)
     assert bounded.tasks_in_flight() == n + 1
     assert clone.step(f'<show_ip_route device="{clone.task.start[0][0]}"/>')[4]["error"] is None

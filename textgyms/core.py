@@ -396,6 +396,11 @@ class TextEnv(gym.Env[str, str]):
         self.warm(ready[1])
         return True
 
+    @property
+    def pregenerated(self) -> Task | None:
+        """The task :meth:`pregenerate` keeps for the next reset to its seed (None: none)."""
+        return None if self._ready is None else self._ready[1]
+
     def forget_pregenerated(self) -> bool:
         """Drop the task kept by :meth:`pregenerate` (after a change of the env's settings);
         whether there was one."""

@@ -33,7 +33,7 @@ TASKS_AT_BASE = 64
 _MEMOS: weakref.WeakSet[Memo] = weakref.WeakSet()
 # Reentrant: a collection inside a locked section may run a dead env's finalizer (_drop)
 _SIZE_LOCK = threading.RLock()
-_in_flight: dict[int, int] = {}  # hash of a task's key -> the live shares naming it (MemoShare)
+_in_flight: dict[str, int] = {}  # a task's id -> the live shares naming it (MemoShare)
 _sized_for = 0  # the len(_in_flight) the growing memos were last sized for
 
 
@@ -95,7 +95,7 @@ def _scaled(base: int) -> int:
     return max(base, math.ceil(base * len(_in_flight) / TASKS_AT_BASE))
 
 
-def _count(key: int, change: int) -> None:
+def _count(key: str, change: int) -> None:
     n = _in_flight.get(key, 0) + change
     if n > 0:
         _in_flight[key] = n
@@ -113,7 +113,7 @@ def _resize(force: bool = False) -> None:
             memo.size = _scaled(memo.base)  # (a smaller size evicts at the next puts)
 
 
-def _drop(keys: list[int]) -> None:
+def _drop(keys: list[str]) -> None:
     with _SIZE_LOCK:
         for key in keys:
             _count(key, -1)
@@ -140,9 +140,10 @@ def tasks_in_flight() -> int:
 
 
 class MemoShare:
-    """An env's share of the growing memos: the last two tasks it drew (its episode's and,
-    with reset-ahead, its next one's). The memos are sized for the distinct tasks every live
-    share names, so they hold each env's warmed next task until its episode begins.
+    """An env's share of the growing memos: the tasks it holds, its episode's and the one
+    drawn ahead for its next episode (reset-ahead). The memos are sized for the distinct
+    tasks every live share names, so they keep each env's warmed next task until its episode
+    begins; envs of a GRPO group on one seed name one task.
 
     Sized per env instead, a process of 256 envs in GRPO groups of 8 (32 distinct tasks)
     would keep old tasks it never asks for again and pay the garbage collector for them;
@@ -151,22 +152,20 @@ class MemoShare:
     collected, whichever comes first."""
 
     def __init__(self, owner: object) -> None:
-        self._keys: list[int] = []
-        self._end = weakref.finalize(owner, _drop, self._keys)
+        self._names: list[str] = []
+        self._end = weakref.finalize(owner, _drop, self._names)
 
-    def drew(self, key: Hashable) -> None:
-        """The env drew the task of ``key`` (a reset's or one drawn ahead). Only its hash is
-        kept (holding the env's key tuples made its steps ~8% slower in a 256-env GRPO
-        lockstep; two tasks whose hashes collide would only count as one)."""
-        key = hash(key)
-        keys = self._keys
-        if (keys and keys[-1] == key) or not self._end.alive:
-            return  # (the same task again on this env, or an env used after its close)
+    def hold(self, *tasks: str | None) -> None:
+        """The env now holds these tasks (their ids; None: no task), and no others."""
+        names = sorted({t for t in tasks if t is not None})
+        if names == self._names or not self._end.alive:
+            return  # (unchanged, or an env used after its close)
         with _SIZE_LOCK:
-            keys.append(key)
-            _count(key, +1)
-            if len(keys) > 2:
-                _count(keys.pop(0), -1)
+            for name in self._names:
+                _count(name, -1)
+            for name in names:
+                _count(name, +1)
+            self._names[:] = names  # (in place: the finalizer drops this very list)
             _resize()
 
     def release(self) -> None:

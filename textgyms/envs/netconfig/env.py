@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ipaddress
 import json
+from typing import Any
 
 import numpy as np
 
@@ -177,9 +178,27 @@ class NetConfigEnv(TextEnv):
         self.difficulty = check_choice("difficulty", difficulty, LEVELS)
         kwargs.setdefault("max_obs_chars", 32_768)
         super().__init__(max_turns=max_turns, **kwargs)
-        # The shared memos grow with the distinct tasks the envs of the process have in
-        # flight, so a worker's warmed tasks stay cached until their episodes.
+        # The shared memos grow with the distinct tasks the envs of the process hold, so a
+        # worker's warmed tasks stay cached until their episodes.
         self._memo_share = MemoShare(self)
+        self._episode_task: str | None = None  # the id of the episode's task
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[str, dict[str, Any]]:
+        obs, info = super().reset(seed=seed, options=options)
+        self._episode_task = info["task_id"]
+        self._hold_tasks()
+        return obs, info
+
+    def pregenerate(self, seed: int) -> None:
+        super().pregenerate(seed)
+        self._hold_tasks()
+
+    def _hold_tasks(self) -> None:
+        """Name this env's tasks in its share of the memos (bounded.MemoShare)."""
+        ahead = self.pregenerated
+        self._memo_share.hold(self._episode_task, None if ahead is None else ahead.task_id)
 
     def close(self) -> None:
         """Release this env's share of the memos (they shrink back with fewer tasks)."""
@@ -194,6 +213,7 @@ class NetConfigEnv(TextEnv):
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._memo_share = MemoShare(self)
+        self._hold_tasks()
 
     def generate(self, rng: np.random.Generator) -> NetTask:
         """A task of the configured family, difficulty and split (a hash partition of tasks).
@@ -201,7 +221,6 @@ class NetConfigEnv(TextEnv):
         Memoized on the generator's state, which is then set to where drawing the task
         leaves it, so a repeated seed gives the same task and the same generator."""
         key = (self.family, self.difficulty, self.split, _rng_key(rng))
-        self._memo_share.drew(key)
 
         def draw() -> tuple[NetTask, dict]:
             task = generate_in_split(
