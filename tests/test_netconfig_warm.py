@@ -154,8 +154,8 @@ def test_the_memos_grow_with_the_distinct_tasks_in_flight_and_shrink_back():
         env.reset(seed=9_000 + i)
     for i, env in enumerate(envs):
         env.pregenerate(19_000 + i)  # drawn ahead: each env names two tasks
-    assert bounded.tasks_in_flight() == n0 + 192
-    assert memo.NETWORKS.size == _sizes(n0 + 192) >= 384 and fixed.size == 3
+    assert bounded.tasks_in_flight() == n0 + 192 <= bounded.sized_for()
+    assert memo.NETWORKS.size == _sizes(bounded.sized_for()) >= 384 and fixed.size == 3
     # a compile's intermediate caches keep their sizes (grown, they cost the collector)
     assert ospf._SPF.size == 256 and memo.DERIVED.size == 128 and sim._FACTS.size == 512
     assert memo.PARSED.size == bounded._SHARED.size  # the parse memo and its registry in step
@@ -174,7 +174,7 @@ def test_the_memos_grow_with_the_distinct_tasks_in_flight_and_shrink_back():
 def test_grpo_groups_on_one_seed_count_one_task():
     """128 envs in groups of 8 on one seed name 16 tasks: the memos keep their base sizes
     (sized per env, they would hold old tasks nobody asks for again)."""
-    n0 = bounded.tasks_in_flight()
+    n0, before = bounded.tasks_in_flight(), bounded.sized_for()
     envs = [gym.make(ENV_ID, family="vlan", difficulty="easy").unwrapped for _ in range(128)]
     for i, env in enumerate(envs):
         env.reset(seed=29_000 + i // 8)
@@ -182,7 +182,8 @@ def test_grpo_groups_on_one_seed_count_one_task():
     for i, env in enumerate(envs):
         env.reset(seed=29_000 + i // 8)  # the same task again on each env: still 16
     assert bounded.tasks_in_flight() == n0 + 16
-    assert memo.NETWORKS.size == _sizes(n0 + 16)
+    assert bounded.sized_for() <= max(before, n0 + 16)  # not one per env
+    assert memo.NETWORKS.size == _sizes(bounded.sized_for())
     for env in envs:
         env.close()
     assert bounded.tasks_in_flight() == n0
@@ -203,9 +204,12 @@ def test_an_env_names_only_the_tasks_it_holds():
     for i, env in enumerate(envs):
         env.reset(seed=99_000 + i)  # the kept task becomes the episode's
     assert bounded.tasks_in_flight() == n0 + 40
+    # the memos stay sized for the most held at once until an env releases its share (they
+    # would otherwise shrink at every reset and grow back at every pregenerate)
+    assert bounded.sized_for() >= n0 + 80
     for env in envs:
         env.close()
-    assert bounded.tasks_in_flight() == n0
+    assert bounded.tasks_in_flight() == n0 == bounded.sized_for()
 
 
 def test_a_memo_past_its_new_smaller_size_evicts_down_to_it():
