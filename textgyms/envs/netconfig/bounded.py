@@ -105,6 +105,11 @@ def _count(key: str, change: int) -> None:
         _in_flight.pop(key, None)
 
 
+def _apply_sizes() -> None:
+    for memo in list(_MEMOS):
+        memo.size = _scaled(memo.base)  # (a smaller size evicts at the next puts)
+
+
 def _resize(release: bool = False) -> None:
     """Size every growing memo for the distinct tasks held now (called with the lock held).
 
@@ -116,8 +121,7 @@ def _resize(release: bool = False) -> None:
     held = len(_in_flight)
     if held > _sized_for or (release and held != _sized_for):
         _sized_for = held
-        for memo in list(_MEMOS):
-            memo.size = _scaled(memo.base)  # (a smaller size evicts at the next puts)
+        _apply_sizes()
 
 
 def _drop(keys: list[str]) -> None:
@@ -137,8 +141,7 @@ def set_tasks_at_base(tasks: int) -> int:
         raise ValueError(f"tasks must be at least 1, got {tasks}")
     with _SIZE_LOCK:
         old, TASKS_AT_BASE = TASKS_AT_BASE, tasks
-        for memo in list(_MEMOS):
-            memo.size = _scaled(memo.base)
+        _apply_sizes()
     return old
 
 
