@@ -15,6 +15,7 @@ from textgyms.envs.netconfig.acl import evaluate
 from textgyms.envs.netconfig.generate import LEVELS, NetTask, generate
 from textgyms.envs.netconfig.model import PROTO_NUM
 from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.routing import RouteFields
 from textgyms.envs.netconfig.show import render_config
 from textgyms.envs.netconfig.verify import _reference, network, verify_submission
 
@@ -421,7 +422,8 @@ def _statics_for_ospf(t: NetTask) -> dict[str, str]:
     out = {}
     for d, text in t.start:
         lines = [f"ip route {ipaddress.IPv4Address(r.net)} {ipaddress.IPv4Address(mask(r.plen))} "
-                 f"{ipaddress.IPv4Address(r.fwd)}" for r in net.rib[d] if r.proto == "O"]
+                 f"{ipaddress.IPv4Address(r.fwd)}" for r in map(RouteFields._make, net.rib[d])
+                 if r.proto == "O"]
         out[d] = text + "\n" + "\n".join(lines)
     return out
 

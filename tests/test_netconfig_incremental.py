@@ -15,6 +15,7 @@ from textgyms.envs.netconfig.bounded import Key, Memo
 from textgyms.envs.netconfig.checks import failed
 from textgyms.envs.netconfig.generate import generate
 from textgyms.envs.netconfig.memo import compiled, parsed_config
+from textgyms.envs.netconfig.routing import RouteFields
 from textgyms.envs.netconfig.scenario import ip
 from textgyms.envs.netconfig.sim import Network
 
@@ -131,4 +132,4 @@ def test_a_router_whose_inputs_did_not_change_keeps_its_routing_table():
     devices = {**_devices(), "R2": ("router", parsed_config(static, "R2")[0])}
     c = Network(devices, list(LINKS))
     assert c.rib["R2"] is not a.rib["R2"] and c.rib["R1"] is a.rib["R1"]
-    assert any(r.proto == "S" and r.plen == 24 for r in c.rib["R2"])
+    assert any(r.proto == "S" and r.plen == 24 for r in map(RouteFields._make, c.rib["R2"]))

@@ -9,6 +9,7 @@ import ipaddress
 import pytest
 
 from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.routing import RouteFields
 from textgyms.envs.netconfig.sample import sample_network
 from textgyms.envs.netconfig.scenario import ip
 from textgyms.envs.netconfig.show import render_config, show_ip_route
@@ -65,7 +66,8 @@ def square(r1: str = "", r2: str = "", r3: str = "", r4: str = "", area2: int = 
 
 def _routes(net: Network, dev: str, prefix: str):
     p = ipaddress.IPv4Network(prefix)
-    return [r for r in net.rib[dev] if (r.net, r.plen) == (int(p.network_address), p.prefixlen)]
+    want = (int(p.network_address), p.prefixlen)
+    return [RouteFields(*r) for r in net.rib[dev] if r[:2] == want]
 
 
 # --- OSPF ----------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 
 from textgyms.envs.netconfig.generate import LEVELS, NetTask, generate
 from textgyms.envs.netconfig.parser import parse_config
-from textgyms.envs.netconfig.routing import all_paths
+from textgyms.envs.netconfig.routing import RouteFields, all_paths
 from textgyms.envs.netconfig.show import render_config
 from textgyms.envs.netconfig.show6 import show_ipv6_route
 from textgyms.envs.netconfig.sim import Network
@@ -141,7 +141,7 @@ H5 = int(V6("2001:db8:5::10"))
 
 def test_ospfv3_areas_inter_area_routes_and_ecmp_over_link_local_next_hops():
     p = _ospf_net().v6
-    routes = [r for r in p.rib["R1"] if r.net == int(V6("2001:db8:5::"))]
+    routes = [r for r in map(RouteFields._make, p.rib["R1"]) if r.net == int(V6("2001:db8:5::"))]
     assert {r.proto for r in routes} == {"O IA"} and len(routes) == 2  # two equal paths
     assert all(V6(r.nexthop).is_link_local for r in routes)
     assert {r.iface for r in routes} == {"GigabitEthernet0/1", "GigabitEthernet0/2"}
@@ -149,7 +149,8 @@ def test_ospfv3_areas_inter_area_routes_and_ecmp_over_link_local_next_hops():
     assert paths == {("H1", "R1", "R2", "R4", "R5", "H5"), ("H1", "R1", "R3", "R4", "R5", "H5")}
     assert all(back.status == "delivered" for _w, back in p.ping_all_paths("H1", H5))
     assert {o.area for o in p.oifs if o.dev == "R4"} == {0, 1}
-    assert [r.proto for r in p.rib["R5"] if r.net == int(V6("2001:db8:12::"))] == ["O IA"]
+    rib5 = map(RouteFields._make, p.rib["R5"])
+    assert [r.proto for r in rib5 if r.net == int(V6("2001:db8:12::"))] == ["O IA"]
 
 
 def test_ospfv3_totally_stubby_area_gets_only_a_default_route():
@@ -158,7 +159,8 @@ def test_ospfv3_totally_stubby_area_gets_only_a_default_route():
         "ipv6 router ospf 1\n", "ipv6 router ospf 1\n area 1 stub no-summary\n")
         for d in ("R4", "R5")}
     p = _ospf_net(texts).v6
-    learned = [(V6(r.net), r.plen, r.proto) for r in p.rib["R5"] if r.proto.startswith("O")]
+    rib5 = map(RouteFields._make, p.rib["R5"])
+    learned = [(V6(r.net), r.plen, r.proto) for r in rib5 if r.proto.startswith("O")]
     assert learned == [(V6("::"), 0, "O IA")]
     assert p.ping("H5", int(V6("2001:db8:1::10")))[1].status == "delivered"
     assert "OI  ::/0 [110/2]" in show_ipv6_route(_ospf_net(texts), "R5")
@@ -227,7 +229,8 @@ def test_static_longest_prefix_match_and_floating_distance():
 
     assert hops(H2) == ["H1", "R1", "R2", "H2"]  # the /64 beats the /48
     assert hops(H3) == ["H1", "R1", "R3", "H3"]
-    assert [r.ad for r in p.rib["R1"] if r.net == int(V6("2001:db8:9:1::"))] == [1]
+    assert [r.ad for r in map(RouteFields._make, p.rib["R1"])
+            if r.net == int(V6("2001:db8:9:1::"))] == [1]
 
 
 def test_static_ecmp_and_link_local_next_hop_with_its_interface():
@@ -453,7 +456,7 @@ def _statics_for_ospf6(t: NetTask) -> dict[str, str]:
     out = {}
     for d, text in t.start:
         lines = [f"ipv6 route {V6(r.net)}/{r.plen} {r.iface} {V6(r.fwd)}"
-                 for r in plane.rib[d] if r.proto.startswith("O")]
+                 for r in map(RouteFields._make, plane.rib[d]) if r.proto.startswith("O")]
         out[d] = text.replace("hostname " + d, f"hostname {d}\nipv6 unicast-routing", 1) + \
             "\n" + "\n".join(lines)
     return out

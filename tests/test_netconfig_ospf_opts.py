@@ -8,6 +8,7 @@ import pytest
 from test_netconfig_ios import square
 
 from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.routing import RouteFields
 from textgyms.envs.netconfig.show import render_config
 
 R1_R2 = "interface Gi0/1\n"  # the R1 - R2 link in ``square``
@@ -66,7 +67,8 @@ def test_priority_zero_on_every_router_of_a_segment_means_no_dr_and_no_adjacency
     assert _adjacent(square(r1=p2p, r2=p2p))  # no DR on a point-to-point network
     # No adjacency on R1 - R2: R4's LAN is only reached through R3.
     net = square(r1=zero, r2=zero)
-    assert {r.fwd for r in net.rib["R1"] if r.proto == "O" and r.plen == 24} == {
+    rib = map(RouteFields._make, net.rib["R1"])
+    assert {r.fwd for r in rib if r.proto == "O" and r.plen == 24} == {
         int.from_bytes(bytes([10, 0, 13, 2]), "big")}
 
 

@@ -16,6 +16,7 @@ from test_netconfig_ios import _bgp_net, _gi, _net, _routes, square
 from textgyms.envs.netconfig.acl import parse_ace
 from textgyms.envs.netconfig.generate import LEVELS, generate
 from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.routing import RouteFields
 from textgyms.envs.netconfig.scenario import ip
 from textgyms.envs.netconfig.show import render_config
 from textgyms.envs.netconfig.sim import Network
@@ -48,8 +49,8 @@ def _af6(n: int, peer: int, activate: bool = True) -> str:
 
 def _v6_routes(net: Network, dev: str, prefix: str):
     p = ipaddress.IPv6Network(prefix)
-    return [r for r in net.v6.rib[dev]
-            if (r.net, r.plen) == (int(p.network_address), p.prefixlen)]
+    want = (int(p.network_address), p.prefixlen)
+    return [RouteFields(*r) for r in net.v6.rib[dev] if r[:2] == want]
 
 
 def test_ipv6_prefixes_are_exchanged_only_where_address_family_ipv6_activates_them():

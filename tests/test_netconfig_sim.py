@@ -4,6 +4,7 @@ with ACLs, NAT, loops and ARP failures."""
 from __future__ import annotations
 
 from textgyms.envs.netconfig.parser import parse_config
+from textgyms.envs.netconfig.routing import RouteFields
 from textgyms.envs.netconfig.sample import BR1, CORE1, SW1, sample_network
 from textgyms.envs.netconfig.scenario import ip
 from textgyms.envs.netconfig.sim import Network
@@ -96,7 +97,7 @@ def test_shutdown_takes_the_link_and_its_connected_route_down():
     net = sample_network({"BR1": BR1.replace(" ip ospf cost 10\n", " ip ospf cost 10\n shutdown\n")})
     assert net.status[("BR1", "GigabitEthernet0/1")] == ("administratively down", "down")
     assert net.status[("CORE1", "GigabitEthernet0/0")] == ("down", "down")
-    assert not any(r.iface == "GigabitEthernet0/1" for r in net.rib["BR1"])
+    assert not any(RouteFields(*r).iface == "GigabitEthernet0/1" for r in net.rib["BR1"])
     assert net.adjacencies["CORE1"] == []
 
 
@@ -119,16 +120,16 @@ def test_ospf_prefers_the_cheaper_path():
     assert _path(direct.flow(ip("10.0.1.10"), ip("10.0.3.10"))) == ["H1", "R1", "R3", "H3"]
     costly = _triangle(extra={"R1": "interface Gi0/2\n ip ospf cost 50\n"})
     assert _path(costly.flow(ip("10.0.1.10"), ip("10.0.3.10"))) == ["H1", "R1", "R2", "R3", "H3"]
-    route = next(r for r in costly.rib["R1"] if r.net == ip("10.0.3.0"))
+    route = next(RouteFields(*r) for r in costly.rib["R1"] if r[0] == ip("10.0.3.0"))
     assert route.proto == "O" and route.metric == 3
 
 
 def test_administrative_distance_and_floating_static():
     static = _triangle(extra={"R1": "ip route 10.0.3.0 255.255.255.0 10.12.0.2\n"})
-    r = next(r for r in static.rib["R1"] if r.net == ip("10.0.3.0"))
+    r = next(RouteFields(*r) for r in static.rib["R1"] if r[0] == ip("10.0.3.0"))
     assert (r.proto, r.ad) == ("S", 1)
     floating = _triangle(extra={"R1": "ip route 10.0.3.0 255.255.255.0 10.12.0.2 200\n"})
-    assert next(r for r in floating.rib["R1"] if r.net == ip("10.0.3.0")).proto == "O"
+    assert next(RouteFields(*r) for r in floating.rib["R1"] if r[0] == ip("10.0.3.0")).proto == "O"
 
 
 def test_longest_prefix_match_wins():
@@ -139,7 +140,7 @@ def test_longest_prefix_match_wins():
 
 def test_static_route_with_unresolvable_next_hop_is_not_installed():
     net = _triangle(extra={"R1": "ip route 172.16.0.0 255.255.0.0 192.0.2.1\n"})
-    assert not any(r.net == ip("172.16.0.0") for r in net.rib["R1"])
+    assert not any(RouteFields(*r).net == ip("172.16.0.0") for r in net.rib["R1"])
 
 
 # --- the packet walk ----------------------------------------------------------------------

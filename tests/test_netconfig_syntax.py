@@ -11,6 +11,7 @@ from textgyms.envs.netconfig.checks import failed
 from textgyms.envs.netconfig.generate import generate
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.prompt import render_prompt
+from textgyms.envs.netconfig.routing import RouteFields
 from textgyms.envs.netconfig.show import render_config
 
 SYNTAX = """hostname R1
@@ -93,7 +94,8 @@ def test_redistribute_through_a_route_map():
     def externals(extra: str) -> set[str]:
         net = square(r4=statics + "router ospf 1\n redistribute static subnets route-map M\n"
                      + extra)
-        return {f"{r.net >> 24}" for r in net.rib["R1"] if r.proto.startswith("O E")}
+        return {f"{r.net >> 24}" for r in map(RouteFields._make, net.rib["R1"])
+                if r.proto.startswith("O E")}
     only = "route-map M permit 10\n match ip address prefix-list P\n" \
            "ip prefix-list P permit 172.20.0.0/16 le 24\n"
     assert externals(only) == {"172"}

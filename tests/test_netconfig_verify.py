@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS, NetTask, generate
+from textgyms.envs.netconfig.routing import RouteFields
 from textgyms.envs.netconfig.verify import _reference, network, verify_submission
 
 
@@ -67,7 +68,8 @@ def test_static_routes_where_ospf_is_required_fail_provenance():
     # the OSPF path: traffic still flows, but statics win by administrative distance.
     for c in json.loads(t.checks):
         if c["g"] == "routing":
-            route = next(r for r in net.rib[c["dev"]] if f"{_ip(r.net)}/{r.plen}" == c["prefix"])
+            route = next(r for r in map(RouteFields._make, net.rib[c["dev"]])
+                         if f"{_ip(r.net)}/{r.plen}" == c["prefix"])
             pfx = ipaddress.IPv4Network(c["prefix"])
             ref[c["dev"]] += f"\nip route {pfx.network_address} {pfx.netmask} {_ip(route.fwd)}"
     v = verify_submission(t, body(ref))

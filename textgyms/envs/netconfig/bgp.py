@@ -26,7 +26,20 @@ from typing import NamedTuple
 
 from textgyms.envs.netconfig import policy
 from textgyms.envs.netconfig.model import BgpNeighbor, DeviceConfig
-from textgyms.envs.netconfig.routing import MASKS, MASKS6, L3If, Route, lookup, ospf_area
+from textgyms.envs.netconfig.routing import (
+    MASKS,
+    MASKS6,
+    R_FWD,
+    R_IFACE,
+    R_NET,
+    R_PLEN,
+    R_PROTO,
+    R_TAG,
+    L3If,
+    Route,
+    lookup,
+    ospf_area,
+)
 
 MAX_ROUNDS = 16
 
@@ -71,7 +84,7 @@ def _source(cfg: DeviceConfig, l3: list[L3If], fib, peer_ip: int,
             return i.ip
     routes = lookup(fib, peer_ip) if fib is not None else []
     if routes:
-        return next((i.ip for i in l3 if i.name == routes[0].iface), None)
+        return next((i.ip for i in l3 if i.name == routes[0][R_IFACE]), None)
     return None
 
 
@@ -286,7 +299,7 @@ def compute(configs: Mapping[str, DeviceConfig], l3: Mapping[str, list[L3If]],
         rids = {d: router_id(c, l3[d]) for d, c in configs.items() if c.bgp is not None}
     adj_in: dict[str, dict[tuple, Path]] = {d: {} for d in rids}
     for d in rids:
-        have = {(r.net, r.plen) for r in ribs.get(d, [])}
+        have = {(r[R_NET], r[R_PLEN]) for r in ribs.get(d, [])}
         b = configs[d].bgp
         for net in b.networks if family == 4 else b.networks6:
             key = (int(net.network_address), net.prefixlen)
@@ -344,9 +357,9 @@ _OSPF_CODES = {"internal": ("O", "O IA"), "external 1": ("O E1",), "external 2":
 
 def _in_ospf(cfg: DeviceConfig, r: Route) -> bool:
     """Whether a connected route's interface runs OSPF (``redistribute ospf`` takes it)."""
-    itf = cfg.interfaces.get(r.iface)
+    itf = cfg.interfaces.get(r[R_IFACE])
     return itf is not None and itf.ip is not None and \
-        ospf_area(cfg, int(itf.ip.ip), r.iface) is not None
+        ospf_area(cfg, int(itf.ip.ip), r[R_IFACE]) is not None
 
 
 def redistributed(cfg: DeviceConfig, rib: list[Route]) -> list[tuple[int, int]]:
@@ -361,11 +374,12 @@ def redistributed(cfg: DeviceConfig, rib: list[Route]) -> list[tuple[int, int]]:
         types = cfg.bgp.redistribute_match.get(source, ("internal",)) if ospf else ()
         codes = sum((_OSPF_CODES[t] for t in types), ()) if ospf else _CODES[source]
         for r in rib:
-            take = r.proto in codes or ("internal" in types and r.proto == "C"
-                                        and _in_ospf(cfg, r))
-            if take and r.plen and (
-                    rmap is None or policy.route_map_entry(cfg, rmap, r.net, r.plen, r.tag)):
-                out.add((r.net, r.plen))
+            net, plen, proto, tag = r[R_NET], r[R_PLEN], r[R_PROTO], r[R_TAG]
+            take = proto in codes or ("internal" in types and proto == "C"
+                                      and _in_ospf(cfg, r))
+            if take and plen and (
+                    rmap is None or policy.route_map_entry(cfg, rmap, net, plen, tag)):
+                out.add((net, plen))
     return sorted(out)
 
 
@@ -444,6 +458,6 @@ def to_routes(best: dict[tuple, Path], fib) -> list[Route]:
         if not via:
             continue
         r = via[0]
-        fwd = p.next_hop if r.proto == "C" else r.fwd
-        out.append(Route(net, plen, "B", 20 if p.ebgp else 200, 0, p.next_hop, r.iface, fwd))
+        fwd = p.next_hop if r[R_PROTO] == "C" else r[R_FWD]
+        out.append((net, plen, "B", 20 if p.ebgp else 200, 0, p.next_hop, r[R_IFACE], fwd, 0))
     return out

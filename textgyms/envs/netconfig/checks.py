@@ -19,7 +19,14 @@ from textgyms.envs.netconfig.checks6 import CHECKS6, WEIGHTS6, static_only
 from textgyms.envs.netconfig.ipobj import from_text
 from textgyms.envs.netconfig.memo import derived
 from textgyms.envs.netconfig.model import DeviceConfig, Interface
-from textgyms.envs.netconfig.routing import Walk, all_paths, lookup, ospf_area
+from textgyms.envs.netconfig.routing import (
+    R_PLEN,
+    R_PROTO,
+    Walk,
+    all_paths,
+    lookup,
+    ospf_area,
+)
 from textgyms.envs.netconfig.scenario import ip, run_flow
 from textgyms.envs.netconfig.sim import Network
 
@@ -186,11 +193,11 @@ def _routing(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     routes = lookup(fib, _network_int(c["prefix"]) + 1) if fib is not None else []
     want = c["proto"]
     for r in routes:
-        if r.proto.split()[0] == want:
+        if r[R_PROTO].split()[0] == want:
             return True, ""
     if _RUN.quiet:
         return False, ""
-    got = sorted({r.proto.split()[0] for r in routes})
+    got = sorted({r[R_PROTO].split()[0] for r in routes})
     return False, (
         f"{c['dev']} forwards to {_prefix_text(c['prefix'])} by no {NAMES[want]} route"
         + (f" (it uses: {', '.join(got)})" if got else " (no route)")
@@ -254,10 +261,10 @@ def _no_route(net: Network, c: dict, ref: Ref) -> tuple[bool, str]:
     pfx = _prefix(c["prefix"])
     fib = net.fib.get(c["dev"])
     routes = lookup(fib, _network_int(c["prefix"])) if fib is not None else []
-    leaked = [r for r in routes if r.plen >= pfx.prefixlen]
+    leaked = [r for r in routes if r[R_PLEN] >= pfx.prefixlen]
     if leaked and _RUN.quiet:
         return False, ""
-    return not leaked, f"{c['dev']} has a route to {pfx} it must not learn ({leaked[0].proto})" \
+    return not leaked, f"{c['dev']} has a route to {pfx} it must not learn ({leaked[0][R_PROTO]})" \
         if leaked else ""
 
 

@@ -54,9 +54,9 @@ def _routing6(net: Network, c: dict, ref) -> tuple[bool, str]:
     routes = routing.lookup(fib, _network6_int(c["prefix"]) + 1) if fib is not None else []
     want = c["proto"]
     for r in routes:
-        if r.proto.split()[0] == want:
+        if r[routing.R_PROTO].split()[0] == want:
             return True, ""  # the reason is only ever read for a check that fails
-    got = sorted({r.proto.split()[0] for r in routes})
+    got = sorted({r[routing.R_PROTO].split()[0] for r in routes})
     pfx = from_text(ipaddress.IPv6Network, c["prefix"])
     name = {"O": "OSPFv3", "S": "static"}[want]
     return False, (f"{c['dev']} forwards to {pfx} by no {name} route"

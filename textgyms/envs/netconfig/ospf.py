@@ -31,11 +31,15 @@ from textgyms.envs.netconfig.acl import evaluate
 from textgyms.envs.netconfig.bounded import Key, Memo, by_identity
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
 from textgyms.envs.netconfig.routing import (
+    R_IFACE,
+    R_NET,
+    R_PLEN,
+    R_PROTO,
+    R_TAG,
     L3If,
     Route,
     network_area,
     network_ints,
-    new_route,
     router_id,
 )
 
@@ -550,7 +554,7 @@ def to_routes(table: dict) -> list[Route]:
         kind, cost, hops, tag = table[pfx]
         metric = cost >> 24 if kind == "O E2" else cost
         for nh, iface in sorted(hops) if len(hops) > 1 else hops:  # most have one next hop
-            out.append(new_route((pfx[0], pfx[1], kind, 110, metric, nh, iface, nh, tag)))
+            out.append((pfx[0], pfx[1], kind, 110, metric, nh, iface, nh, tag))
     return out
 
 
@@ -582,21 +586,22 @@ def redistributed(cfg: DeviceConfig, rib: list[Route], l3: list[L3If],
         subnets, metric, mtype = opts
         rmap = ospf.redistribute_maps.get(source)
         for r in rib:
-            if r.proto != code or r.plen == 0 or (code == "C" and r.iface in running):
+            net, plen = r[R_NET], r[R_PLEN]
+            if r[R_PROTO] != code or plen == 0 or (code == "C" and r[R_IFACE] in running):
                 continue
-            m, t, tag = metric, mtype, ospf.redistribute_tags.get(source, r.tag)
+            m, t, tag = metric, mtype, ospf.redistribute_tags.get(source, r[R_TAG])
             if rmap is not None:
-                e = policy.route_map_entry(cfg, rmap, r.net, r.plen, r.tag)
+                e = policy.route_map_entry(cfg, rmap, net, plen, r[R_TAG])
                 if e is None:
                     continue  # denied by the route-map (or it is not defined)
                 m = e.metric if e.metric is not None else m
                 t = e.metric_type if e.metric_type is not None else t
                 tag = e.tag if e.tag is not None else tag
-            if subnets or classful(r.net, r.plen):
-                out.append(((r.net, r.plen), m, t, tag))
+            if subnets or classful(net, plen):
+                out.append(((net, plen), m, t, tag))
     if ospf.originate is not None:
         always, metric, mtype = ospf.originate
-        if always or any(r.plen == 0 and not r.proto.startswith("O") for r in rib):
+        if always or any(r[R_PLEN] == 0 and not r[R_PROTO].startswith("O") for r in rib):
             out.append(((0, 0), metric, mtype, 0))
     return sorted(set(out))
 

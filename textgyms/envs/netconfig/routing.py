@@ -4,13 +4,10 @@ distance. The OSPF computation itself is in :mod:`ospf`."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from textgyms.envs.netconfig.model import DeviceConfig
-
-AD = {"C": 0, "S": 1, "O": 110}
 
 
 class L3If(NamedTuple):
@@ -23,25 +20,33 @@ class L3If(NamedTuple):
     domain: tuple
 
 
-class Route(NamedTuple):
-    """One RIB entry; ``fwd`` is the next hop packets are sent to (None: the destination).
-    ``proto`` is ``C``, ``S``, ``O``, ``O IA``, ``O E1`` or ``O E2``; ``tag`` is the route tag
-    (``ip route ... tag N``, or the one an OSPF external carries; 0: none)."""
+class RouteFields(NamedTuple):
+    """A route's fields by name, for code that reads a few routes (tests, debugging):
+    ``RouteFields(*route)``. A route (a RIB entry) is a plain tuple of these fields in this
+    order, read in the simulator by the ``R_*`` indices: the cyclic garbage collector stops
+    tracking a tuple of ints and strings the first time it looks at it, but tracks a
+    NamedTuple (a tuple subclass) for life, and the compiled networks the memos keep hold tens
+    of thousands of routes, each scanned again at every full collection. ``nexthop`` is the
+    next hop as displayed ("via ..."), ``fwd`` the one packets are sent to (None: the
+    destination); ``proto`` is ``C``, ``S``, ``O``, ``O IA``, ``O E1``, ``O E2``, ``O N1``,
+    ``O N2`` or ``B`` (IPv6 adds ``L``); ``tag`` is the route tag (``ip route ... tag N``, or
+    the one an OSPF external carries; 0: none)."""
 
     net: int
     plen: int
     proto: str
     ad: int
     metric: int
-    nexthop: int | None  # as displayed ("via ...")
+    nexthop: int | None
     iface: str
     fwd: int | None
-    tag: int = 0
+    tag: int
 
 
-# Route(*fields) without the namedtuple's Python-level constructor (every field given, the
-# tag included): compiles build thousands.
-new_route = functools.partial(tuple.__new__, Route)
+Route = tuple  # a plain tuple shaped as RouteFields
+R_NET, R_PLEN, R_PROTO, R_AD, R_METRIC, R_NEXTHOP, R_IFACE, R_FWD, R_TAG = range(9)
+
+
 MASKS = tuple((0xFFFFFFFF << (32 - plen)) & 0xFFFFFFFF for plen in range(33))
 MASKS6 = tuple(((1 << 128) - 1) ^ ((1 << (128 - plen)) - 1) for plen in range(129))
 
@@ -113,11 +118,11 @@ def router_id(cfg: DeviceConfig, l3: list[L3If], process=None) -> int:
 
 def connected_routes(ifs: list[L3If]) -> list[Route]:
     """The connected route of each up interface."""
-    return [new_route((i.net, i.plen, "C", 0, 0, None, i.name, None, 0)) for i in ifs]
+    return [(i.net, i.plen, "C", 0, 0, None, i.name, None, 0) for i in ifs]
 
 
-def lookup(fib: tuple, dst: int) -> list[Route]:
-    """Longest-prefix match: the best routes for ``dst`` (empty if none)."""
+def lookup(fib: tuple, dst: int) -> Sequence[Route]:
+    """Longest-prefix match: the best routes for ``dst`` (a FIB bucket; empty if none)."""
     for m, bucket in fib[2]:
         hit = bucket.get(dst & m)
         if hit:
@@ -140,7 +145,7 @@ def static_routes(routes: Sequence, ifs: list[L3If], base: list[Route],
         tag = r.tag or 0
         if r.iface is not None:
             if r.iface in up:
-                out.append(Route(net, plen, "S", r.ad, 0, nh, r.iface, nh, tag))
+                out.append((net, plen, "S", r.ad, 0, nh, r.iface, nh, tag))
         else:
             pending.append((net, plen, r.ad, nh, tag))
     if not pending:  # nothing to resolve: skip building a table to resolve through
@@ -149,11 +154,11 @@ def static_routes(routes: Sequence, ifs: list[L3If], base: list[Route],
         fib = build_fib(select(base + out), bits)
         left = []
         for net, plen, ad, nh, tag in pending:
-            via = [v for v in lookup(fib, nh) if (v.net, v.plen) != (net, plen)]
+            via = [v for v in lookup(fib, nh) if (v[R_NET], v[R_PLEN]) != (net, plen)]
             if via:
                 for v in via:
-                    fwd = nh if v.proto == "C" else v.fwd
-                    out.append(Route(net, plen, "S", ad, 0, nh, v.iface, fwd, tag))
+                    fwd = nh if v[R_PROTO] == "C" else v[R_FWD]
+                    out.append((net, plen, "S", ad, 0, nh, v[R_IFACE], fwd, tag))
             else:
                 left.append((net, plen, ad, nh, tag))
         if len(left) == len(pending):
@@ -198,28 +203,31 @@ def build_fib(rib: list[Route], bits: int = 32) -> tuple:
             by_net[r[0]] = [r]
         else:
             same.append(r)
+    for by_net in table.values():  # buckets as tuples: untracked, as their routes are
+        for net, same in by_net.items():
+            by_net[net] = tuple(same)
     plens = sorted(table, reverse=True)
     return plens, table, [(masks[p], table[p]) for p in plens]
 
 
 def rib_fib(candidates: list[Route]) -> tuple[list[Route], tuple]:
     """(:func:`select`, :func:`build_fib` of it) of IPv4 candidates in one pass over the
-    prefixes: a RIB lists each prefix's routes together, so its FIB bucket is that list."""
+    prefixes: a RIB lists each prefix's routes together, so its FIB bucket is a tuple of them."""
     best = _best(candidates)
     rib: list[Route] = []
-    table: dict[int, dict[int, list[Route]]] = {}
+    table: dict[int, dict[int, tuple[Route, ...]]] = {}
     for key in sorted(best):
         routes = best[key]
         rib += routes
         by_net = table.get(key[1])
         if by_net is None:
             by_net = table[key[1]] = {}
-        by_net[key[0]] = routes
+        by_net[key[0]] = tuple(routes)
     plens = sorted(table, reverse=True)
     return rib, (plens, table, [(MASKS[p], table[p]) for p in plens])
 
 
-def pick(routes: list[Route], pkt: tuple, choices, fanout: list[int]) -> Route:
+def pick(routes: Sequence[Route], pkt: tuple, choices, fanout: list[int]) -> Route:
     """One of several equal-cost routes: the k-th decision of a walk takes ``choices[k]``
     (0 past its end), or without ``choices`` the one a per-destination CEF hash would."""
     if len(routes) == 1:

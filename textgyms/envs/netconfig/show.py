@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
-from textgyms.envs.netconfig.routing import mask
+from textgyms.envs.netconfig.routing import R_NEXTHOP, R_PLEN, Route, mask
 from textgyms.envs.netconfig.show_bgp import bgp_lines
 from textgyms.envs.netconfig.sim import Network
 from textgyms.envs.netconfig.topologies import dotted
@@ -293,28 +293,29 @@ def show_ip_route(net: Network, dev: str) -> str:
         gw = net.config(dev).gateway
         return f"Default gateway is {gw}" if gw else "Default gateway is not set"
     rib = net.rib[dev]
-    default = [r for r in rib if r.plen == 0]
+    default = [r for r in rib if r[R_PLEN] == 0]
     last = (
-        f"Gateway of last resort is {dotted(default[0].nexthop)} to network 0.0.0.0"
-        if default and default[0].nexthop is not None
+        f"Gateway of last resort is {dotted(default[0][R_NEXTHOP])} to network 0.0.0.0"
+        if default and default[0][R_NEXTHOP] is not None
         else "Gateway of last resort is not set"
     )
     return "\n".join([_CODES, last, "", *_route_lines(net, dev)])
 
 
-def _route_text(r) -> str:
-    if r.proto == "C" or r.nexthop is None:
-        return f"is directly connected, {r.iface}"
-    ospf = r.proto.startswith("O")
-    age = ", 00:00:12" if ospf or r.proto == "B" else ""
-    tail = f", {r.iface}" if ospf else ""
-    return f"[{r.ad}/{r.metric}] via {dotted(r.nexthop)}{age}{tail}"
+def _route_text(r: Route) -> str:
+    _net, _plen, proto, ad, metric, nexthop, iface, _fwd, _tag = r
+    if proto == "C" or nexthop is None:
+        return f"is directly connected, {iface}"
+    ospf = proto.startswith("O")
+    age = ", 00:00:12" if ospf or proto == "B" else ""
+    tail = f", {iface}" if ospf else ""
+    return f"[{ad}/{metric}] via {dotted(nexthop)}{age}{tail}"
 
 
-def _code(r) -> str:
-    if r.plen != 0:
-        return r.proto
-    return r.proto[0] + "*" + r.proto[2:].replace(" ", "")
+def _code(proto: str, plen: int) -> str:
+    if plen != 0:
+        return proto
+    return proto[0] + "*" + proto[2:].replace(" ", "")
 
 
 def _route_lines(net: Network, dev: str) -> list[str]:
@@ -323,10 +324,10 @@ def _route_lines(net: Network, dev: str) -> list[str]:
     own = {(i.net, i.plen): i.ip for i in net.l3[dev]}
     entries: dict[tuple[int, int], list] = {}
     for r in net.rib[dev]:
-        entries.setdefault((r.net, r.plen), []).append((_code(r), _route_text(r)))
-        if r.proto == "C" and r.plen < 32 and (r.net, r.plen) in own:
-            key = (own[(r.net, r.plen)], 32)
-            entries.setdefault(key, []).append(("L", f"is directly connected, {r.iface}"))
+        pfx, proto, iface = r[:2], r[2], r[6]  # (net, plen), the protocol, the interface
+        entries.setdefault(pfx, []).append((_code(proto, pfx[1]), _route_text(r)))
+        if proto == "C" and pfx[1] < 32 and pfx in own:
+            entries.setdefault((own[pfx], 32), []).append(("L", f"is directly connected, {iface}"))
     def classful(n: int) -> int:
         return 8 if n >> 24 < 128 else 16 if n >> 24 < 192 else 24
 

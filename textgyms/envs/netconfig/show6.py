@@ -26,13 +26,14 @@ def a6(value: int) -> str:
 
 
 def _via(r: Route) -> str:
-    if r.proto == "L":
-        return f"via {r.iface}, receive"
-    if r.nexthop is None:
-        return f"via {r.iface}, directly connected"
-    if ipaddress.IPv6Address(r.nexthop) in LINK_LOCAL:
-        return f"via {a6(r.nexthop)}, {r.iface}"
-    return f"via {a6(r.nexthop)}"
+    _net, _plen, proto, _ad, _metric, nexthop, iface, _fwd, _tag = r
+    if proto == "L":
+        return f"via {iface}, receive"
+    if nexthop is None:
+        return f"via {iface}, directly connected"
+    if ipaddress.IPv6Address(nexthop) in LINK_LOCAL:
+        return f"via {a6(nexthop)}, {iface}"
+    return f"via {a6(nexthop)}"
 
 
 def show_ipv6_route(net: Network, dev: str) -> str:
@@ -42,11 +43,12 @@ def show_ipv6_route(net: Network, dev: str) -> str:
         return "% Invalid input detected at '^' marker."
     entries: dict[tuple[int, int], list[Route]] = {}
     for r in plane.rib[dev]:
-        entries.setdefault((r.net, r.plen), []).append(r)
+        entries.setdefault(r[:2], []).append(r)  # by (net, plen)
     lines = [f"IPv6 Routing Table - default - {len(entries) + 1} entries", _CODES]
     for (n, p), routes in sorted(entries.items()):
-        code = {"O IA": "OI", "O E1": "OE1", "O E2": "OE2"}.get(routes[0].proto, routes[0].proto)
-        lines.append(f"{code:<4}{a6(n)}/{p} [{routes[0].ad}/{routes[0].metric}]")
+        _net, _plen, proto, ad, metric, *_rest = routes[0]
+        code = {"O IA": "OI", "O E1": "OE1", "O E2": "OE2"}.get(proto, proto)
+        lines.append(f"{code:<4}{a6(n)}/{p} [{ad}/{metric}]")
         vias = dict.fromkeys(_via(r) for r in routes)  # recursive statics repeat theirs
         lines += [f"     {v}" for v in vias]
     lines += ["L   FF00::/8 [0/0]", "     via Null0, receive"]

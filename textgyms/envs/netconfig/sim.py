@@ -18,7 +18,7 @@ from textgyms.envs.netconfig import bgp, fhrp, l2, nat, ospf, routing, sim6
 from textgyms.envs.netconfig.acl import Packet, evaluate
 from textgyms.envs.netconfig.bounded import Memo, by_identity, is_shared
 from textgyms.envs.netconfig.model import DeviceConfig
-from textgyms.envs.netconfig.routing import L3If, Route, Walk
+from textgyms.envs.netconfig.routing import R_FWD, R_IFACE, R_PROTO, L3If, Route, Walk
 from textgyms.envs.netconfig.topologies import dotted as _dotted
 
 __all__ = ["MAX_HOPS", "Network", "Walk", "routes_packets"]
@@ -200,7 +200,8 @@ class Network:
                                                       c.bgp.redistribute)
                             for c in configs.values())
                 for _pass in range(MAX_PASSES):
-                    learned = {d: [r for r in rib if r.proto == "B"] for d, rib in self.rib.items()}
+                    learned = {d: [r for r in rib if r[R_PROTO] == "B"]
+                               for d, rib in self.rib.items()}
                     self._igp(configs, l3r, learned)
                     if not again:
                         break
@@ -308,7 +309,7 @@ class Network:
         first drops the BGP routes of an earlier pass."""
         if strip:
             for dev, rib in self.rib.items():
-                self.rib[dev] = [r for r in rib if r.proto != "B"]
+                self.rib[dev] = [r for r in rib if r[R_PROTO] != "B"]
                 self.fib[dev] = routing.build_fib(self.rib[dev])
         owner = {ip: d for d, own in self.own.items() for ip in own}
         self.bgp_attempts, self.bgp_sessions, self.bgp_best = bgp.compute(
@@ -348,7 +349,7 @@ class Network:
         """The address ``dev`` would source a packet to ``dst`` from (its egress interface)."""
         if dev in self.routers:
             hit = routing.lookup(self.fib[dev], dst)
-            name = hit[0].iface if hit else None
+            name = hit[0][R_IFACE] if hit else None
         else:
             eg = self._host_egress(dev, dst)
             name = eg[0] if eg else None
@@ -470,7 +471,7 @@ class Network:
             if itf is not None and not itf.proxy_arp:
                 continue
             routes = routing.lookup(self.fib[d], nh)
-            if routes and all(r.iface != name for r in routes) and routes[0].iface != "Null0":
+            if routes and all(r[R_IFACE] != name for r in routes) and routes[0][R_IFACE] != "Null0":
                 return d, name
         return None
 
@@ -507,9 +508,10 @@ class Network:
         else:
             return _W(("no_route", (), pkt, (), f"no route to {dotted(dst)} on {dev}", dev, ()))
         r = routes[0] if len(routes) == 1 else routing.pick(routes, pkt, choices, fanout)
-        if r.iface == "Null0":
+        iface, fwd = r[R_IFACE], r[R_FWD]
+        if iface == "Null0":
             return _W(("no_route", (), pkt, (), f"discarded to Null0 on {dev}", dev, ()))
-        return r.iface, r.fwd if r.fwd is not None else dst
+        return iface, fwd if fwd is not None else dst
 
     def _egress(self, dev, cfg, inif, pkt, hits, xlate, choices=None, fanout=None):
         """(out interface, next hop, packet) or a Walk saying why the packet stops here."""

@@ -37,7 +37,7 @@ from collections.abc import Mapping
 from textgyms.envs.netconfig import bgp, ospf, routing
 from textgyms.envs.netconfig.model import DeviceConfig, Interface
 from textgyms.envs.netconfig.ospf import Adjacency, OspfIf, area_flag
-from textgyms.envs.netconfig.routing import L3If, Route, Walk
+from textgyms.envs.netconfig.routing import R_FWD, R_IFACE, L3If, Route, Walk
 
 LINK_LOCAL = int(ipaddress.IPv6Address("fe80::"))
 LL_MASK = routing.MASKS6[10]
@@ -176,8 +176,8 @@ class Plane6:
         for dev in self._tables:
             cfg = self.devices[dev][1]
             ifs = self.l3[dev]
-            conn = [Route(i.net, i.plen, "C", 0, 0, None, i.name, None) for i in ifs]
-            local = [Route(i.ip, 128, "L", 0, 0, None, i.name, None) for i in ifs]
+            conn = [(i.net, i.plen, "C", 0, 0, None, i.name, None, 0) for i in ifs]
+            local = [(i.ip, 128, "L", 0, 0, None, i.name, None, 0) for i in ifs]
             base = conn + ospf.to_routes(self.tables.get(dev, {}))
             up = ifs + [L3If(n, 0, 0, 0, ()) for (d, n) in self.ll if d == dev]
             statics = routing.static_routes(cfg.routes6, up, base, 128)
@@ -253,9 +253,10 @@ class Plane6:
         if not routes:
             return f"no route to {ipaddress.IPv6Address(pkt[1])} on {dev}"
         r = routing.pick(routes, pkt, choices, fanout)
-        if r.iface == "Null0":
+        iface, fwd = r[R_IFACE], r[R_FWD]
+        if iface == "Null0":
             return f"discarded to Null0 on {dev}"
-        return r.iface, r.fwd if r.fwd is not None else pkt[1]
+        return iface, fwd if fwd is not None else pkt[1]
 
     def walk(self, pkt: tuple, src_dev: str, choices=None) -> Walk:
         """Send ``pkt`` (src, dst, proto, sport, dport, established) from ``src_dev``."""
@@ -288,7 +289,7 @@ class Plane6:
         else any of its own)."""
         if dev in self.fib:
             hit = routing.lookup(self.fib[dev], dst)
-            name = hit[0].iface if hit else None
+            name = hit[0][R_IFACE] if hit else None
         else:
             eg = self._host_egress(dev, dst)
             name = eg[0] if eg else None
