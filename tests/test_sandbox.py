@@ -168,6 +168,16 @@ def test_numpy_and_common_modules_are_warm(box):
     assert ex.stdout == "6\n"
 
 
+def test_children_start_without_threading_and_import_it_when_they_need_it(box):
+    """The zygotes leave threading out (the hook it registers runs in every forked child); a
+    solution that uses threads imports it and runs them."""
+    ex = box.run("import sys\nprint('threading' in sys.modules)\n"
+                 "import threading, queue\nq = queue.Queue()\n"
+                 "t = threading.Thread(target=q.put, args=(7,))\nt.start(); t.join()\n"
+                 "print(q.get())")
+    assert (ex.status, ex.stdout) == ("ok", "False\n7\n"), ex.stderr
+
+
 # Names no module: a child lists what it was forked with.
 _LOADED_NUMPY = "import sys\nprint(any(m.split('.')[0] == 'nump' + 'y' for m in sys.modules))"
 
