@@ -80,3 +80,23 @@ def test_reset_and_submission_run_with_the_collector_paused(monkeypatch):
     assert gc.isenabled()
     assert ("generate", False) in seen and ("verify", False) in seen
     assert all(not on for _name, on in seen)
+
+
+@pytest.mark.parametrize("family", ["routing", "ospf_areas", "bgp", "acl"])
+def test_resets_and_episodes_leave_no_reference_cycles(family):
+    """Paused or not, the collector is what frees a reference cycle: a reset or a step that
+    leaves one makes garbage only a collection reclaims. (Repair and diagnosis draw their
+    faults with networkx, whose graphs and decorators make cycles of their own.)"""
+    env = gym.make("textgyms/NetConfig-v4", family=family, difficulty="medium").unwrapped
+    env.reset(seed=1)  # first uses: imports, regular expressions, caches
+    env.step(env.solve(env.task)[-1])
+    gc.collect()
+    gc.disable()
+    try:
+        for seed in range(100, 104):
+            env.reset(seed=seed)
+            env.step(f'<show_ip_route device="{env.task.start[0][0]}"/>')
+            env.step("<submit>\n! device nothing\n</submit>")
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

@@ -335,15 +335,18 @@ class NetConfigEnv(TextEnv):
 
 def _rng_key(rng: np.random.Generator) -> tuple:
     """A hashable copy of the generator's whole state (any bit generator)."""
+    return _frozen(rng.bit_generator.state)
 
-    def freeze(x):
-        if isinstance(x, dict):
-            return tuple((k, freeze(v)) for k, v in sorted(x.items()))
-        if isinstance(x, np.ndarray):
-            return (x.dtype.str, x.shape, x.tobytes())
-        return x
 
-    return freeze(rng.bit_generator.state)
+def _frozen(x: Any) -> Any:
+    """``x`` with its dicts and arrays as tuples. (A module-level function: a recursive
+    closure refers to itself through its cell, a reference cycle left at every reset for
+    the cyclic garbage collector to find.)"""
+    if isinstance(x, dict):
+        return tuple((k, _frozen(v)) for k, v in sorted(x.items()))
+    if isinstance(x, np.ndarray):
+        return (x.dtype.str, x.shape, x.tobytes())
+    return x
 
 
 __all__ = ["NetConfigEnv", "NetState", "TOOLS"]
