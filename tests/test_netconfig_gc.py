@@ -100,3 +100,20 @@ def test_resets_and_episodes_leave_no_reference_cycles(family):
         assert gc.collect() == 0
     finally:
         gc.enable()
+
+
+def test_routes_and_fib_buckets_are_untracked_after_a_collection():
+    """A compiled network's routes and FIB buckets are plain tuples of ints and strings: the
+    collector stops tracking them at its first look, so the memos' networks cost full
+    collections nothing for them (a NamedTuple, a tuple subclass, stays tracked for life)."""
+    from textgyms.envs.netconfig.verify import text_network
+
+    env = gym.make("textgyms/NetConfig-v4", family="ospf_areas", difficulty="medium").unwrapped
+    env.reset(seed=3)
+    net = text_network(env.task, dict(env.task.reference))
+    gc.collect()
+    routes = [r for rib in net.rib.values() for r in rib]
+    buckets = [b for fib in net.fib.values() for by_net in fib[1].values()
+               for b in by_net.values()]
+    assert routes and buckets
+    assert not any(gc.is_tracked(x) for x in routes + buckets)
