@@ -9,7 +9,15 @@ import re
 from collections.abc import Mapping
 
 from textgyms.envs.netconfig.model import Acl, DeviceConfig
-from textgyms.envs.netconfig.routing import R_NEXTHOP, R_PLEN, Route, mask
+from textgyms.envs.netconfig.routing import (
+    R_IFACE,
+    R_NET,
+    R_NEXTHOP,
+    R_PLEN,
+    R_PROTO,
+    Route,
+    mask,
+)
 from textgyms.envs.netconfig.show_bgp import bgp_lines
 from textgyms.envs.netconfig.sim import Network
 from textgyms.envs.netconfig.topologies import dotted
@@ -324,7 +332,7 @@ def _route_lines(net: Network, dev: str) -> list[str]:
     own = {(i.net, i.plen): i.ip for i in net.l3[dev]}
     entries: dict[tuple[int, int], list] = {}
     for r in net.rib[dev]:
-        pfx, proto, iface = r[:2], r[2], r[6]  # (net, plen), the protocol, the interface
+        pfx, proto, iface = (r[R_NET], r[R_PLEN]), r[R_PROTO], r[R_IFACE]
         entries.setdefault(pfx, []).append((_code(proto, pfx[1]), _route_text(r)))
         if proto == "C" and pfx[1] < 32 and pfx in own:
             entries.setdefault((own[pfx], 32), []).append(("L", f"is directly connected, {iface}"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from textgyms.envs.netconfig.routing import Route, Walk
+from textgyms.envs.netconfig.routing import R_NET, R_PLEN, Route, Walk
 from textgyms.envs.netconfig.sim import Network
 
 LINK_LOCAL = ipaddress.IPv6Network("fe80::/10")
@@ -43,7 +43,7 @@ def show_ipv6_route(net: Network, dev: str) -> str:
         return "% Invalid input detected at '^' marker."
     entries: dict[tuple[int, int], list[Route]] = {}
     for r in plane.rib[dev]:
-        entries.setdefault(r[:2], []).append(r)  # by (net, plen)
+        entries.setdefault((r[R_NET], r[R_PLEN]), []).append(r)
     lines = [f"IPv6 Routing Table - default - {len(entries) + 1} entries", _CODES]
     for (n, p), routes in sorted(entries.items()):
         _net, _plen, proto, ad, metric, *_rest = routes[0]
