@@ -35,6 +35,7 @@ from textgyms.vector.base import (
     choose_workers,
     split_by_worker,
 )
+from textgyms.vector.collector import QuietCollector, worker_gc_mode
 from textgyms.vector.mainguard import check_main_guard
 
 # ----------------------------------------------------------------------------------------------
@@ -78,10 +79,13 @@ def _worker_main(
     autoreset: str,
     inherited: list[Connection],
     threads: int = 1,
+    gc_mode: str = "auto",
 ) -> None:
     """Entry point of a worker process: build ``count`` envs, then serve commands.
     ``threads``: this worker's share of the cores, the ``TEXTGYMS_THREADS`` its envs may use
-    for batched work (unless the user set that variable)."""
+    for batched work (unless the user set that variable). ``gc_mode``: ``"wait"`` runs the
+    cyclic garbage collector after each reply instead of inside the commands
+    (:class:`~textgyms.vector.collector.QuietCollector`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle (it closes us)
     os.environ.setdefault("TEXTGYMS_THREADS", str(threads))
     for other in inherited:  # fork only: parent ends of pipes must not keep each other alive
@@ -97,7 +101,10 @@ def _worker_main(
             conn.send(("err", _pack_exception(exc)))
         # Serve even after a failed start (the parent only closes us then): exiting on our own
         # would look like a crash to the parent.
-        _serve(conn, runners)
+        collector = QuietCollector()
+        if gc_mode == "wait":
+            collector.start()
+        _serve(conn, runners, collector)
     finally:
         for runner in runners:
             with contextlib.suppress(Exception):  # exiting anyway; close the rest
@@ -105,10 +112,13 @@ def _worker_main(
         conn.close()
 
 
-def _serve(conn: Connection, runners: list[_EnvRunner]) -> None:
+def _serve(conn: Connection, runners: list[_EnvRunner],
+           collector: QuietCollector | None = None) -> None:
     """Answer commands until told to close or the parent goes away. ``ahead`` (no reply):
     the parent has the whole batch, so draw the next episodes' tasks until a command comes;
-    a ``call`` in that time (a policy reading its env) stops the drawing only while it runs."""
+    a ``call`` in that time (a policy reading its env) stops the drawing only while it runs.
+    ``collector`` (started): its due collection runs after each reply, before any drawing."""
+    collect = collector.collect_due if collector is not None else _nothing
     ahead = False  # from the parent's "ahead" to the next step or reset: the model's turn
     while True:
         try:
@@ -133,8 +143,13 @@ def _serve(conn: Connection, runners: list[_EnvRunner]) -> None:
             conn.send(("ok", result))  # inside the try: an unpicklable info is an error too
         except Exception as exc:  # noqa: BLE001  (any env error goes back to the caller)
             conn.send(("err", _pack_exception(exc)))
+        collect()  # the parent has the reply: the garbage of this command goes now
         if ahead:  # still the model's turn: draw on
             _prepare_while_idle(conn, runners)
+
+
+def _nothing() -> None:
+    """No collector: nothing to collect at a quiet moment."""
 
 
 def _prepare_while_idle(conn: Connection, runners: list[_EnvRunner]) -> None:
@@ -204,6 +219,12 @@ class MultiprocessingVecEnv(VecEnv):
     reset to a new seed), and assumes, as Gymnasium does, that an env's settings do not
     change after it is made (after such a change, ``call`` each env's
     ``forget_pregenerated``).
+
+    Garbage collection in the wait (``TEXTGYMS_WORKER_GC=wait``, the default): a worker turns
+    Python's automatic cyclic garbage collection off and, after each reply, runs the
+    collection CPython would have run by then (:mod:`textgyms.vector.collector`), so the
+    collector's scans of everything the worker holds land in the model's turn, not inside a
+    step. ``TEXTGYMS_WORKER_GC=auto`` keeps CPython's automatic collection.
     """
 
     _join_timeout = 2.0  # seconds close() waits for workers before terminating them
@@ -223,6 +244,7 @@ class MultiprocessingVecEnv(VecEnv):
         if not isinstance(reset_ahead, bool):
             raise ConfigError(f"reset_ahead must be True or False, got {reset_ahead!r}")
         self.reset_ahead = reset_ahead
+        self.gc_mode = worker_gc_mode()  # (a bad TEXTGYMS_WORKER_GC raises before any start)
         self._workers: list[_Worker] = []
         super().__init__(env_id, num_envs, **common)
         self.num_workers = choose_workers(self.num_envs, num_workers, usable_cpus())
@@ -272,6 +294,7 @@ class MultiprocessingVecEnv(VecEnv):
                     self.autoreset,
                     inherited,
                     max(1, usable_cpus() // self.num_workers),
+                    self.gc_mode,
                 ),
             )
             process.start()
