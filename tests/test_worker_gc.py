@@ -85,12 +85,21 @@ def test_cycles_wait_for_the_quiet_moment_then_go(collector: QuietCollector) -> 
 
 @needs_emulated
 def test_every_generation_is_collected_in_turn(collector: QuietCollector) -> None:
-    collector.start()
-    kept, gens = [], []
-    for _ in range(400):  # long-lived objects, as a worker's caches gather
-        kept.append([[] for _ in range(800)])
-        gens.append(collector.collect_due())
+    before = gc.get_threshold()
+    gc.set_threshold(700, 10, 10)  # CPython's defaults, whatever this process had set
+    try:
+        collector.start()
+        kept, gens = [], []
+        # Long-lived objects, as a worker's caches gather, until a full collection comes due:
+        # once a quarter of what the oldest generation held at the start is new (a test
+        # process may hold millions of objects, hence no fixed count).
+        while 2 not in gens and len(kept) < 10_000:
+            kept.append([[] for _ in range(800)])
+            gens.append(collector.collect_due())
+    finally:
+        gc.set_threshold(*before)
     assert 0 in gens and 1 in gens and 2 in gens
+    assert gens.index(0) < gens.index(1) < gens.index(2)
     assert collector.collections == [gens.count(g) for g in (0, 1, 2)]
 
 
