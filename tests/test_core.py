@@ -1,6 +1,8 @@
 """Core pieces on their own: seeding, TextSpace, Task ids, Verdict checks."""
 
 import dataclasses
+import pickle
+import string
 import subprocess
 import sys
 
@@ -40,6 +42,18 @@ def test_text_space_accepts_any_unicode_within_length():
     assert space.contains("") and space.contains("a b!") and space.contains("日本語☃")
     assert not space.contains("toolong") and not space.contains(b"bytes")
     assert space.contains(space.sample())
+
+
+def test_text_spaces_share_their_charset_tables_and_still_work_alone():
+    a, b = TextSpace(5), TextSpace(4096, seed=3)
+    tables = [k for k in vars(a) if k.startswith("_char")]
+    assert tables and all(getattr(a, k) is getattr(b, k) for k in tables)
+    env_a, env_b = gym.make(ID).unwrapped, gym.make(ID).unwrapped
+    assert env_a.observation_space._char_index is env_b.action_space._char_index
+    copy = pickle.loads(pickle.dumps(b))  # a worker's spaces cross to the parent pickled
+    assert copy == b and copy.max_length == 4096 and copy.contains("日本語")
+    assert len(b.sample()) <= 4096 and set(b.sample()) <= set(string.printable)
+    assert b.sample(mask=(None, np.array([1] + [0] * 99, dtype=np.int8))).strip("0") == ""
 
 
 def test_task_id_is_stable_across_processes():

@@ -110,6 +110,9 @@ def invalid_after(counted: int, info: Mapping[str, Any], done: bool) -> int:
     return counted + (info.get(ERROR) is not None)
 
 
+_CHARSET_TABLES: dict[str, dict[str, Any]] = {}  # see TextSpace.__init__
+
+
 class TextSpace(gym.spaces.Text):
     """Any Unicode string of at most ``max_chars`` characters, the empty string included.
 
@@ -120,6 +123,12 @@ class TextSpace(gym.spaces.Text):
 
     def __init__(self, max_chars: int, seed: int | np.random.Generator | None = None) -> None:
         super().__init__(max_length=max_chars, min_length=0, charset=string.printable, seed=seed)
+        # Gymnasium builds a frozenset, a tuple, a dict and a string of the charset for each
+        # space, about 13 KB: most of an env's memory (two spaces each), and a mixture
+        # vector's worker holds an env per entry per slot. Every TextSpace has the same
+        # charset, so all share the first one's (read-only) tables.
+        tables = {k: v for k, v in vars(self).items() if k.startswith("_char")}
+        vars(self).update(_CHARSET_TABLES.setdefault("printable", tables))
 
     def contains(self, x: Any) -> bool:
         """True for any ``str`` no longer than ``max_length``."""
