@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_reset_ahead import Digest  # noqa: E402
+from bench_reset_ahead import Digest, cpu_name  # noqa: E402
 from netconfig_speed import _tools, _wrong  # noqa: E402
 
 from textgyms.vector import make_vec  # noqa: E402
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
         args.cases, args.steps, args.pairs = ["16x1"], 8, 1
     rows = [measure(c, args.gap, args.steps, args.pairs) for c in args.cases]
     res = {"rows": rows, "steps": args.steps, "pairs": args.pairs,
-           "machine": {"cpu": _cpu_name(), "cores": os.cpu_count(),
+           "machine": {"cpu": cpu_name(), "cores": os.cpu_count(),
                        "python": platform.python_version(),
                        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}}
     table = markdown(res)
@@ -218,17 +218,6 @@ def main(argv: list[str] | None = None) -> int:
         args.out.write_text(json.dumps(res, indent=1) + "\n")
         args.out.with_suffix(".md").write_text(table)
     return 0 if all(r["same_results"] for r in rows) else 1
-
-
-def _cpu_name() -> str:
-    """The CPU model name (``/proc/cpuinfo``), or the platform's processor string."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 if __name__ == "__main__":
