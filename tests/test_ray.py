@@ -230,6 +230,19 @@ def test_actor_options_need_the_ray_backend():
         textgyms.make_vec(ENV_IDS[0], 2, backend="serial", actor_options={"num_cpus": 1})
 
 
+@pytest.mark.parametrize("mode", ["wait", "auto"])
+def test_actors_collect_garbage_in_their_wait_unless_told_not_to(mode, monkeypatch):
+    from textgyms.vector.collector import EMULATED
+
+    monkeypatch.setenv("TEXTGYMS_WORKER_GC", mode)
+    with textgyms.make_vec("textgyms/Wordle-v0", 2, backend="ray", num_workers=1) as vec:
+        vec.reset(seed=0)
+        vec.step(["crane", "slate"])
+        on, collections = ray.get(vec.actors[0].collector_state.remote())
+    assert on == (mode == "auto" or not EMULATED)
+    assert len(collections) == 3
+
+
 @pytest.mark.parametrize("ahead", [True, False])
 def test_actors_draw_ahead_once_the_driver_has_the_batch(ahead):
     """Reset-ahead: after ``recv``, each actor draws its env's next task on its second thread

@@ -4,6 +4,7 @@ worker's quiet moments, automatic collection off inside its commands, and memory
 from __future__ import annotations
 
 import gc
+import time
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -169,3 +170,32 @@ def test_an_unknown_worker_gc_mode_is_refused_before_any_worker_starts(monkeypat
         worker_gc_mode()
     with pytest.raises(ConfigError, match="TEXTGYMS_WORKER_GC"):
         make_vec("textgyms/Wordle-v0", 2, backend="multiprocessing", num_workers=1)
+    pytest.importorskip("ray")
+    with pytest.raises(ConfigError, match="TEXTGYMS_WORKER_GC"):  # before Ray starts anything
+        make_vec("textgyms/Wordle-v0", 2, backend="ray", num_workers=1)
+
+
+@needs_emulated
+def test_a_ray_actor_collects_after_each_step_on_its_own_thread() -> None:
+    pytest.importorskip("ray")
+    from textgyms.vector.ray import _Worker
+
+    was = gc.isenabled()
+    gc.enable()
+    worker = _Worker(_Cyclic, 2, 1, "same_step", gc_mode="wait")  # the actor's body, here
+    try:
+        assert not gc.isenabled()
+        worker.reset([0, 1], None, [True, True])
+        worker.step(["x", "x"])  # 2,000 cycles left behind: past the first threshold
+        time.sleep(0.3)  # the actor's thread collects after the step
+        on, collections = worker.collector_state()
+        assert not on and collections[0] >= 1
+        assert sum(r.env.unwrapped.freed[0] for r in worker.runners) >= 2000
+        # It only collected: nothing was drawn ahead, since the step did not ask for it.
+        assert [worker.call(i, "forget_pregenerated", ()) for i in range(2)] == [False, False]
+    finally:
+        worker._stop = True
+        worker._wake.set()
+        worker._collector.stop()
+        if not was:
+            gc.disable()

@@ -19,6 +19,7 @@ Imports in this package are absolute, so ``import ray`` below is the Ray package
 from __future__ import annotations
 
 import contextlib
+import gc
 import itertools
 import os
 import threading
@@ -45,8 +46,11 @@ from textgyms.vector.base import (
     choose_workers,
     split_by_worker,
 )
+from textgyms.vector.collector import QuietCollector, worker_gc_mode
 
 __all__ = ["RayVecEnv"]
+
+IDLE_COLLECT_S = 1.0  # an idle actor in wait mode still runs a due collection this often
 
 
 class _Worker:
@@ -57,9 +61,14 @@ class _Worker:
     Ray's task execution in a benchmark run), which draws the envs' next tasks. A lock keeps
     the runners to one thread at a time, and a command that comes in raises ``_wanted`` so
     that the drawing stops after the task it is drawing; after a ``call`` in the model's turn
-    (a policy reading its env) the drawing goes on."""
+    (a policy reading its env) the drawing goes on.
 
-    def __init__(self, make_env: EnvFactory, count: int, stride: int, autoreset: str) -> None:
+    ``gc_mode="wait"``: the same thread runs the cyclic garbage collector's due collection
+    after each step or reset (and, while the actor idles, every ``IDLE_COLLECT_S``), automatic
+    collection being off (:class:`~textgyms.vector.collector.QuietCollector`)."""
+
+    def __init__(self, make_env: EnvFactory, count: int, stride: int, autoreset: str,
+                 gc_mode: str = "auto") -> None:
         self.error: Exception | None = None
         self._lock = threading.Lock()
         self._wanted = 0  # commands waiting for the lock (the drawing yields to them)
@@ -67,12 +76,18 @@ class _Worker:
         self._stop = False
         self._drawer: threading.Thread | None = None
         self._ahead = False  # from a step or reset with ``ahead`` to the next one
+        # ahead()'s requests to draw (not only to collect), and those the thread has taken:
+        # each written by one thread only, so none is lost between a read and a write
+        self._draw_requests = self._draw_taken = 0
         self.runners: list[_EnvRunner] = []
         try:
             for _ in range(count):
                 self.runners.append(_EnvRunner(make_env(), autoreset, stride))
         except Exception as exc:  # noqa: BLE001  (reported by spaces(), with its own type)
             self.error = exc
+        self._collector = QuietCollector()
+        if gc_mode == "wait":
+            self._collector.start()
 
     def spaces(self) -> tuple[gym.Space, gym.Space, str]:
         """The env's spaces and this actor's id, or the error building the envs raised."""
@@ -100,6 +115,7 @@ class _Worker:
         self._ahead = ahead
         if ahead:
             self.ahead()
+        self._quiet()
         return result
 
     def step(self, actions: list[str], ahead: bool = False) -> _Result:
@@ -111,6 +127,7 @@ class _Worker:
         self._ahead = ahead
         if ahead:
             self.ahead()
+        self._quiet()
         return result
 
     def call(self, index: int, method: str, args: tuple) -> Any:
@@ -128,6 +145,15 @@ class _Worker:
         task to draw, and return at once."""
         if not any(r.wants_prepare() or r.wants_warm() for r in self.runners):
             return
+        self._draw_requests += 1
+        self._wake_thread()
+
+    def _quiet(self) -> None:
+        """After a command: wake the thread to run the collector's due collection."""
+        if self._collector.active:
+            self._wake_thread()
+
+    def _wake_thread(self) -> None:
         if self._drawer is None:
             self._drawer = threading.Thread(target=self._draw, name="textgyms-ahead",
                                             daemon=True)
@@ -135,15 +161,22 @@ class _Worker:
         self._wake.set()
 
     def _draw(self) -> None:
-        """The drawing thread: on each wake-up, each env's next task
+        """The actor's own thread: on each wake-up, the collector's due collection (``wait``
+        mode), then, if :meth:`ahead` asked, each env's next task
         (``_EnvRunner.prepare_next``), then each one warmed (``warm_next``), until a command
         comes in."""
+        idle = IDLE_COLLECT_S if self._collector.active else None
         while True:
-            self._wake.wait()
+            self._wake.wait(idle)
             self._wake.clear()
             time.sleep(AHEAD_SETTLE_S)  # a driver that steps again at once finds us idle
+            if self._collector.active and not self._stop:
+                with self._lock:  # (a command that comes in waits for this one collection)
+                    self._collector.collect_due()
+            requests = self._draw_requests
+            drawing, self._draw_taken = requests != self._draw_taken, requests
             for work in (_EnvRunner.prepare_next, _EnvRunner.warm_next):  # all draws first
-                for runner in self.runners:
+                for runner in self.runners if drawing else ():
                     if self._wanted or self._stop:
                         break
                     with self._lock:
@@ -155,6 +188,11 @@ class _Worker:
     def pid(self) -> int:
         """The actor's process id (for monitoring, and for tests that kill it)."""
         return os.getpid()
+
+    def collector_state(self) -> tuple[bool, list[int]]:
+        """Whether automatic garbage collection is on in the actor's process, and the
+        collections per generation run in its wait (for monitoring and tests)."""
+        return gc.isenabled(), list(self._collector.collections)
 
     def close(self) -> None:
         """Close this actor's envs (e.g. a sandbox server), then end the actor gracefully."""
@@ -238,6 +276,11 @@ class RayVecEnv(VecEnv):
     drawing its envs' next tasks (on a thread of its own, until the next command comes) as soon
     as it has answered a step or reset, 3 ms later, since a separate call from the driver
     would cost about a millisecond per actor and step.
+
+    Garbage collection in the wait (``TEXTGYMS_WORKER_GC``) is the multiprocessing backend's
+    too: the same thread runs the collector's due collection after each step or reset, and
+    every ``IDLE_COLLECT_S`` while the actor idles (Ray's own Python code runs in the actor's
+    process, and its garbage must go even when no command comes).
     """
 
     def __init__(
@@ -256,6 +299,7 @@ class RayVecEnv(VecEnv):
         if not isinstance(reset_ahead, bool):
             raise ConfigError(f"reset_ahead must be True or False, got {reset_ahead!r}")
         self.reset_ahead = reset_ahead
+        self.gc_mode = worker_gc_mode()  # (a bad TEXTGYMS_WORKER_GC raises before Ray starts)
         self._handles: list[_Handle] = []
         actor_cls = actor_class(actor_options)  # a bad option fails here, before Ray starts
         super().__init__(env_id, num_envs, **common)
@@ -279,7 +323,7 @@ class RayVecEnv(VecEnv):
 
     def _start(self, cls: Any, timeout: float) -> None:
         epw = self.envs_per_worker
-        args = (self.make_env, epw, self.num_groups, self.autoreset)
+        args = (self.make_env, epw, self.num_groups, self.autoreset, self.gc_mode)
         for index in range(self.num_workers):
             self._handles.append(_Handle(index, index * epw, cls.remote(*args)))
         refs = [h.actor.spaces.remote() for h in self._handles]
