@@ -103,15 +103,25 @@ def _peak_rss_mb(pids: list[int]) -> float:
     return peak / 1024
 
 
-def timed_run(way: str, workers: int, gap_s: float, actions: list[list[str]]) -> dict[str, Any]:
+def _worker_pids(vec: Any) -> list[int]:
+    """The process ids of a vector's workers (multiprocessing) or actors (Ray, local)."""
+    if hasattr(vec, "worker_pids"):
+        return vec.worker_pids
+    import ray
+
+    return ray.get([actor.pid.remote() for actor in vec.actors])
+
+
+def timed_run(way: str, workers: int, gap_s: float, actions: list[list[str]],
+              backend: str = "multiprocessing") -> dict[str, Any]:
     """One run of ``actions`` with ``TEXTGYMS_WORKER_GC=way``: each step's wall seconds, the
     workers' CPU seconds over the steps (the waits included), their peak resident memory and
     the run's digest."""
     os.environ["TEXTGYMS_WORKER_GC"] = way
-    vec = _vec(len(actions[0]), workers, "multiprocessing")
+    vec = _vec(len(actions[0]), workers, backend)
     digest, times = Digest(), []
     try:
-        pids = vec.worker_pids
+        pids = _worker_pids(vec)
         vec.reset(seed=SEED + 1)  # warm: workers started, imports and first uses paid
         obs, infos = vec.reset(seed=SEED)
         digest.add(obs, infos)
@@ -131,7 +141,8 @@ def timed_run(way: str, workers: int, gap_s: float, actions: list[list[str]]) ->
     return {"times": times, "cpu_s": cpu, "peak_rss_mb": rss, "digest": digest.hexdigest()}
 
 
-def measure(case: str, gap_ms: float, steps: int, pairs: int) -> dict[str, Any]:
+def measure(case: str, gap_ms: float, steps: int, pairs: int,
+            backend: str = "multiprocessing") -> dict[str, Any]:
     """One case ("NxW": N envs on W workers): ``pairs`` alternating (auto, wait) runs."""
     n, workers = (int(x) for x in case.split("x"))
     actions, serial = plan(n, steps)
@@ -139,8 +150,9 @@ def measure(case: str, gap_ms: float, steps: int, pairs: int) -> dict[str, Any]:
     for p in range(pairs):
         for way in (WAYS if p % 2 == 0 else WAYS[::-1]):
             print(f"{case} gap {gap_ms:g} ms: {way} run {p + 1} ...", file=sys.stderr, flush=True)
-            runs[way].append(timed_run(way, workers, gap_ms / 1e3, actions))
-    row: dict[str, Any] = {"case": case, "envs": n, "workers": workers, "gap_ms": gap_ms,
+            runs[way].append(timed_run(way, workers, gap_ms / 1e3, actions, backend))
+    row: dict[str, Any] = {"case": case, "backend": backend, "envs": n, "workers": workers,
+                           "gap_ms": gap_ms,
                            "steps": steps, "pairs": pairs, "digest_serial": serial}
     for way, rs in runs.items():
         pooled = [t for r in rs for t in r["times"]]
@@ -178,10 +190,11 @@ def markdown(res: dict[str, Any]) -> str:
                      f"| {a['peak_rss_mb']:,.0f} | {w['peak_rss_mb']:,.0f} "
                      f"| {'yes' if r['same_results'] else 'NO'} |")
     m = res["machine"]
-    lines += ["", f"NetConfig agent episodes (three inspection tools, a wrong submission, "
-              f"autoreset; a mixture of every family and level), reset-ahead on, the model's "
-              f"turn a sleep of the gap before each step; {res['steps']} steps per run, "
-              f"{res['pairs']} (auto, wait) pairs of runs. vec.step: median, mean (which sets "
+    hosts = "Ray actors" if res.get("backend") == "ray" else "`multiprocessing` workers"
+    lines += ["", f"NetConfig agent episodes on {hosts} (three inspection tools, a wrong "
+              f"submission, autoreset; a mixture of every family and level), reset-ahead on, "
+              f"the model's turn a sleep of the gap before each step; {res['steps']} steps per "
+              f"run, {res['pairs']} (auto, wait) pairs of runs. vec.step: median, mean (which sets "
               f"the throughput) and 90th percentile of the pooled step times; worker CPU: the "
               f"median of the runs' CPU per env step, the wait included; peak RSS: the largest "
               f"worker's over the runs. {m['cpu']}, {m['cores']} cores, Python {m['python']}, "
@@ -199,6 +212,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="the model's turn before each step, ms (default 100)")
     ap.add_argument("--steps", type=int, default=48, help="timed steps per run (default 48)")
     ap.add_argument("--pairs", type=int, default=2, help="(auto, wait) pairs (default 2)")
+    ap.add_argument("--backend", choices=("multiprocessing", "ray"), default="multiprocessing",
+                    help="worker processes or Ray actors (a local Ray instance; default "
+                         "multiprocessing)")
     ap.add_argument("--out", type=Path, default=RESULTS / "worker_gc.json",
                     help="the JSON to write; the table goes next to it as .md "
                          "(default: results/worker_gc.json)")
@@ -206,8 +222,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.cases, args.steps, args.pairs = ["16x1"], 8, 1
-    rows = [measure(c, args.gap, args.steps, args.pairs) for c in args.cases]
-    res = {"rows": rows, "steps": args.steps, "pairs": args.pairs,
+    rows = [measure(c, args.gap, args.steps, args.pairs, args.backend) for c in args.cases]
+    res = {"rows": rows, "backend": args.backend, "steps": args.steps, "pairs": args.pairs,
            "machine": {"cpu": cpu_name(), "cores": os.cpu_count(),
                        "python": platform.python_version(),
                        "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}}

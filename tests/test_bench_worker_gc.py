@@ -21,7 +21,8 @@ def test_small_run_writes_the_schema_and_equal_digests(bench, tmp_path):
     argv = ["--cases", "4x1", "--steps", "5", "--pairs", "1", "--gap", "5", "--out", str(out)]
     assert bench.main(argv) == 0
     res = json.loads(out.read_text())
-    assert set(res) == {"rows", "steps", "pairs", "machine"}
+    assert set(res) == {"rows", "backend", "steps", "pairs", "machine"}
+    assert res["backend"] == "multiprocessing"  # --backend ray: Ray actors
     [row] = res["rows"]
     assert (row["envs"], row["workers"], row["gap_ms"], row["steps"]) == (4, 1, 5.0, 5)
     for way in bench.WAYS:
