@@ -189,7 +189,7 @@ def test_a_ray_actor_collects_after_each_step_on_its_own_thread() -> None:
         worker.step(["x", "x"])  # 2,000 cycles left behind: past the first threshold
         time.sleep(0.3)  # the actor's thread collects after the step
         on, collections = worker.collector_state()
-        assert not on and collections[0] >= 1
+        assert not on and sum(collections) >= 1  # (which generation: what the process ran before)
         assert sum(r.env.unwrapped.freed[0] for r in worker.runners) >= 2000
         # It only collected: nothing was drawn ahead, since the step did not ask for it.
         assert [worker.call(i, "forget_pregenerated", ()) for i in range(2)] == [False, False]

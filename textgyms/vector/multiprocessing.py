@@ -117,8 +117,9 @@ def _serve(conn: Connection, runners: list[_EnvRunner],
     """Answer commands until told to close or the parent goes away. ``ahead`` (no reply):
     the parent has the whole batch, so draw the next episodes' tasks until a command comes;
     a ``call`` in that time (a policy reading its env) stops the drawing only while it runs.
-    ``collector`` (started): its due collection runs after each reply, before any drawing."""
-    collect = collector.collect_due if collector is not None else _nothing
+    ``collector`` (started): its due collection runs after each reply, before any drawing
+    (none given: an inactive one, which never collects)."""
+    collect = (collector or QuietCollector()).collect_due
     ahead = False  # from the parent's "ahead" to the next step or reset: the model's turn
     while True:
         try:
@@ -146,10 +147,6 @@ def _serve(conn: Connection, runners: list[_EnvRunner],
         collect()  # the parent has the reply: the garbage of this command goes now
         if ahead:  # still the model's turn: draw on
             _prepare_while_idle(conn, runners)
-
-
-def _nothing() -> None:
-    """No collector: nothing to collect at a quiet moment."""
 
 
 def _prepare_while_idle(conn: Connection, runners: list[_EnvRunner]) -> None:
