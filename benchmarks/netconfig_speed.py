@@ -31,6 +31,10 @@ the steps' CPU per way, and the drawing and warming in the wait apart.
 
 Each rate is the median over rounds of (operations / CPU seconds of that round); a round
 runs every version once, each in a fresh subprocess, the versions' order rotated per round.
+Beside the ratio of two versions' medians, the ratio paired by round (new's rate over the
+baseline's in the same round, so that drift between rounds cancels) with a distribution-free
+95% interval for its median (from 6 rounds; a full run has 9), and the load average at the
+start and end.
 Beside the rates: each version's share of CPU time in the cyclic garbage collector (median
 of rounds) and the objects it tracks after a round (what the memos hold, the collector's
 work at every full collection).
@@ -327,7 +331,8 @@ def side_by_side(rounds: int) -> dict:
     """Every baseline and this checkout, the same tasks, in one run; with the ratios. Each
     round runs every version once, in its own subprocess, in an order rotated per round, so
     that the machine's drift during the run falls on all of them alike."""
-    res: dict = {"group_size": GROUP, "target_ratio": TARGET, "versions": {}, "ratios": {}}
+    res: dict = {"group_size": GROUP, "target_ratio": TARGET, "versions": {}, "ratios": {},
+                 "paired": {}, "load_avg_start": list(os.getloadavg())}
     with tempfile.TemporaryDirectory(prefix="netconfig-old-") as tmp:
         trees = [(c, export(c, Path(tmp) / c), env_id) for c, env_id in BASELINES]
         trees.append(("new", ROOT, NEW_ID))
@@ -339,13 +344,26 @@ def side_by_side(rounds: int) -> dict:
                     "--worker", env_id, "--rounds", "1", "--first", str(r)]))
         for name, _t, env_id in trees:
             res["versions"][name] = {"id": env_id, **_summary(parts[name])}
+    res["load_avg_end"] = list(os.getloadavg())
     new = res["versions"]["new"]
     for commit, _id in BASELINES:
         old = res["versions"][commit]
         ratio = {k: new[k]["per_cpu_s"] / old[k]["per_cpu_s"] for k in KINDS}
         ratio["pass"] = all(ratio[k] >= TARGET for k in STEPS)
         res["ratios"][commit] = ratio
+        res["paired"][commit] = paired_ratios(parts["new"], parts[commit])
     return res
+
+
+def paired_ratios(new: list[dict], old: list[dict]) -> dict[str, list]:
+    """Per kind, new's rate over old's in each round (the two ran one after the other, on
+    the same tasks): ``[median, low, high]`` over rounds, with a distribution-free 95%
+    interval for the median (:func:`textgyms.stats.median_ci`; None below 6 rounds).
+    Paired by round, the machine's drift between rounds cancels out of each ratio."""
+    from textgyms.stats import median_ci
+
+    return {k: list(median_ci(n[k]["rates"][0] / o[k]["rates"][0] for n, o in zip(new, old)))
+            for k in KINDS}
 
 
 def render(res: dict) -> str:
@@ -364,22 +382,34 @@ def render(res: dict) -> str:
              "group_agent": f"agent episodes in GRPO groups of {GROUP}"}
     vers = res["versions"]
     head = " | ".join(f"{c} ({vers[c]['id'].split('/')[-1]})" for c in vers)
-    rows = [f"| per CPU-second (median of rounds) | {head} | new / 3ab7aa0 | new / 9311458 |",
-            "|---" * (3 + len(vers)) + "|"]
+    first = BASELINES[0][0]
+    rows = [f"| per CPU-second (median of rounds) | {head} | new / 3ab7aa0 | new / 9311458 "
+            f"| new / {first}, paired by round (95% CI) |",
+            "|---" * (4 + len(vers)) + "|"]
+    paired = res.get("paired", {}).get(first, {})
     for k, name in names.items():
         cells = " | ".join(f"{vers[c][k]['per_cpu_s']:,.0f}" for c in vers)
         r = " | ".join(f"{res['ratios'][c][k]:.1f}x" for c, _i in BASELINES)
-        rows.append(f"| {name} | {cells} | {r} |")
+        rows.append(f"| {name} | {cells} | {r} | {_interval(paired.get(k))} |")
     cells = " | ".join(f"{vers[c]['gc_share']:.0%}" for c in vers)
     rows.append(f"| share of the CPU time in the cyclic garbage collector | {cells} |"
-                + " |" * len(BASELINES))
+                + " |" * (len(BASELINES) + 1))
     cells = " | ".join(f"{vers[c]['tracked']:,.0f}" for c in vers)
     rows.append(f"| objects the collector tracks after a round | {cells} |"
-                + " |" * len(BASELINES))
+                + " |" * (len(BASELINES) + 1))
     verdict = " | ".join("PASS" if res["ratios"][c]["pass"] else "FAIL" for c, _i in BASELINES)
     rows.append(f"| target >= {TARGET:g}x (resets and every kind of step) |"
-                + " |" * len(vers) + f" {verdict} |")
+                + " |" * len(vers) + f" {verdict} | |")
     return "\n".join(rows) + "\n"
+
+
+def _interval(cell: list | None) -> str:
+    """``3.6x (3.1-4.2x)``: a paired median and its interval (the median alone below 6
+    rounds, nothing without pairs)."""
+    if not cell:
+        return ""
+    median, low, high = cell
+    return f"{median:.1f}x" + ("" if low is None else f" ({low:.1f}-{high:.1f}x)")
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from textgyms.cli import main
@@ -18,7 +19,15 @@ from textgyms.evaluate import _SigintGuard, evaluate, load_results
 from textgyms.leaderboard import build, find_runs, normalise, render_html, render_markdown
 from textgyms.policies.scripted import ScriptedPolicy
 from textgyms.protocol import PROTOCOL_VERSION
-from textgyms.stats import Z95, aggregate_env, mean_ci, pass_at_k, pass_ks, wilson_ci
+from textgyms.stats import (
+    Z95,
+    aggregate_env,
+    mean_ci,
+    median_ci,
+    pass_at_k,
+    pass_ks,
+    wilson_ci,
+)
 
 ID = "textgyms/Wordle-v0"
 
@@ -42,6 +51,22 @@ def test_wilson_interval_by_hand():
     assert wilson_ci(10, 10) == pytest.approx((1 - high, 1.0))
     with pytest.raises(ValueError):
         wilson_ci(3, 2)
+
+
+def test_median_interval_from_order_statistics():
+    """The ranks of the textbook sign-test intervals: the 2nd and 8th of 9 values, the 40th
+    and 61st of 100, the extremes of 6, none for 5 (no interval of 5 reaches 95%)."""
+    assert median_ci([9, 1, 8, 2, 7, 3, 6, 4, 5]) == (5.0, 2.0, 8.0)
+    assert median_ci(range(1, 101)) == (50.5, 40.0, 61.0)
+    assert median_ci([4, 1, 6, 2, 5, 3]) == (3.5, 1.0, 6.0)
+    assert median_ci([5, 1, 4, 2, 3]) == (3.0, None, None)
+    with pytest.raises(ValueError):
+        median_ci([])
+    # Coverage: over many samples of 9 draws, the interval holds the true median >= 95%.
+    rng = np.random.default_rng(0)
+    hits = [lo <= 0.0 <= hi for _m, lo, hi in (median_ci(rng.standard_cauchy(9))
+                                               for _ in range(4000))]
+    assert np.mean(hits) > 0.95
 
 
 def test_pass_at_k_unbiased_estimator():

@@ -61,12 +61,13 @@ def test_the_table_has_a_row_per_kind_and_judges_only_the_steps(speed):
                       for c, _i in speed.BASELINES}}
     table = speed.render(res)
     assert len(table.splitlines()) == 2 + len(speed.KINDS) + 2 + 1
-    assert "| share of the CPU time in the cyclic garbage collector | 25% | 25% | 25% | | |" \
+    assert "| share of the CPU time in the cyclic garbage collector | 25% | 25% | 25% | | | |" \
         in table
     assert "| objects the collector tracks after a round | 123,456 | 123,456 | 123,456 |" in table
     assert "| first tool steps (both versions compile the starting network) |" in table
     assert "| second and third tool steps |" in table
-    assert table.splitlines()[-1].endswith("FAIL | FAIL |")
+    assert table.splitlines()[-1].endswith("FAIL | FAIL | |")
+    assert all(row.endswith("x |  |") for row in table.splitlines()[2:-3])  # no pairs: empty
     assert set(speed.STEPS) <= set(speed.KINDS) and "first_tool" not in speed.STEPS
 
 
@@ -117,3 +118,27 @@ def test_the_reset_ahead_table_compares_the_two_ways(speed):
     assert "| first tool steps | 100 | 200 | 2.0x |" in table
     assert "| drawing and warming in the wait, per CPU-second | | 40 | |" in table
     assert len(table.splitlines()) == 2 + 4 + 1
+
+
+def test_paired_ratios_divide_round_by_round_and_bound_the_median(speed):
+    """Each round's ratio is new's rate over old's in that round (drift that slows both in
+    one round cancels); the interval is the 2nd and 8th of 9 ratios, none below 6 rounds."""
+    def parts(rates):
+        return [{k: {"rates": [r]} for k in speed.KINDS} for r in rates]
+
+    old = [100.0, 50.0, 200.0, 100.0, 80.0, 120.0, 60.0, 90.0, 110.0]  # a drifting machine
+    factors = [3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0]
+    new = [o * f for o, f in zip(old, factors)]
+    got = speed.paired_ratios(parts(new), parts(old))
+    assert got["wrong"] == pytest.approx([5.0, 3.5, 6.5])
+    assert speed._interval(got["wrong"]) == "5.0x (3.5-6.5x)"
+    few = speed.paired_ratios(parts(new[:5]), parts(old[:5]))
+    assert few["reset"] == [4.0, None, None] and speed._interval(few["reset"]) == "4.0x"
+    res = {"versions": {c: {"id": i, "gc_share": 0.1, "tracked": 1,
+                            **{k: {"per_cpu_s": 100.0} for k in speed.KINDS}}
+                        for c, i in (*speed.BASELINES, ("new", speed.NEW_ID))},
+           "ratios": {c: {**{k: 5.0 for k in speed.KINDS}, "pass": True}
+                      for c, _i in speed.BASELINES},
+           "paired": {speed.BASELINES[0][0]: got}}
+    row = next(r for r in speed.render(res).splitlines() if r.startswith("| wrong submission"))
+    assert row.endswith("| 5.0x | 5.0x | 5.0x (3.5-6.5x) |")
