@@ -116,7 +116,8 @@ def timed_run(way: str, workers: int, gap_s: float, actions: list[list[str]],
               backend: str = "multiprocessing") -> dict[str, Any]:
     """One run of ``actions`` with ``TEXTGYMS_WORKER_GC=way``: each step's wall seconds, the
     workers' CPU seconds over the steps (the waits included), their peak resident memory and
-    the run's digest."""
+    the run's digest, and the 1-minute load average when it started (what else ran)."""
+    load = os.getloadavg()[0]
     os.environ["TEXTGYMS_WORKER_GC"] = way
     vec = _vec(len(actions[0]), workers, backend)
     digest, times = Digest(), []
@@ -138,7 +139,8 @@ def timed_run(way: str, workers: int, gap_s: float, actions: list[list[str]],
     finally:
         vec.close()
         os.environ.pop("TEXTGYMS_WORKER_GC", None)
-    return {"times": times, "cpu_s": cpu, "peak_rss_mb": rss, "digest": digest.hexdigest()}
+    return {"times": times, "cpu_s": cpu, "peak_rss_mb": rss, "digest": digest.hexdigest(),
+            "load_avg": load}
 
 
 def measure(case: str, gap_ms: float, steps: int, pairs: int,
@@ -165,6 +167,7 @@ def measure(case: str, gap_ms: float, steps: int, pairs: int,
             "run_medians_ms": [round(statistics.median(r["times"]) * 1e3, 2) for r in rs],
             "peak_rss_mb": round(max(r["peak_rss_mb"] for r in rs), 1),
             "digests": sorted({r["digest"] for r in rs}),
+            "load_avg_at_start": [round(r["load_avg"], 2) for r in rs],
         }
     row["step_ratio"] = round(row["auto"]["step_ms"] / row["wait"]["step_ms"], 3)
     row["mean_ratio"] = round(row["auto"]["step_ms_mean"] / row["wait"]["step_ms_mean"], 3)
@@ -190,6 +193,9 @@ def markdown(res: dict[str, Any]) -> str:
                      f"| {a['peak_rss_mb']:,.0f} | {w['peak_rss_mb']:,.0f} "
                      f"| {'yes' if r['same_results'] else 'NO'} |")
     m = res["machine"]
+    loads = [x for r in res["rows"] for w in WAYS for x in r[w].get("load_avg_at_start", [])]
+    load = f"; 1-minute load average at the runs' start {min(loads):.1f}-{max(loads):.1f}" \
+        if loads else ""
     hosts = "Ray actors" if res.get("backend") == "ray" else "`multiprocessing` workers"
     lines += ["", f"NetConfig agent episodes on {hosts} (three inspection tools, a wrong "
               f"submission, autoreset; a mixture of every family and level), reset-ahead on, "
@@ -198,7 +204,7 @@ def markdown(res: dict[str, Any]) -> str:
               f"the throughput) and 90th percentile of the pooled step times; worker CPU: the "
               f"median of the runs' CPU per env step, the wait included; peak RSS: the largest "
               f"worker's over the runs. {m['cpu']}, {m['cores']} cores, Python {m['python']}, "
-              f"{m['date']}."]
+              f"{m['date']}{load}."]
     return "\n".join(lines) + "\n"
 
 

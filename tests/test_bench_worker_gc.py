@@ -28,11 +28,12 @@ def test_small_run_writes_the_schema_and_equal_digests(bench, tmp_path):
     for way in bench.WAYS:
         assert row[way]["step_ms"] > 0 and row[way]["cpu_ms_per_env_step"] >= 0
         assert row[way]["digests"] == [row["digest_serial"]]
+        assert len(row[way]["load_avg_at_start"]) == 1 and row[way]["load_avg_at_start"][0] >= 0
     assert row["same_results"] is True
     assert row["mean_ratio"] == pytest.approx(
         row["auto"]["step_ms_mean"] / row["wait"]["step_ms_mean"], rel=1e-2)
     md = out.with_suffix(".md").read_text()
-    assert "| 4 x 1 | 5 |" in md and "| yes |" in md
+    assert "| 4 x 1 | 5 |" in md and "| yes |" in md and "1-minute load average" in md
 
 
 def test_the_plan_plays_tools_then_a_submission(bench):
