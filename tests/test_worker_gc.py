@@ -187,7 +187,9 @@ def test_a_ray_actor_collects_after_each_step_on_its_own_thread() -> None:
         assert not gc.isenabled()
         worker.reset([0, 1], None, [True, True])
         worker.step(["x", "x"])  # 2,000 cycles left behind: past the first threshold
-        time.sleep(0.3)  # the actor's thread collects after the step
+        deadline = time.monotonic() + 30  # the actor's thread collects after the step
+        while not sum(worker.collector_state()[1]) and time.monotonic() < deadline:
+            time.sleep(0.01)  # (polled, not a fixed wait: a loaded machine may be slow)
         on, collections = worker.collector_state()
         assert not on and sum(collections) >= 1  # (which generation: what the process ran before)
         assert sum(r.env.unwrapped.freed[0] for r in worker.runners) >= 2000
