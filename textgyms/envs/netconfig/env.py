@@ -138,6 +138,32 @@ class NetState:
         return None if self.edited else dict(self.task.start)
 
     @property
+    def devices(self) -> dict[str, str]:
+        """Every device of the network (the agent's, the fixed ones, hosts) and its kind."""
+        return dict(self.task.devices)
+
+    def config(self, device: str) -> DeviceConfig:
+        """``device``'s configuration in the candidate network, without compiling that
+        network: the very config the compiled network holds (``net.config(device)``), for the
+        tools that read a config and nothing else (``show running-config`` is an agent's
+        commonest first look; the compile waits for a tool that needs the network).
+        KeyError if the task has no such device."""
+        if self._net is not None:
+            return self._net.config(device)
+        if self._mine is not None and device in self._mine:
+            return self._mine[device]
+        task = self.task
+        text = next((t for d, t in task.start if d == device), None)
+        if text is None:
+            text = next((t for d, t in task.fixed if d == device), None)
+        if text is None:
+            if device not in self.devices:
+                raise KeyError(device)
+            return DeviceConfig(device)  # a device nobody configured, as the compile has it
+        with gc_paused():  # (the same memoized parse the compile reads)
+            return parsed_config(text, device)[0]
+
+    @property
     def net(self) -> Network:
         """The candidate network, compiled on first use after a reset or an edit (a tool
         step's share of the work: paused collector, as for a reset)."""

@@ -150,6 +150,15 @@ class SampleState:
         return self.mine[device]
 
     @property
+    def devices(self) -> dict[str, str]:
+        """Every device of the example network and its kind."""
+        return {d: k for d, (k, _t) in CONFIGS.items()}
+
+    def config(self, device: str) -> DeviceConfig:
+        """``device``'s configuration in the network."""
+        return self.net.config(device)
+
+    @property
     def net(self) -> Network:
         if self._net is None:
             hosts = {d: (k, parse_config(t, d)[0]) for d, (k, t) in CONFIGS.items()

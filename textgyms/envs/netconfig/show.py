@@ -280,7 +280,12 @@ def render_config(cfg: DeviceConfig) -> str:
 
 def show_run(net: Network, dev: str) -> str:
     """``show running-config``."""
-    body = render_config(net.config(dev))
+    return running_config(net.config(dev))
+
+
+def running_config(cfg: DeviceConfig) -> str:
+    """``show running-config`` of a device configured as ``cfg`` (nothing else is read)."""
+    body = render_config(cfg)
     return f"Building configuration...\n\nCurrent configuration : {len(body)} bytes\n{body}"
 
 
@@ -393,9 +398,15 @@ def show_ip_ospf_neighbor(net: Network, dev: str) -> str:
 
 def show_access_lists(net: Network, dev: str, hits: Mapping[tuple[str, str, int], int]) -> str:
     """``show access-lists`` with per-entry match counters."""
+    return access_lists(net.config(dev), dev, hits)
+
+
+def access_lists(cfg: DeviceConfig, dev: str, hits: Mapping[tuple[str, str, int], int]) -> str:
+    """``show access-lists`` of ``dev`` configured as ``cfg``, with the match counters the
+    packet walks so far left in ``hits`` (nothing else is read)."""
     out = []
-    for name in sorted(net.config(dev).acls, key=_natural):
-        acl = net.config(dev).acls[name]
+    for name in sorted(cfg.acls, key=_natural):
+        acl = cfg.acls[name]
         label = "Standard" if acl.kind == "standard" else "Extended"
         kind = f"{label} IP access list {name}"
         out.append(kind)

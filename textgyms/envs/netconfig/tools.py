@@ -1,4 +1,9 @@
-"""The agent's tools, run on its candidate network only (never the reference or a label)."""
+"""The agent's tools, run on its candidate network only (never the reference or a label).
+
+A tool state (:class:`env.NetState`) gives ``devices`` (the network's device names),
+``config(device)`` (a device's candidate config, without compiling the network), ``net`` (the
+compiled candidate), ``mine`` and ``editable(device)`` (the agent's configs), ``hits`` (ACL
+match counters) and ``logs``."""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from typing import Any
 
 from textgyms.envs.netconfig import show, show6, show_bgp
 from textgyms.envs.netconfig.acl import format_packet
+from textgyms.envs.netconfig.bounded import by_identity
 from textgyms.envs.netconfig.memo import Memo, key_of
 from textgyms.envs.netconfig.model import PROTO_NAME, PROTO_NUM
 from textgyms.envs.netconfig.parser import apply_lines
@@ -43,6 +49,17 @@ def shown(net, name: str, dev: str) -> str:
     if key is None:
         return fn(net, dev)
     return _SHOWN.get((key, name, dev), lambda: fn(net, dev))
+
+
+# (config id, "run") -> (config, its ``show running-config``), for shared parsed configs: the
+# members of a GRPO group read the same starting configs.
+_RUNNING = Memo(256)
+
+
+def running_config(cfg) -> str:
+    """``show running-config`` of ``cfg``, rendered once per shared parsed config (an edited
+    device's own copy is rendered every time)."""
+    return by_identity(_RUNNING, cfg, "run", lambda: show.running_config(cfg))
 
 
 def _addr(text: str) -> int | None:
@@ -98,7 +115,6 @@ def logs(state, dev: str) -> str:
 
 def run_tool(state, name: str, args: dict[str, Any]) -> tuple[str, str | None]:
     """(output, error or None) of one tool call."""
-    net = state.net
     dev = str(args.get("device") or "").strip()
     if name in SHOW_CMDS or name in (
         "show_access_lists",
@@ -107,13 +123,18 @@ def run_tool(state, name: str, args: dict[str, Any]) -> tuple[str, str | None]:
         "traceroute",
         "apply_config",
     ):
-        if dev not in net.devices:
-            known = ", ".join(sorted(net.devices))
+        if dev not in state.devices:
+            known = ", ".join(sorted(state.devices))
             return f"% Unknown device {dev[:40]!r}; devices: {known}", "invalid"
+    # A device's config alone answers these: the candidate network is not compiled for them.
+    if name == "show_run":
+        return f"{dev}#show running-config\n{running_config(state.config(dev))}", None
+    if name == "show_access_lists":
+        text = show.access_lists(state.config(dev), dev, state.hits)
+        return f"{dev}#show access-lists\n{text}", None
+    net = state.net
     if name in SHOW_CMDS:
         return f"{dev}#{SHOW_CMDS[name][0]}\n{shown(net, name, dev)}", None
-    if name == "show_access_lists":
-        return f"{dev}#show access-lists\n{show.show_access_lists(net, dev, state.hits)}", None
     if name == "get_logs":
         return f"{dev}#show logging\n{logs(state, dev)}", None
     if name in ("ping", "traceroute"):
