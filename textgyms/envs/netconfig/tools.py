@@ -127,6 +127,10 @@ def run_tool(state, name: str, args: dict[str, Any]) -> tuple[str, str | None]:
             known = ", ".join(sorted(state.devices))
             return f"% Unknown device {dev[:40]!r}; devices: {known}", "invalid"
     # A device's config alone answers these: the candidate network is not compiled for them.
+    # (An edit, above all: it makes any compiled network stale, so compiling one first, as
+    # every tool step once did, was work thrown away, a whole compile per edit.)
+    if name == "apply_config":
+        return _apply(state, dev, str(args.get("text", "")))
     if name == "show_run":
         return f"{dev}#show running-config\n{running_config(state.config(dev))}", None
     if name == "show_access_lists":
@@ -139,9 +143,7 @@ def run_tool(state, name: str, args: dict[str, Any]) -> tuple[str, str | None]:
         return f"{dev}#show logging\n{logs(state, dev)}", None
     if name in ("ping", "traceroute"):
         return _ping(state, name, dev, args)
-    if name == "test_flow":
-        return _test_flow(state, args)
-    return _apply(state, dev, str(args.get("text", "")))
+    return _test_flow(state, args)
 
 
 def _ping(state, name: str, dev: str, args) -> tuple[str, str | None]:
