@@ -14,6 +14,11 @@ wrong submissions. Measured in CPU time (``time.process_time``), per round of fr
   ``show ip interface brief`` on its first device, a ping from there to a host), then a wrong
   submission: that whole agent episode (reset, tools, submission) is timed too. The first
   tool step is also reported apart: both versions compile the starting network in it;
+* edit steps: on a fourth task (every family graded on configs), an agent's fix: a look
+  (``show ip route``), two ``apply_config`` steps on its first device (a description, then
+  the last section of its reference), the same look at the edited candidate (which no memo
+  serves: it is compiled), then a wrong submission; the edits, the look after them and that
+  whole episode are timed;
 * whole episodes: a distinct-seed reset plus its oracle submission, and a distinct-seed reset
   plus its wrong submission (no cost moved between a reset and a step can change these
   rates; the task memo saves a step nothing, so work moved from the reset to the step shows);
@@ -62,12 +67,15 @@ NEW_ID = "textgyms/NetConfig-v4"
 GROUP = 8  # resets of one seed in a GRPO group
 TARGET = 4.0
 ROUNDS = 9  # rounds of every version in a full run (a round: every case once, fresh seeds)
-KINDS = ("reset", "submit", "wrong", "tool", "first_tool", "later_tool", "group", "episode",
-         "wrong_episode", "agent", "group_tool", "group_submit", "group_agent")
-STEPS = ("reset", "submit", "wrong", "tool")  # what the target asks to be TARGET x cheaper
+KINDS = ("reset", "submit", "wrong", "tool", "first_tool", "later_tool", "edit", "after_edit",
+         "group", "episode", "wrong_episode", "agent", "edit_agent", "group_tool",
+         "group_submit", "group_agent")
+# what the target asks to be TARGET x cheaper: resets and every kind of step
+STEPS = ("reset", "submit", "wrong", "tool", "edit", "after_edit")
 WRONG_SEEDS = 500_000  # the wrong submissions' tasks: seeds this far from the oracle's
 AGENT_SEEDS = 1_000_000  # the agent episodes' tasks
 GROUP_AGENT_SEEDS = 2_000_000  # the tasks of the GRPO groups of agent episodes
+EDIT_SEEDS = 4_000_000  # the tasks of the agent episodes with edits
 
 
 def _wrong(task, k: int = 0) -> str:
@@ -94,6 +102,44 @@ def _tools(task) -> list[str]:
     target = words[2] if len(words) > 2 else "10.0.0.1"
     return [f'<show_ip_route device="{dev}"/>', f'<show_ip_int_brief device="{dev}"/>',
             f'<ping device="{dev}" target="{target}"/>']
+
+
+def _edits(task) -> list[str]:
+    """An agent's two edits of its first device: a description on its first interface, then
+    the last section of that device's reference (its header and lines), as a fix is typed;
+    none for the families graded on an answer."""
+    if task.family in ("diagnosis", "analysis") or not task.start:
+        return []
+    dev = task.start[0][0]
+    lines = dict(task.reference)[dev].splitlines()
+    iface = next(ln.split()[1] for ln in lines if ln.startswith("interface "))
+    head = max(i for i, ln in enumerate(lines)
+               if ln.strip() and ln[0] not in " !" and ln.strip() != "end")
+    last = "\n".join(ln for ln in lines[head:] if ln.strip() not in ("", "!", "end"))
+    return [f'<apply_config device="{dev}">interface {iface}\n description edited</apply_config>',
+            f'<apply_config device="{dev}">{last}</apply_config>']
+
+
+def _edit_agent(env, seed: int, out: dict[str, list[float]]) -> None:
+    """An agent episode with edits: reset, a look (``show ip route``), the two :func:`_edits`,
+    the same look at the edited candidate, a wrong submission (:func:`_wrong`)."""
+    cpu = time.process_time
+    t0 = cpu()
+    env.reset(seed=seed)
+    edits = _edits(env.task)
+    if not edits:
+        return
+    look = _tools(env.task)[0]
+    for kind, action in [(None, look)] + [("edit", e) for e in edits] + [("after_edit", look)]:
+        t1 = cpu()
+        obs, _r, term, _tr, info = env.step(action)
+        if kind is not None:
+            out[kind].append(cpu() - t1)
+        # (an edit may have a line refused, as an agent's may: a step all the same)
+        assert not term and (kind == "edit" or info["error"] is None), (action, obs)
+    _obs, _r, term, _tr, _info = env.step(_wrong(env.task))
+    assert term
+    out["edit_agent"].append(cpu() - t0)
 
 
 def _agent(env, seed: int, out: dict[str, list[float]], member: int | None = None) -> None:
@@ -145,6 +191,7 @@ def _round(envs: dict, seed0: int) -> dict[str, list[float]]:
         out["episode"].append(t2 - t0)
         out["wrong_episode"].append(t4 - t2)
         _agent(env, seed0 + AGENT_SEEDS + k, out)
+        _edit_agent(env, seed0 + EDIT_SEEDS + k, out)
     for k, env in enumerate(list(envs.values())[1::3]):  # a third of the cases, levels mixed
         t0 = cpu()
         for _ in range(GROUP):
@@ -373,10 +420,14 @@ def render(res: dict) -> str:
              "tool": "tool steps (the first three after a reset)",
              "first_tool": "first tool steps (both versions compile the starting network)",
              "later_tool": "second and third tool steps",
+             "edit": "edit steps (apply_config: two on the first device, after a look)",
+             "after_edit": "looks after the edits (the edited candidate is compiled)",
              "group": f"resets in GRPO groups of {GROUP}",
              "episode": "episodes (a reset and the oracle's submission)",
              "wrong_episode": "episodes (a reset and a wrong submission)",
              "agent": "agent episodes (a reset, three tool steps, a wrong submission)",
+             "edit_agent": "agent episodes with edits (a reset, a look, two edits, a look, "
+                           "a wrong submission)",
              "group_tool": f"tool steps in GRPO groups of {GROUP} agent episodes",
              "group_submit": f"submissions in GRPO groups of {GROUP} (each drops its own line)",
              "group_agent": f"agent episodes in GRPO groups of {GROUP}"}

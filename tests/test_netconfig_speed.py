@@ -26,6 +26,33 @@ def test_an_agent_episode_splits_its_tool_steps(speed):
                                     "group_tool", "group_submit", "group_agent"))
 
 
+@pytest.mark.parametrize("family", ["routing", "acl", "bgp", "addressing"])
+def test_an_edit_episode_times_its_edits_and_the_look_after_them(speed, family):
+    """Two edits of the first device (a description, then its reference's last section), the
+    look after them (the edited candidate compiled), the episode; nothing else."""
+    env = gym.make("textgyms/NetConfig-v4", family=family, difficulty="hard").unwrapped
+    out: dict[str, list[float]] = {k: [] for k in speed.KINDS}
+    speed._edit_agent(env, 7, out)
+    assert len(out["edit"]) == 2 and len(out["after_edit"]) == 1 and len(out["edit_agent"]) == 1
+    assert out["edit_agent"][0] >= sum(out["edit"]) + out["after_edit"][0]
+    assert not any(out[k] for k in speed.KINDS if k not in ("edit", "after_edit", "edit_agent"))
+    dev = env.task.start[0][0]
+    assert env.state.edited == {dev}  # (the episode ended: its state is the edited one)
+    first, last = speed._edits(env.task)
+    assert first.startswith(f'<apply_config device="{dev}">interface ')
+    section = last.split(">", 1)[1].split("</", 1)[0].splitlines()
+    assert section[0] in dict(env.task.reference)[dev].splitlines()
+    assert all(line.startswith(" ") for line in section[1:])
+
+
+@pytest.mark.parametrize("family", ["diagnosis", "analysis"])
+def test_an_edit_episode_skips_the_families_graded_on_an_answer(speed, family):
+    env = gym.make("textgyms/NetConfig-v4", family=family, difficulty="easy").unwrapped
+    out: dict[str, list[float]] = {k: [] for k in speed.KINDS}
+    speed._edit_agent(env, 7, out)
+    assert speed._edits(env.task) == [] and not any(out.values())
+
+
 def test_a_group_members_episode_goes_to_the_group_kinds(speed):
     env = gym.make("textgyms/NetConfig-v4", family="routing", difficulty="easy").unwrapped
     out: dict[str, list[float]] = {k: [] for k in speed.KINDS}
@@ -69,6 +96,7 @@ def test_the_table_has_a_row_per_kind_and_judges_only_the_steps(speed):
     assert table.splitlines()[-1].endswith("FAIL | FAIL | |")
     assert all(row.endswith("x |  |") for row in table.splitlines()[2:-3])  # no pairs: empty
     assert set(speed.STEPS) <= set(speed.KINDS) and "first_tool" not in speed.STEPS
+    assert {"edit", "after_edit"} <= set(speed.STEPS)  # edits are steps too
 
 
 def test_a_worker_reports_the_collectors_share_and_heap(speed, monkeypatch):
