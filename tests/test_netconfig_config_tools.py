@@ -129,10 +129,7 @@ def test_an_episode_with_edits_reads_as_when_each_edit_compiled_first(family):
     """Every output of an episode of looks and edits, and its score, are those of the same
     episode where the candidate network is compiled before each edit (as every tool step
     once did): the compile an edit skips was never observable."""
-    dev = None
-
     def play(compile_first: bool) -> list:
-        nonlocal dev
         env = _env(family, 11)
         dev = env.state.task.start[0][0]
         target = next(ln.split()[2] for _d, t in env.state.task.fixed for ln in t.splitlines()
