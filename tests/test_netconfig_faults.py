@@ -13,6 +13,7 @@ from textgyms.envs.netconfig.checks import CHECKS, normalize_item
 from textgyms.envs.netconfig.checks import run as run_checks
 from textgyms.envs.netconfig.generate import FAMILIES, LEVELS, generate
 from textgyms.envs.netconfig.memo import parsed_config
+from textgyms.envs.netconfig.model import _SHARED_AS_IS, Interface, copied_fields
 from textgyms.envs.netconfig.parser import parse_config
 from textgyms.envs.netconfig.scenario import build
 from textgyms.envs.netconfig.show import render_config
@@ -271,6 +272,42 @@ def test_a_cloned_config_is_equal_in_order_and_shares_nothing_mutable():
                 assert not _mutable_ids(twin, set()) & _mutable_ids(cfg, set())
                 seen += 1
     assert seen > 300
+
+
+def _shared_fields_hold(value, found: set[str]) -> None:
+    """Add to ``found`` each ``Class.field`` that a clone shares as it is (not in
+    ``copied_fields``) but that holds a value of a type :func:`model._clone` would copy."""
+    if isinstance(value, dict):
+        for v in value.values():
+            _shared_fields_hold(v, found)
+    elif isinstance(value, (list, set)):
+        for v in value:
+            _shared_fields_hold(v, found)
+    elif _mutable_dataclass(value):
+        copied = copied_fields(type(value))
+        for name in value.__slots__:
+            v = getattr(value, name)
+            if name not in copied and type(v) not in _SHARED_AS_IS:
+                found.add(f"{type(value).__name__}.{name}: {type(v).__name__}")
+            _shared_fields_hold(v, found)
+
+
+def test_a_clone_shares_only_fields_that_hold_immutable_values():
+    """The clone copies the fields whose annotation names a mutable type and shares the rest
+    as they are: every one of those holds an immutable value in every parsed config of every
+    family and level (the starting, reference and fixed configs, and some edited by an
+    agent's lines), and a clone of one with a mutable value there would not be independent."""
+    found: set[str] = set()
+    for family in FAMILIES:
+        for level in LEVELS:
+            for seed in (5, 6):
+                t = generate(np.random.default_rng(seed), family, level)
+                for d, text in (*t.reference, *t.start, *t.fixed):
+                    _shared_fields_hold(parse_config(text, d)[0], found)
+    assert not found
+    shared = {"name", "ip", "description", "trunk_allowed", "ospf_area", "ospf_auth"}
+    assert shared.isdisjoint(copied_fields(Interface))
+    assert {"fhrp", "extra", "ipv6", "ospf_md5"} <= set(copied_fields(Interface))
 
 
 @pytest.mark.parametrize("cause", faults.CAUSES)
