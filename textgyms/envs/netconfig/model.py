@@ -407,8 +407,8 @@ _MUTABLE_SLOTS = {
 # A field whose annotation names a list, dict, set or one of the mutable classes may hold
 # something to copy; every other field holds an immutable value, shared as it is (the test
 # suite checks this of every field of every parsed config of every family).
-_HOLDS_MUTABLE = re.compile(r"\b(list|dict|set)\[|(?<![\w.])(%s)\b"
-                            % "|".join(cls.__name__ for cls in _MUTABLE_SLOTS))
+_MUTABLE_NAMES = "|".join(cls.__name__ for cls in _MUTABLE_SLOTS)
+_HOLDS_MUTABLE = re.compile(rf"\b(list|dict|set)\[|(?<![\w.])({_MUTABLE_NAMES})\b")
 
 
 def copied_fields(cls: type) -> tuple[str, ...]:
