@@ -101,6 +101,46 @@ def test_the_closed_tag_path_serves_well_formed_calls():
         assert actions._closed_call(text, by_name) is None  # left to the full scan
 
 
+# Open tags with attributes, a content and a close tag, well and badly formed, for the
+# paired-tag path.
+paired_tags = st.builds(
+    lambda name, attrs, end, body, close: f"<{name}{''.join(attrs)}{end}{''.join(body)}{close}",
+    st.sampled_from(["open", "OPEN", "back", "guess", "opens", "ope", "/open", "open\t"]),
+    st.lists(attr_pieces, max_size=4),
+    st.sampled_from([">", "/>", " >", ">>"]),
+    st.lists(st.sampled_from(["a", "x y", " ", "\n", "```", "```py\n", "<", ">", "/", "{",
+                              '"name"', "7", "<back/>", "</open>"]), max_size=4),
+    st.sampled_from(["</open>", "</OPEN>", "</opens>", "</open >", "</back>", "</guess>", "",
+                     "</open>x", " </open>", "</open><back/>"]),
+)
+
+
+@settings(max_examples=800, deadline=None)
+@given(text=paired_tags)
+def test_paired_tag_path_equals_the_full_scan(text):
+    assert parse(text, TOOLS) == full_scan(text, TOOLS)
+    calls = parse_all(text, TOOLS)
+    assert parse(text, TOOLS, rule="first") == (calls if type(calls) is ParseError else calls[0])
+
+
+def test_the_paired_tag_path_serves_well_formed_calls():
+    """The path must actually serve the common forms (else the test above proves nothing)."""
+    by_name = actions._toolset(TOOLS)[0]
+    for text, args in [('<open line="3">a b</open>', {"url": "a b", "line": 3}),
+                       ('<open line="3" >\n```\nx\n```\n</open>', {"url": "x", "line": 3}),
+                       ("<open line=4>a</open>", {"url": "a", "line": 4}),
+                       ('<guess x="1">a</guess>', None)]:
+        call = actions._paired_call(text, by_name)
+        if args is None:  # an invalid call: left to the full scan for its message
+            assert call is None and isinstance(parse(text, TOOLS), ParseError)
+            continue
+        assert call == full_scan(text, TOOLS) == actions.ToolCall("open", args, "tag", 0)
+    for text in ['<open line="3">a</Open>', '<open line="3"/>a</open>', "<open>a</open>",
+                 '<open\tline="3">a</open>', '<open line="3">a</open> ', '<opens u="1">a</opens>',
+                 '<open line="3">a<b</open>', '<open url="a" "name">b</open>']:
+        assert actions._paired_call(text, by_name) is None  # left to the full scan
+
+
 @settings(max_examples=200, deadline=None)
 @given(body=st.text(max_size=20), name=st.sampled_from(["guess", "search"]))
 def test_plain_tag_path_equals_the_simple_regex(body, name):

@@ -373,3 +373,18 @@ def test_v6_interface_address_is_ipaddress():
         assert (got is None) == (want is None), text
         assert got is None or (_state(got) == _state(want) and got.scope_id == want.scope_id
                                and _state(got.network) == _state(want.network)), text
+
+
+def test_apply_counted_counts_the_command_lines():
+    """An edit's report counts the lines that are neither blank nor ``!`` comments (the
+    definition it had before the parser's own count served it), whatever the whitespace
+    around them; the config and rejected lines are apply_lines' own."""
+    texts = [t for t, _d in _texts()]
+    texts += ["", "\n\n", " ! x\n\t!\n\u00a0\nend\n \u2003\ninterface Gi0/0\r\n !\r\n exit",
+              "\u2028!\u2029 x\x1c!\x85y\x0bz"]
+    for text in texts:
+        want = sum(1 for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("!"))
+        mine, other = DeviceConfig("R"), DeviceConfig("R")
+        issues, count = parser_module.apply_counted(mine, text, "R")
+        assert count == want
+        assert issues == apply_lines(other, text, "R") and mine == other

@@ -128,19 +128,11 @@ def parse(
     text: str, tools: Sequence[ToolSpec], rule: Literal["last", "first"] = "last"
 ) -> ToolCall | ParseError:
     """Parse one tool call from ``text``; when several appear, ``rule`` picks one."""
-    entry = _TOOLSETS.get(id(tools))  # inlined _toolset/_simple_call: this runs every step
-    if entry is not None and entry[0] is tools and len(text) < 512:
-        if text[-2:] == "/>":  # (neither path below serves a text that ends so)
-            call = _closed_call(text, entry[1][0])
-            if call is not None:
-                return call
-        else:
-            call = _plain_call(text, entry[2])
-            if call is not None:
-                return call
-            m = entry[1][2].fullmatch(text)
-            if m is not None:  # the whole action is one call of a one-string-argument tool
-                return _simple_call(m, entry[1][0])
+    entry = _TOOLSETS.get(id(tools))  # inlined _toolset: this runs every step
+    if entry is not None and entry[0] is tools:
+        call = _fast_call(text, entry)
+        if call is not None:
+            return call
     calls = parse_all(text, tools)
     if isinstance(calls, ParseError):
         return calls
@@ -164,6 +156,25 @@ def parse_all(text: str, tools: Sequence[ToolSpec]) -> list[ToolCall] | ParseErr
     if tag_err or json_err:
         return ParseError("invalid", f"{tag_err or json_err} {valid_forms(tools)}")
     return ParseError("format", f"No tool call found. {valid_forms(tools)}")
+
+
+def _fast_call(text: str, entry: tuple) -> ToolCall | None:
+    """The call by the first fast path that serves ``text`` (each gives what the full scan
+    gives, from string operations or one anchored regex), else None. ``entry``: the
+    toolset's :data:`_TOOLSETS` entry."""
+    by_name = entry[1][0]
+    if text[-2:] == "/>":  # (none of the other paths serves a text that ends so)
+        return _closed_call(text, by_name) if len(text) < 512 else None
+    if len(text) < 512:
+        call = _plain_call(text, entry[2])
+        if call is not None:
+            return call
+    call = _paired_call(text, by_name)  # (a tag with attributes: the regex below needs none)
+    if call is None and len(text) < 512:
+        m = entry[1][2].fullmatch(text)
+        if m is not None:  # the whole action is one call of a one-string-argument tool
+            return _simple_call(m, by_name)
+    return call
 
 
 def _simple_call(m: re.Match[str], by_name: Mapping[str, ToolSpec]) -> ToolCall:
@@ -223,6 +234,32 @@ def _closed_call(text: str, by_name: Mapping[str, ToolSpec]) -> ToolCall | None:
         raw[m.group(1)] = parts[k + 1]
     args = _typed_args(spec, raw)
     return None if isinstance(args, str) else _new_tuple(ToolCall, (spec.name, args, "tag", 0))
+
+
+def _paired_call(text: str, by_name: Mapping[str, ToolSpec]) -> ToolCall | None:
+    """The call when ``text`` is exactly an open tag of a tool in its own spelling with
+    attributes, its content and its close tag, and no other ``<`` or ``>``
+    (``<apply_config device="R1">lines</apply_config>``, how policies write an edit); else
+    None, for the full scan. For such text the full scan's tag regex finds these two tags and
+    no other (the name ends at the space, and no tool name holds one), pairs them, finds no
+    JSON call (no ``"name"``) and builds the call from the same content and attribute text
+    with :func:`_make_call`, as here; an invalid call is left to it for its message."""
+    if text[:1] != "<" or text.count("<") != 2 or text.count(">") != 2 or '"name"' in text:
+        return None
+    gt = text.find(">")
+    space = text.find(" ", 1, gt)
+    if space < 0:
+        return None
+    name = text[1:space]
+    spec = by_name.get(name)
+    if spec is None:
+        return None
+    close = f"</{name}>"  # (with the counts above, its "<" is the text's second one)
+    # (an open tag ending in "/" closes itself: the full scan reads it so)
+    if text[gt - 1] == "/" or not text.endswith(close):
+        return None
+    call = _make_call(spec, text[gt + 1:len(text) - len(close)], text[space:gt], 0)
+    return None if type(call) is str else call
 
 
 def _tool(tools: Mapping[str, ToolSpec], matched: str) -> ToolSpec:

@@ -46,7 +46,8 @@ from textgyms.envs.netconfig.vocab import (
     harmless,
 )
 
-__all__ = ["apply_lines", "normalize_ifname", "parse_config", "parse_mask", "split_devices"]
+__all__ = ["apply_counted", "apply_lines", "normalize_ifname", "parse_config", "parse_mask",
+           "split_devices"]
 _NOOPS = {"configure terminal", "conf t", "enable"}
 _NOOP_LEN = max(map(len, _NOOPS))
 _DEVICE_MARK = re.compile(r"^\s*!\s*device\s+(\S+)\s*$", re.I)
@@ -351,6 +352,12 @@ def apply_lines(dev: DeviceConfig, text: str, device: str = "", first_line: int 
     them all, and a line that is not a command of the current mode is tried in each
     enclosing mode in turn (IOS leaves the sub-modes for the one that takes it)."""
     return _apply_text(dev, text, device, first_line)[0]
+
+
+def apply_counted(dev: DeviceConfig, text: str, device: str = "") -> tuple[list[Issue], int]:
+    """:func:`apply_lines`, and how many lines of ``text`` are commands: neither blank nor
+    ``!`` comments (an edit's report counts them; the parser has them counted already)."""
+    return _apply_text(dev, text, device, 1)
 
 
 def _apply_text(dev: DeviceConfig, text: str, device: str,

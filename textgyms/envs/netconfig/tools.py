@@ -15,7 +15,7 @@ from textgyms.envs.netconfig.acl import format_packet
 from textgyms.envs.netconfig.bounded import by_identity
 from textgyms.envs.netconfig.memo import Memo, key_of
 from textgyms.envs.netconfig.model import PROTO_NAME, PROTO_NUM
-from textgyms.envs.netconfig.parser import apply_lines
+from textgyms.envs.netconfig.parser import apply_counted
 from textgyms.envs.netconfig.routing import Walk
 from textgyms.envs.netconfig.topologies import dotted
 
@@ -230,9 +230,8 @@ def _flow_text(w, fmt6) -> str:
 def _apply(state, dev: str, text: str) -> tuple[str, str | None]:
     if dev not in state.mine:
         return f"% {dev} is not managed by you; it cannot be configured", "invalid"
-    issues = apply_lines(state.editable(dev), text, dev)
+    issues, n = apply_counted(state.editable(dev), text, dev)
     state._net = None  # recompile on next use
-    n = sum(1 for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("!"))
     state.logs.setdefault(dev, []).append("%SYS-5-CONFIG_I: Configured from console by vty0")
     out = [f"{dev}(config)# {n - len(issues)} of {n} line(s) applied"]
     for i in issues[:20]:  # as the console echoes a rejected line and its message
