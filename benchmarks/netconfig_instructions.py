@@ -1,0 +1,224 @@
+"""NetConfig resets and steps counted in machine instructions, old code against new.
+
+CPU time on a shared machine moves by a third from round to round, and by more from day to
+day (a full collection lands in whichever operation is allocating; a slower machine changes
+the ratios of rows no commit touched). Instructions do not: each operation kind runs in its
+own process under Valgrind's ``callgrind`` tool with ``PYTHONHASHSEED=0``, which counts the
+instructions executed inside the measured operations only (collection is switched on and off
+around each one by calling it through ``operator.call``, which nothing else in the measured
+code calls), so a rerun gives the same count to within about 0.1 %. That makes a change of
+a few percent measurable in one run, and the ratio of old to new a property of the code.
+
+Each version (a ``git archive`` of the baseline commit, and this checkout) runs the same
+operations on the same tasks as ``netconfig_speed.py`` (every family and level, the same
+seeds, oracle and wrong submissions, tool and edit actions): resets of distinct seeds;
+oracle and wrong submissions, each on a fresh task; an agent's first three tool steps;
+its two edits; its look at the edited candidate. Reported per kind: instructions per
+operation for each version, their ratio, and the share of them in the cyclic garbage
+collector (``gc_collect_main``, from ``callgrind_annotate``).
+
+Instructions are not time: a collector's pass over a large heap misses the caches on most
+of its instructions, and the CPU-time ratios of ``netconfig_speed.py`` stay the target's
+measure. This counts the work; the gap between the two is the memory's share.
+
+Needs ``valgrind`` (Debian: ``apt-get install valgrind``); about 10 minutes on 2 cores.
+Run: ``python benchmarks/netconfig_instructions.py [--rounds N] [--kinds reset,wrong]``.
+Results go to ``benchmarks/results/netconfig_instructions.{json,md}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import operator
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import netconfig_speed as speed  # benchmarks/, next to this script
+
+ROOT = speed.ROOT
+RESULTS = ROOT / "benchmarks" / "results"
+BASELINE, BASELINE_ID = speed.BASELINES[0]
+KINDS = ("reset", "submit", "wrong", "tool", "edit", "after_edit")
+NAMES = {"reset": "resets, distinct seeds", "submit": "oracle submission steps",
+         "wrong": "wrong submission steps", "tool": "tool steps (the first three after a reset)",
+         "edit": "edit steps (apply_config: two on the first device, after a look)",
+         "after_edit": "looks after the edits (the edited candidate is compiled)"}
+ROUNDS = 2  # rounds of fresh seeds over every family and level
+# The C function that every measured operation, and nothing inside one, is called through.
+MEASURE = operator.call
+TOGGLE = "_operator_call"
+
+
+def _edit_episode(env, seed: int, kind: str) -> int:
+    """An agent's look, two edits and the look again; measures the edits or the last look.
+    How many operations it measured (none for the families graded on an answer)."""
+    env.reset(seed=seed)
+    edits = speed._edits(env.task)
+    if not edits:
+        return 0
+    look = speed._tools(env.task)[0]
+    env.step(look)
+    for action in edits:
+        if kind == "edit":
+            MEASURE(env.step, action)
+        else:
+            env.step(action)
+    if kind == "after_edit":
+        MEASURE(env.step, look)
+    return len(edits) if kind == "edit" else 1
+
+
+def run_kind(env_id: str, kind: str, rounds: int, families: list[str] | None = None) -> dict:
+    """Run ``kind``'s operations on every family and level (or ``families``), each measured
+    one called through :data:`MEASURE`; how many it measured."""
+    import gymnasium as gym
+
+    import textgyms
+    from textgyms.envs.netconfig.generate import FAMILIES, LEVELS
+
+    envs = [gym.make(env_id, family=f, difficulty=lvl).unwrapped
+            for f in families or FAMILIES for lvl in LEVELS]
+    for env in envs:  # first uses (imports, regular expressions): no operation's cost
+        env.reset(seed=1)
+    ops = 0
+    for r in range(rounds):
+        seed0 = 10_000 * (r + 1)
+        for k, env in enumerate(envs):
+            ops += _one_case(env, kind, seed0, k)
+    return {"textgyms": textgyms.__file__, "kind": kind, "ops": ops, "cases": len(envs)}
+
+
+def _one_case(env, kind: str, seed0: int, k: int) -> int:
+    """The measured operations of one case in one round; how many."""
+    if kind == "reset":
+        MEASURE(env.reset, seed=seed0 + k)
+        return 1
+    if kind in ("submit", "wrong"):
+        env.reset(seed=seed0 + k + (speed.WRONG_SEEDS if kind == "wrong" else 0))
+        action = speed._wrong(env.task) if kind == "wrong" else env.solve(env.task)[-1]
+        MEASURE(env.step, action)
+        return 1
+    if kind == "tool":
+        env.reset(seed=seed0 + speed.AGENT_SEEDS + k)
+        actions = speed._tools(env.task)
+        for action in actions:
+            MEASURE(env.step, action)
+        return len(actions)
+    return _edit_episode(env, seed0 + speed.EDIT_SEEDS + k, kind)
+
+
+def counted(tree: Path, env_id: str, kind: str, rounds: int, tmp: Path,
+            families: list[str] | None = None) -> dict:
+    """:func:`run_kind` on the ``textgyms`` under ``tree``, in a subprocess under callgrind:
+    its result with the instructions measured (``ir``) and those in the collector (``gc_ir``)."""
+    out = tmp / f"callgrind.{tree.name}.{kind}"
+    cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", f"--toggle-collect={TOGGLE}",
+           f"--callgrind-out-file={out}", sys.executable, str(Path(__file__).resolve()),
+           "--worker", env_id, kind, "--rounds", str(rounds)]
+    if families:
+        cmd += ["--families", ",".join(families)]
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
+    done = subprocess.run(cmd, env=env, cwd=tree, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"worker {kind} for {tree} failed:\n{done.stderr[-3000:]}")
+    res = json.loads(done.stdout.strip().splitlines()[-1])
+    if not res["textgyms"].startswith(str(tree)):
+        raise RuntimeError(f"measured {res['textgyms']}, not the code under {tree}")
+    res["ir"] = collected(done.stderr)
+    res["gc_ir"] = collector_ir(out)
+    out.unlink(missing_ok=True)
+    return res
+
+
+def collected(log: str) -> int:
+    """The instructions callgrind collected, from its summary on stderr."""
+    found = re.search(r"Collected\s*:\s*([\d,]+)", log)
+    if found is None:
+        raise RuntimeError(f"no callgrind summary in the worker's stderr:\n{log[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def collector_ir(path: Path) -> int:
+    """Instructions inside the cyclic garbage collector (``gc_collect_main``, inclusive) in a
+    callgrind output file; 0 when it never ran."""
+    done = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(path)],
+                          capture_output=True, text=True, check=True)
+    found = re.search(r"^\s*([\d,]+) .*:gc_collect_main(?: |$)", done.stdout, re.M)
+    return int(found.group(1).replace(",", "")) if found else 0
+
+
+def side_by_side(rounds: int, kinds: list[str], jobs: int) -> dict:
+    """Every kind on the baseline and this checkout; the two of a kind run at once."""
+    res: dict = {"baseline": BASELINE, "rounds": rounds, "python": platform.python_version(),
+                 "machine": platform.machine(), "kinds": {}}
+    with tempfile.TemporaryDirectory(prefix="netconfig-ir-") as name:
+        tmp = Path(name)
+        old = speed.export(BASELINE, tmp / BASELINE)
+        tasks = [(kind, tag, tree, env_id) for kind in kinds
+                 for tag, tree, env_id in (("old", old, BASELINE_ID), ("new", ROOT, speed.NEW_ID))]
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            done = list(pool.map(lambda t: counted(t[2], t[3], t[0], rounds, tmp), tasks))
+    for (kind, tag, _tree, _id), got in zip(tasks, done):
+        res["kinds"].setdefault(kind, {})[tag] = got
+    for kind, pair in res["kinds"].items():
+        if pair["old"]["ops"] != pair["new"]["ops"]:
+            raise RuntimeError(f"{kind}: {pair['old']['ops']} operations on the baseline, "
+                               f"{pair['new']['ops']} on this checkout: not the same tasks")
+        pair["ratio"] = pair["old"]["ir"] / pair["new"]["ir"]
+    return res
+
+
+def render(res: dict) -> str:
+    """The markdown table of :func:`side_by_side`'s result."""
+    rows = [f"| instructions per operation (rounds: {res['rounds']}, every family and level) "
+            f"| {res['baseline']} | new | {res['baseline']} / new "
+            f"| in the collector: {res['baseline']} | new |", "|---|---:|---:|---:|---:|---:|"]
+    for kind, pair in res["kinds"].items():
+        old, new = pair["old"], pair["new"]
+        rows.append(f"| {NAMES[kind]} | {old['ir'] / old['ops']:,.0f} "
+                    f"| {new['ir'] / new['ops']:,.0f} | {pair['ratio']:.2f}x "
+                    f"| {old['gc_ir'] / old['ir']:.1%} | {new['gc_ir'] / new['ir']:.1%} |")
+    return "\n".join(rows) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=ROUNDS,
+                    help=f"rounds of fresh seeds per kind (default {ROUNDS})")
+    ap.add_argument("--kinds", default=",".join(KINDS),
+                    help=f"comma-separated, of: {', '.join(KINDS)}")
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                    help="workers under valgrind at once (default: 2, or 1 on one core)")
+    ap.add_argument("--worker", nargs=2, metavar=("ENV_ID", "KIND"), help=argparse.SUPPRESS)
+    ap.add_argument("--families", default="", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        fams = [f for f in args.families.split(",") if f] or None
+        print(json.dumps(run_kind(*args.worker, args.rounds, fams)))
+        return
+    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    bad = sorted(set(kinds) - set(KINDS))
+    if bad:
+        ap.error(f"unknown kinds {', '.join(bad)}; choose from {', '.join(KINDS)}")
+    missing = [t for t in ("valgrind", "callgrind_annotate") if shutil.which(t) is None]
+    if missing:
+        sys.exit(f"{' and '.join(missing)} not found: install valgrind "
+                 "(Debian: apt-get install valgrind)")
+    res = side_by_side(args.rounds, kinds, args.jobs)
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "netconfig_instructions.json").write_text(json.dumps(res, indent=2) + "\n")
+    table = render(res)
+    (RESULTS / "netconfig_instructions.md").write_text(table)
+    print(table)
+
+
+if __name__ == "__main__":
+    main()
