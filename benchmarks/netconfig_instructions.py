@@ -125,14 +125,8 @@ def counted(tree: Path, env_id: str, kind: str, rounds: int, tmp: Path,
            "--worker", env_id, kind, "--rounds", str(rounds)]
     if families:
         cmd += ["--families", ",".join(families)]
-    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
-    done = subprocess.run(cmd, env=env, cwd=tree, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise RuntimeError(f"worker {kind} for {tree} failed:\n{done.stderr[-3000:]}")
-    res = json.loads(done.stdout.strip().splitlines()[-1])
-    if not res["textgyms"].startswith(str(tree)):
-        raise RuntimeError(f"measured {res['textgyms']}, not the code under {tree}")
-    res["ir"] = collected(done.stderr)
+    res, log = speed.run_in_tree(tree, cmd, {"PYTHONHASHSEED": "0"})
+    res["ir"] = collected(log)
     res["gc_ir"] = collector_ir(out)
     out.unlink(missing_ok=True)
     return res

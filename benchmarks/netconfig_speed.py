@@ -363,15 +363,20 @@ def export(commit: str, dest: Path) -> Path:
 def in_subprocess(tree: Path, script: str, args: list[str]) -> dict:
     """Run ``script``'s worker with ``args`` on the ``textgyms`` under ``tree``; its last
     stdout line, a JSON object naming the ``textgyms`` it imported, is returned."""
-    env = {**os.environ, "PYTHONPATH": str(tree)}
-    cmd = [sys.executable, str(Path(script).resolve()), *args]
+    return run_in_tree(tree, [sys.executable, str(Path(script).resolve()), *args])[0]
+
+
+def run_in_tree(tree: Path, cmd: list[str], env: dict[str, str] | None = None) -> tuple[dict, str]:
+    """Run the worker command ``cmd`` with ``PYTHONPATH`` on ``tree`` (and ``env`` added):
+    its last stdout line, a JSON object naming the ``textgyms`` it imported, and its stderr."""
+    env = {**os.environ, "PYTHONPATH": str(tree), **(env or {})}
     out = subprocess.run(cmd, env=env, cwd=tree, capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise RuntimeError(f"worker for {tree} failed:\n{out.stderr[-3000:]}")
     res = json.loads(out.stdout.strip().splitlines()[-1])
     if not res["textgyms"].startswith(str(tree)):
         raise RuntimeError(f"measured {res['textgyms']}, not the code under {tree}")
-    return res
+    return res, out.stderr
 
 
 def side_by_side(rounds: int) -> dict:
