@@ -119,7 +119,7 @@ def counted(tree: Path, env_id: str, kind: str, rounds: int, tmp: Path,
             families: list[str] | None = None) -> dict:
     """:func:`run_kind` on the ``textgyms`` under ``tree``, in a subprocess under callgrind:
     its result with the instructions measured (``ir``) and those in the collector (``gc_ir``)."""
-    out = tmp / f"callgrind.{tree.name}.{kind}"
+    out = tmp / f"callgrind.{tree.name}.{kind}.{'-'.join(families or ['all'])}"
     cmd = ["valgrind", "--tool=callgrind", "--collect-atstart=no", f"--toggle-collect={TOGGLE}",
            f"--callgrind-out-file={out}", sys.executable, str(Path(__file__).resolve()),
            "--worker", env_id, kind, "--rounds", str(rounds)]
