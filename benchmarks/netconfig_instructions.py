@@ -52,8 +52,9 @@ NAMES = {"reset": "resets, distinct seeds", "submit": "oracle submission steps",
          "edit": "edit steps (apply_config: two on the first device, after a look)",
          "after_edit": "looks after the edits (the edited candidate is compiled)"}
 ROUNDS = 2  # rounds of fresh seeds over every family and level
-# The C function that every measured operation, and nothing inside one, is called through.
-MEASURE = operator.call
+# What every measured operation, and nothing inside one, is called through: operator.call
+# (Python 3.11+), whose C function callgrind switches collection at.
+MEASURE = getattr(operator, "call", None)
 TOGGLE = "_operator_call"
 
 
@@ -84,6 +85,8 @@ def run_kind(env_id: str, kind: str, rounds: int, families: list[str] | None = N
     import textgyms
     from textgyms.envs.netconfig.generate import FAMILIES, LEVELS
 
+    if MEASURE is None:
+        raise RuntimeError("counting needs Python 3.11 or later (operator.call)")
     envs = [gym.make(env_id, family=f, difficulty=lvl).unwrapped
             for f in families or FAMILIES for lvl in LEVELS]
     for env in envs:  # first uses (imports, regular expressions): no operation's cost

@@ -62,7 +62,7 @@ def test_render_names_every_kind_with_its_ratio():
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None or shutil.which("callgrind_annotate")
-                    is None, reason="needs valgrind")
+                    is None or bench.MEASURE is None, reason="needs valgrind, Python 3.11+")
 def test_a_worker_under_callgrind_counts_its_operations(tmp_path):
     res = bench.counted(ROOT, "textgyms/NetConfig-v4", "reset", 1, tmp_path, ["routing"])
     assert res["ops"] == EXPECTED["reset"]
