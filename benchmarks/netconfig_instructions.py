@@ -23,7 +23,10 @@ measure. This counts the work; the gap between the two is the memory's share.
 
 Needs ``valgrind`` (Debian: ``apt-get install valgrind``); about 10 minutes on 2 cores.
 Run: ``python benchmarks/netconfig_instructions.py [--rounds N] [--kinds reset,wrong]``.
-Results go to ``benchmarks/results/netconfig_instructions.{json,md}``.
+Results go to ``benchmarks/results/netconfig_instructions.{json,md}``. With ``--by-family
+--kinds KIND``, one kind is counted for each family in a process of its own (its memos hold
+that family's tasks only), both versions, into ``netconfig_instructions_families.{json,md}``:
+where the instructions of that kind are, and which families are furthest from the target.
 """
 
 from __future__ import annotations
@@ -58,7 +61,12 @@ MEASURE = getattr(operator, "call", None)
 TOGGLE = "_operator_call"
 
 
-def _edit_episode(env, seed: int, kind: str) -> int:
+def _plain(fn, *args, **kwargs):
+    """A call that callgrind does not count (the warm-up's, in place of :data:`MEASURE`)."""
+    return fn(*args, **kwargs)
+
+
+def _edit_episode(env, seed: int, kind: str, measure) -> int:
     """An agent's look, two edits and the look again; measures the edits or the last look.
     How many operations it measured (none for the families graded on an answer)."""
     env.reset(seed=seed)
@@ -69,11 +77,11 @@ def _edit_episode(env, seed: int, kind: str) -> int:
     env.step(look)
     for action in edits:
         if kind == "edit":
-            MEASURE(env.step, action)
+            measure(env.step, action)
         else:
             env.step(action)
     if kind == "after_edit":
-        MEASURE(env.step, look)
+        measure(env.step, look)
     return len(edits) if kind == "edit" else 1
 
 
@@ -89,8 +97,13 @@ def run_kind(env_id: str, kind: str, rounds: int, families: list[str] | None = N
         raise RuntimeError("counting needs Python 3.11 or later (operator.call)")
     envs = [gym.make(env_id, family=f, difficulty=lvl).unwrapped
             for f in families or FAMILIES for lvl in LEVELS]
-    for env in envs:  # first uses (imports, regular expressions): no operation's cost
-        env.reset(seed=1)
+    # First uses (imports, regular expressions compiled when first needed) are no operation's
+    # cost: each env plays one case of the kind uncounted first, on seeds no round uses. (A
+    # reset alone left a step's first uses in the first measured step: a family counted in a
+    # process of its own, diagnosis, came to 1.28M instructions a wrong submission over 2
+    # rounds, against 0.28M over 20.)
+    for k, env in enumerate(envs):
+        _one_case(env, kind, 0, k, _plain)
     ops = 0
     for r in range(rounds):
         seed0 = 10_000 * (r + 1)
@@ -99,23 +112,25 @@ def run_kind(env_id: str, kind: str, rounds: int, families: list[str] | None = N
     return {"textgyms": textgyms.__file__, "kind": kind, "ops": ops, "cases": len(envs)}
 
 
-def _one_case(env, kind: str, seed0: int, k: int) -> int:
-    """The measured operations of one case in one round; how many."""
+def _one_case(env, kind: str, seed0: int, k: int, measure=None) -> int:
+    """The measured operations of one case in one round, each called through ``measure``
+    (:data:`MEASURE` by default); how many."""
+    measure = MEASURE if measure is None else measure
     if kind == "reset":
-        MEASURE(env.reset, seed=seed0 + k)
+        measure(env.reset, seed=seed0 + k)
         return 1
     if kind in ("submit", "wrong"):
         env.reset(seed=seed0 + k + (speed.WRONG_SEEDS if kind == "wrong" else 0))
         action = speed._wrong(env.task) if kind == "wrong" else env.solve(env.task)[-1]
-        MEASURE(env.step, action)
+        measure(env.step, action)
         return 1
     if kind == "tool":
         env.reset(seed=seed0 + speed.AGENT_SEEDS + k)
         actions = speed._tools(env.task)
         for action in actions:
-            MEASURE(env.step, action)
+            measure(env.step, action)
         return len(actions)
-    return _edit_episode(env, seed0 + speed.EDIT_SEEDS + k, kind)
+    return _edit_episode(env, seed0 + speed.EDIT_SEEDS + k, kind, measure)
 
 
 def counted(tree: Path, env_id: str, kind: str, rounds: int, tmp: Path,
@@ -152,24 +167,44 @@ def collector_ir(path: Path) -> int:
     return int(found.group(1).replace(",", "")) if found else 0
 
 
-def side_by_side(rounds: int, kinds: list[str], jobs: int) -> dict:
-    """Every kind on the baseline and this checkout; the two of a kind run at once."""
-    res: dict = {"baseline": BASELINE, "rounds": rounds, "python": platform.python_version(),
-                 "machine": platform.machine(), "kinds": {}}
+def _pairs(rounds: int, cases: list[tuple[str, str, list[str] | None]], jobs: int) -> dict:
+    """:func:`counted` of each case (label, kind, families or None for all) on the baseline and
+    this checkout, the two of a case at once: per label, both results and old / new."""
     with tempfile.TemporaryDirectory(prefix="netconfig-ir-") as name:
         tmp = Path(name)
         old = speed.export(BASELINE, tmp / BASELINE)
-        tasks = [(kind, tag, tree, env_id) for kind in kinds
+        tasks = [(case, tag, tree, env_id) for case in cases
                  for tag, tree, env_id in (("old", old, BASELINE_ID), ("new", ROOT, speed.NEW_ID))]
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            done = list(pool.map(lambda t: counted(t[2], t[3], t[0], rounds, tmp), tasks))
-    for (kind, tag, _tree, _id), got in zip(tasks, done):
-        res["kinds"].setdefault(kind, {})[tag] = got
-    for kind, pair in res["kinds"].items():
+            done = list(pool.map(
+                lambda t: counted(t[2], t[3], t[0][1], rounds, tmp, t[0][2]), tasks))
+    out: dict = {}
+    for ((label, _kind, _fams), tag, _tree, _id), got in zip(tasks, done):
+        out.setdefault(label, {})[tag] = got
+    for label, pair in out.items():
         if pair["old"]["ops"] != pair["new"]["ops"]:
-            raise RuntimeError(f"{kind}: {pair['old']['ops']} operations on the baseline, "
+            raise RuntimeError(f"{label}: {pair['old']['ops']} operations on the baseline, "
                                f"{pair['new']['ops']} on this checkout: not the same tasks")
         pair["ratio"] = pair["old"]["ir"] / pair["new"]["ir"]
+    return out
+
+
+def side_by_side(rounds: int, kinds: list[str], jobs: int) -> dict:
+    """Every kind on the baseline and this checkout, over every family and level."""
+    res: dict = {"baseline": BASELINE, "rounds": rounds, "python": platform.python_version(),
+                 "machine": platform.machine()}
+    res["kinds"] = _pairs(rounds, [(kind, kind, None) for kind in kinds], jobs)
+    return res
+
+
+def by_family(rounds: int, kind: str, jobs: int) -> dict:
+    """``kind`` on the baseline and this checkout, each family counted in a process of its own
+    (its three levels; the process holds that family's memos only)."""
+    from textgyms.envs.netconfig.generate import FAMILIES
+
+    res: dict = {"baseline": BASELINE, "rounds": rounds, "kind": kind,
+                 "python": platform.python_version(), "machine": platform.machine()}
+    res["families"] = _pairs(rounds, [(f, kind, [f]) for f in FAMILIES], jobs)
     return res
 
 
@@ -186,6 +221,24 @@ def render(res: dict) -> str:
     return "\n".join(rows) + "\n"
 
 
+def render_families(res: dict) -> str:
+    """The markdown table of :func:`by_family`'s result: families by this checkout's
+    instructions per operation, most first, each with its share of their sum."""
+    fams = res["families"]
+    per = {f: (p["old"]["ir"] / p["old"]["ops"], p["new"]["ir"] / p["new"]["ops"], p["ratio"])
+           for f, p in fams.items()}
+    total_old, total_new = sum(v[0] for v in per.values()), sum(v[1] for v in per.values())
+    rows = [f"| {NAMES[res['kind']]}, instructions per operation (rounds: {res['rounds']}, "
+            f"each family alone) | {res['baseline']} | new | {res['baseline']} / new "
+            "| share of new |", "|---|---:|---:|---:|---:|"]
+    for f, (old, new, ratio) in sorted(per.items(), key=lambda kv: -kv[1][1]):
+        rows.append(f"| `{f}` | {old:,.0f} | {new:,.0f} | {ratio:.2f}x "
+                    f"| {new / total_new:.0%} |")
+    rows.append(f"| every family (sums) | {total_old:,.0f} | {total_new:,.0f} "
+                f"| {total_old / total_new:.2f}x | 100% |")
+    return "\n".join(rows) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=ROUNDS,
@@ -194,6 +247,9 @@ def main() -> None:
                     help=f"comma-separated, of: {', '.join(KINDS)}")
     ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
                     help="workers under valgrind at once (default: 2, or 1 on one core)")
+    ap.add_argument("--by-family", action="store_true",
+                    help="count the one kind --kinds names for each family in a process of "
+                         "its own (writes netconfig_instructions_families.{json,md})")
     ap.add_argument("--worker", nargs=2, metavar=("ENV_ID", "KIND"), help=argparse.SUPPRESS)
     ap.add_argument("--families", default="", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -205,15 +261,21 @@ def main() -> None:
     bad = sorted(set(kinds) - set(KINDS))
     if bad:
         ap.error(f"unknown kinds {', '.join(bad)}; choose from {', '.join(KINDS)}")
+    if args.by_family and len(kinds) != 1:
+        ap.error("--by-family counts one kind: name it with --kinds (for example --kinds wrong)")
     missing = [t for t in ("valgrind", "callgrind_annotate") if shutil.which(t) is None]
     if missing:
         sys.exit(f"{' and '.join(missing)} not found: install valgrind "
                  "(Debian: apt-get install valgrind)")
-    res = side_by_side(args.rounds, kinds, args.jobs)
+    if args.by_family:
+        res = by_family(args.rounds, kinds[0], args.jobs)
+        name, table = "netconfig_instructions_families", render_families(res)
+    else:
+        res = side_by_side(args.rounds, kinds, args.jobs)
+        name, table = "netconfig_instructions", render(res)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "netconfig_instructions.json").write_text(json.dumps(res, indent=2) + "\n")
-    table = render(res)
-    (RESULTS / "netconfig_instructions.md").write_text(table)
+    (RESULTS / f"{name}.json").write_text(json.dumps(res, indent=2) + "\n")
+    (RESULTS / f"{name}.md").write_text(table)
     print(table)
 
 

@@ -71,3 +71,50 @@ def test_a_worker_under_callgrind_counts_its_operations(tmp_path):
     # a reset ends with a collection of what it kept (bounded.gc_paused): it is found
     assert 0 < res["gc_ir"] < res["ir"] / 2
     assert list(tmp_path.iterdir()) == []  # its output file removed
+
+
+def test_render_families_orders_by_new_cost_and_sums_every_family():
+    def pair(old, new):
+        return {"old": {"ir": old, "ops": 2}, "new": {"ir": new, "ops": 2}, "ratio": old / new}
+
+    res = {"rounds": 1, "baseline": "abc", "kind": "wrong",
+           "families": {"bgp": pair(4_000, 2_000), "nssa": pair(12_000, 3_000),
+                        "vlan": pair(1_000, 1_000)}}
+    lines = bench.render_families(res).splitlines()
+    assert [ln.split("|")[1].strip() for ln in lines[2:5]] == ["`nssa`", "`bgp`", "`vlan`"]
+    assert lines[2] == "| `nssa` | 6,000 | 1,500 | 4.00x | 50% |"
+    # the total is the ratio of the sums, not a mean of the ratios
+    assert lines[-1] == "| every family (sums) | 8,500 | 3,000 | 2.83x | 100% |"
+
+
+def test_by_family_needs_exactly_one_kind(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "argv", ["netconfig_instructions.py", "--by-family",
+                                      "--kinds", "wrong,reset"])
+    for name in ("by_family", "side_by_side"):  # refused before anything is counted
+        monkeypatch.setattr(bench, name, lambda *_a, n=name: pytest.fail(f"{n} ran"))
+    with pytest.raises(SystemExit) as exc:
+        bench.main()
+    assert exc.value.code == 2
+    assert "--by-family counts one kind" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["wrong", "tool", "after_edit"])
+def test_every_env_plays_its_kind_once_uncounted_before_any_count(monkeypatch, kind):
+    """A step's first uses (imports, regular expressions) fall in the warm-up, not in the
+    first measured operation."""
+    log = []
+
+    def plain(fn, *args, **kwargs):
+        log.append("warm")
+        return fn(*args, **kwargs)
+
+    def measure(fn, *args, **kwargs):
+        log.append("count")
+        return fn(*args, **kwargs)
+
+    monkeypatch.setattr(bench, "_plain", plain)
+    monkeypatch.setattr(bench, "MEASURE", measure)
+    bench.run_kind("textgyms/NetConfig-v4", kind, 1, ["routing"])
+    warm = log.index("count")
+    assert log[:warm] == ["warm"] * warm and "warm" not in log[warm:]
+    assert warm == len(log) - warm  # the warm-up is one round of the same operations
